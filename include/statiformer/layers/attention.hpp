@@ -1,0 +1,147 @@
+// statiformer — scaled dot-product attention and multi-head attention.
+#pragma once
+
+#include <cstdint>
+
+#include <statiformer/kernels/reference.hpp>
+#include <statiformer/layers/params.hpp>
+
+namespace stf {
+
+/// Which keys each query may attend to. Everything here is runtime data of one forward call.
+struct AttentionMask {
+  index_t valid_keys = 0;          ///< key padding: keys at positions >= valid_keys are masked
+  bool causal = false;             ///< key j is masked for query i when j > i + causal_offset
+  index_t causal_offset = 0;
+  const std::uint8_t* allow = nullptr;  ///< optional [SeqQ, SeqK] mask, 1 = attend, 0 = masked
+  MaskFill fill = MaskFill::neg_inf;
+
+  static constexpr AttentionMask padding(index_t valid_keys, MaskFill fill = MaskFill::neg_inf) {
+    return {valid_keys, false, 0, nullptr, fill};
+  }
+  static constexpr AttentionMask causal_mask(index_t valid_keys, MaskFill fill = MaskFill::neg_inf) {
+    return {valid_keys, true, 0, nullptr, fill};
+  }
+
+  ref::RowMask row(index_t query, index_t seq_k) const {
+    index_t end = valid_keys < seq_k ? valid_keys : seq_k;
+    if (causal && query + causal_offset + 1 < end) end = query + causal_offset + 1;
+    return {end, allow ? allow + query * seq_k : nullptr};
+  }
+};
+
+namespace detail {
+/// Scaled dot-product attention of one head over all query rows (shape-erased).
+/// q rows at q + i*q_stride, k/v rows at k/v + j*kv_stride, out rows at out + i*out_stride;
+/// weights (nullable) [seq_q, seq_k]; p: scratch of seq_k floats.
+inline void attention_head(const float* q, index_t q_stride, const float* k, const float* v,
+                           index_t kv_stride, index_t head_dim, index_t seq_q, index_t seq_k,
+                           const AttentionMask& mask, float* p, float* out, index_t out_stride,
+                           float* weights) {
+  for (index_t i = 0; i < seq_q; ++i) {
+    float* pi = weights ? weights + i * seq_k : p;
+    ref::attention_row(q + i * q_stride, k, v, kv_stride, head_dim, seq_k, mask.row(i, seq_k),
+                       mask.fill, pi, out + i * out_stride);
+  }
+}
+}  // namespace detail
+
+/// softmax(Q Kᵀ / √HeadDim, masked) V for one head: Q [SeqQ, HeadDim], K and V [SeqK, HeadDim].
+template <index_t SeqQ, index_t SeqK, index_t HeadDim>
+struct ScaledDotProductAttention {
+  static_assert(check::layer_dims_positive<SeqQ, HeadDim>());
+  static_assert(check::layer_dims_positive<SeqK, HeadDim>());
+  static constexpr index_t scratch_floats = SeqK;
+
+  /// weights: optional [SeqQ, SeqK] output of the attention weights.
+  static Status forward(CMat<SeqQ, HeadDim> q, CMat<SeqK, HeadDim> k, CMat<SeqK, HeadDim> v,
+                        Mat<SeqQ, HeadDim> out, const AttentionMask& mask, float* scratch,
+                        float* weights = nullptr) {
+    if (mask.valid_keys == 0 || mask.valid_keys > SeqK) return Status::invalid_length;
+    detail::attention_head(q.data, HeadDim, k.data, v.data, HeadDim, HeadDim, SeqQ, SeqK, mask,
+                           scratch, out.data, HeadDim, weights);
+    return Status::ok;
+  }
+};
+
+/// Multi-head attention with separate Q/K/V/O projections, as PyTorch's nn.MultiheadAttention
+/// (its packed in_proj binds through `bind_packed`). Self-attention passes the same tensor as
+/// query and key/value; cross-attention a key/value source of another length SeqK.
+template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool HasBias = true>
+struct MultiHeadAttention {
+  static_assert(check::dmodel_divisible_by_nheads<DModel, NHeads>());
+  static_assert(check::layer_dims_positive<SeqQ, DModel>());
+  static_assert(check::layer_dims_positive<SeqK, DModel>());
+
+  static constexpr index_t seq_q = SeqQ, seq_k = SeqK, d_model = DModel, n_heads = NHeads;
+  static constexpr index_t head_dim = DModel / NHeads;
+  static constexpr const char* name = "MultiHeadAttention";
+
+  struct Params {
+    LinearParams<DModel, DModel, HasBias> q, k, v, o;
+    static constexpr index_t param_count = 4 * LinearParams<DModel, DModel, HasBias>::param_count;
+
+    template <class F>
+    void visit(F&& f, const Name& prefix) {
+      q.visit(f, prefix / "q");
+      k.visit(f, prefix / "k");
+      v.visit(f, prefix / "v");
+      o.visit(f, prefix / "o");
+    }
+    /// Binds nn.MultiheadAttention's packed in_proj_weight [3·DModel, DModel] (rows: q, k, v) and
+    /// in_proj_bias [3·DModel]. out_proj binds to `o` as usual.
+    void bind_packed(CMat<3 * DModel, DModel> in_proj_weight, CVec<3 * DModel> in_proj_bias = {}) {
+      q.weight = CMat<DModel, DModel>(in_proj_weight.data);
+      k.weight = CMat<DModel, DModel>(in_proj_weight.data + DModel * DModel);
+      v.weight = CMat<DModel, DModel>(in_proj_weight.data + 2 * DModel * DModel);
+      if constexpr (HasBias) {
+        q.bias = CVec<DModel>(in_proj_bias.data);
+        k.bias = CVec<DModel>(in_proj_bias.data + DModel);
+        v.bias = CVec<DModel>(in_proj_bias.data + 2 * DModel);
+      }
+    }
+  };
+
+  /// Q [SeqQ, D] (later overwritten by the heads' context), K and V [SeqK, D], one score row.
+  static constexpr index_t scratch_floats = SeqQ * DModel + 2 * SeqK * DModel + SeqK;
+
+  Params params;
+
+  /// y = MHA(xq, xkv). weights: optional [NHeads, SeqQ, SeqK] output (per head, not averaged).
+  /// y may alias xq or xkv: both are read only by the Q/K/V projections, before y is written.
+  template <class XQ, class XKV, class Y>
+  Status forward(const XQ& xq, const XKV& xkv, Y&& y, const AttentionMask& mask, float* scratch,
+                 float* weights = nullptr) const {
+    static_assert(check::input_seq_len<rows_of<XQ>, SeqQ>());
+    static_assert(check::input_dmodel<cols_of<XQ>, DModel>());
+    static_assert(check::input_seq_len<rows_of<XKV>, SeqK>());
+    static_assert(check::input_dmodel<cols_of<XKV>, DModel>());
+    static_assert(check::input_seq_len<rows_of<Y>, SeqQ>());
+    static_assert(check::input_dmodel<cols_of<Y>, DModel>());
+    if (mask.valid_keys == 0 || mask.valid_keys > SeqK) return Status::invalid_length;
+    run(data_of(xq), data_of(xkv), mask, scratch, data_of(y), weights);
+    return Status::ok;
+  }
+
+  /// Shape-erased body, also used by the layers that own their buffers.
+  void run(const float* xq, const float* xkv, const AttentionMask& mask, float* scratch, float* y,
+           float* weights = nullptr) const {
+    float* qb = scratch;
+    float* kb = qb + SeqQ * DModel;
+    float* vb = kb + SeqK * DModel;
+    float* p = vb + SeqK * DModel;
+    const auto& P = params;
+    ref::linear(xq, SeqQ, DModel, P.q.weight.data, P.q.bias_or_null(), DModel, qb);
+    ref::linear(xkv, SeqK, DModel, P.k.weight.data, P.k.bias_or_null(), DModel, kb);
+    ref::linear(xkv, SeqK, DModel, P.v.weight.data, P.v.bias_or_null(), DModel, vb);
+    for (index_t h = 0; h < NHeads; ++h) {
+      const index_t off = h * head_dim;
+      // the context of head h overwrites its own query slice (read before written, row by row)
+      detail::attention_head(qb + off, DModel, kb + off, vb + off, DModel, head_dim, SeqQ, SeqK,
+                             mask, p, qb + off, DModel, weights ? weights + h * SeqQ * SeqK : nullptr);
+    }
+    ref::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
+  }
+};
+
+}  // namespace stf

@@ -1,0 +1,174 @@
+// statiformer — transformer decoder layer (causal self-attention, cross-attention, FF), post- or
+// pre-norm, with a fixed-capacity key/value cache for incremental decoding.
+#pragma once
+
+#include <statiformer/layers/attention.hpp>
+#include <statiformer/layers/feed_forward.hpp>
+#include <statiformer/layers/layer_norm.hpp>
+#include <statiformer/layers/options.hpp>
+
+namespace stf {
+
+/// post-norm: x = LN1(x + SelfAttn(x)); x = LN2(x + CrossAttn(x, m)); y = LN3(x + FF(x))
+/// pre-norm:  x = x + SelfAttn(LN1(x)); x = x + CrossAttn(LN2(x), m); y = x + FF(LN3(x))
+/// SeqLen is the target capacity, MemLen the memory (encoder output) length.
+template <index_t SeqLen, index_t MemLen, index_t DModel, index_t NHeads, index_t DFf,
+          LayerOptions Opt = LayerOptions{}>
+struct DecoderLayer {
+  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
+  using CrossAttention = MultiHeadAttention<SeqLen, MemLen, DModel, NHeads, Opt.bias>;
+  using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;
+  using Norm = LayerNorm<DModel, Opt.layer_norm>;
+
+  static constexpr index_t seq_len = SeqLen, mem_len = MemLen, d_model = DModel, n_heads = NHeads,
+                           d_ff = DFf, head_dim = SelfAttention::head_dim;
+  static constexpr LayerOptions options = Opt;
+  static constexpr const char* name = "DecoderLayer";
+  static constexpr index_t scratch_floats =
+      SeqLen * DModel + max_of(max_of(SelfAttention::scratch_floats, CrossAttention::scratch_floats),
+                               FF::scratch_floats);
+  /// Scratch of one incremental step: a residual row, a query/context row, one score row, FF.
+  static constexpr index_t step_scratch_floats =
+      2 * DModel + max_of(SeqLen, MemLen) + FF::scratch_floats;
+
+  struct Params {
+    typename SelfAttention::Params self_attn;
+    typename CrossAttention::Params cross_attn;
+    typename FF::Params ff;
+    typename Norm::Params norm1, norm2, norm3;
+    static constexpr index_t param_count = SelfAttention::Params::param_count +
+                                           CrossAttention::Params::param_count +
+                                           FF::Params::param_count + 3 * Norm::Params::param_count;
+    template <class F>
+    void visit(F&& f, const Name& prefix) {
+      self_attn.visit(f, prefix / "self_attn");
+      cross_attn.visit(f, prefix / "cross_attn");
+      ff.visit(f, prefix / "ff");
+      norm1.visit(f, prefix / "norm1");
+      norm2.visit(f, prefix / "norm2");
+      norm3.visit(f, prefix / "norm3");
+    }
+  };
+  Params params;
+
+  /// Key/value cache of one layer: self-attention keys/values of the positions decoded so far,
+  /// and the cross-attention keys/values of the memory, computed once per memory.
+  struct Cache {
+    Tensor<SeqLen, DModel> self_k, self_v;
+    Tensor<MemLen, DModel> cross_k, cross_v;
+  };
+  static constexpr index_t cache_floats = 2 * SeqLen * DModel + 2 * MemLen * DModel;
+
+  /// Whole-sequence forward (teacher forcing): causal self-attention over the SeqLen target rows,
+  /// cross-attention to memory rows < mem_valid_len. y may alias x.
+  template <class X, class M, class Y>
+  Status forward(const X& x, const M& memory, Y&& y, index_t mem_valid_len, float* scratch) const {
+    static_assert(check::input_seq_len<rows_of<X>, SeqLen>());
+    static_assert(check::input_dmodel<cols_of<X>, DModel>());
+    static_assert(check::memory_len<rows_of<M>, MemLen>());
+    static_assert(check::memory_dmodel<cols_of<M>, DModel>());
+    static_assert(check::input_seq_len<rows_of<Y>, SeqLen>());
+    static_assert(check::input_dmodel<cols_of<Y>, DModel>());
+    if (mem_valid_len == 0 || mem_valid_len > MemLen) return Status::invalid_length;
+    run(data_of(x), data_of(memory), data_of(y), mem_valid_len, scratch);
+    return Status::ok;
+  }
+
+  void run(const float* x, const float* memory, float* y, index_t mem_valid_len, float* scratch) const {
+    constexpr index_t n = SeqLen * DModel;
+    float* t = scratch;
+    float* inner = scratch + n;
+    const SelfAttention self_attn{params.self_attn};
+    const CrossAttention cross_attn{params.cross_attn};
+    const FF ff{params.ff};
+    const Norm norm1{params.norm1}, norm2{params.norm2}, norm3{params.norm3};
+    const AttentionMask self_mask = AttentionMask::causal_mask(SeqLen, Opt.fill);
+    const AttentionMask cross_mask = AttentionMask::padding(mem_valid_len, Opt.fill);
+    if (x != y)
+      for (index_t i = 0; i < n; ++i) y[i] = x[i];
+    if constexpr (Opt.norm == NormPlacement::post) {
+      self_attn.run(y, y, self_mask, inner, t);
+      norm1.add_run(y, t, SeqLen);
+      cross_attn.run(y, memory, cross_mask, inner, t);
+      norm2.add_run(y, t, SeqLen);
+      ff.run(y, SeqLen, t, inner);
+      norm3.add_run(y, t, SeqLen);
+    } else {
+      norm1.run(y, SeqLen, t);
+      self_attn.run(t, t, self_mask, inner, t);
+      ref::add(y, t, n);
+      norm2.run(y, SeqLen, t);
+      cross_attn.run(t, memory, cross_mask, inner, t);
+      ref::add(y, t, n);
+      norm3.run(y, SeqLen, t);
+      ff.run(t, SeqLen, t, inner);
+      ref::add(y, t, n);
+    }
+  }
+
+  /// Computes the cross-attention keys and values of a memory [MemLen, DModel] into the cache.
+  void prepare_memory(const float* memory, Cache& cache) const {
+    const auto& ca = params.cross_attn;
+    ref::linear(memory, MemLen, DModel, ca.k.weight.data, ca.k.bias_or_null(), DModel, cache.cross_k.data);
+    ref::linear(memory, MemLen, DModel, ca.v.weight.data, ca.v.bias_or_null(), DModel, cache.cross_v.data);
+  }
+
+  /// One incremental step: row x (the target at position pos) → row y, appending this position's
+  /// self-attention key/value to the cache. Costs O(pos) attention, and gives the same bits as row
+  /// pos of `run` over the whole prefix. y may alias x. pos < SeqLen is the caller's contract.
+  void step(const float* x, index_t pos, index_t mem_valid_len, Cache& cache, float* y,
+            float* scratch) const {
+    float* t = scratch;               // [DModel] sublayer output
+    float* q = t + DModel;            // [DModel] query, then context
+    float* p = q + DModel;            // [max(SeqLen, MemLen)] scores
+    float* inner = p + max_of(SeqLen, MemLen);
+    const FF ff{params.ff};
+    const Norm norm1{params.norm1}, norm2{params.norm2}, norm3{params.norm3};
+    if (x != y)
+      for (index_t i = 0; i < DModel; ++i) y[i] = x[i];
+
+    auto self_attend = [&](const float* in, float* out) {
+      const auto& sa = params.self_attn;
+      ref::linear(in, 1, DModel, sa.q.weight.data, sa.q.bias_or_null(), DModel, q);
+      ref::linear(in, 1, DModel, sa.k.weight.data, sa.k.bias_or_null(), DModel, cache.self_k.data + pos * DModel);
+      ref::linear(in, 1, DModel, sa.v.weight.data, sa.v.bias_or_null(), DModel, cache.self_v.data + pos * DModel);
+      for (index_t h = 0; h < NHeads; ++h) {
+        const index_t off = h * head_dim;
+        ref::attention_row(q + off, cache.self_k.data + off, cache.self_v.data + off, DModel, head_dim,
+                           pos + 1, ref::RowMask{pos + 1, nullptr}, Opt.fill, p, q + off);
+      }
+      ref::linear(q, 1, DModel, sa.o.weight.data, sa.o.bias_or_null(), DModel, out);
+    };
+    auto cross_attend = [&](const float* in, float* out) {
+      const auto& ca = params.cross_attn;
+      ref::linear(in, 1, DModel, ca.q.weight.data, ca.q.bias_or_null(), DModel, q);
+      for (index_t h = 0; h < NHeads; ++h) {
+        const index_t off = h * head_dim;
+        ref::attention_row(q + off, cache.cross_k.data + off, cache.cross_v.data + off, DModel, head_dim,
+                           MemLen, ref::RowMask{mem_valid_len, nullptr}, Opt.fill, p, q + off);
+      }
+      ref::linear(q, 1, DModel, ca.o.weight.data, ca.o.bias_or_null(), DModel, out);
+    };
+
+    if constexpr (Opt.norm == NormPlacement::post) {
+      self_attend(y, t);
+      norm1.add_run(y, t, 1);
+      cross_attend(y, t);
+      norm2.add_run(y, t, 1);
+      ff.run(y, 1, t, inner);
+      norm3.add_run(y, t, 1);
+    } else {
+      norm1.run(y, 1, t);
+      self_attend(t, t);
+      ref::add(y, t, DModel);
+      norm2.run(y, 1, t);
+      cross_attend(t, t);
+      ref::add(y, t, DModel);
+      norm3.run(y, 1, t);
+      ff.run(t, 1, t, inner);
+      ref::add(y, t, DModel);
+    }
+  }
+};
+
+}  // namespace stf

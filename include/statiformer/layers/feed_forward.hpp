@@ -1,0 +1,67 @@
+// statiformer — position-wise feed-forward: linear2(act(linear1(x))) [then act again].
+#pragma once
+
+#include <statiformer/graph/node.hpp>
+#include <statiformer/kernels/reference.hpp>
+#include <statiformer/layers/params.hpp>
+
+namespace stf {
+
+/// y = W2 · act(W1 x + b1) + b2 for each row, optionally followed by act (one of the tutorial
+/// encoders applies the activation after the second projection too). Row by row, so the scratch
+/// is one hidden row [DFf], and y may alias x.
+template <index_t SeqLen, index_t DModel, index_t DFf, Activation Act = Activation::relu,
+          bool OutActivation = false>
+struct FeedForward {
+  static_assert(check::layer_dims_positive<SeqLen, DModel>());
+  static_assert(check::layer_dims_positive<SeqLen, DFf>());
+  static constexpr index_t seq_len = SeqLen, d_model = DModel, d_ff = DFf;
+  static constexpr const char* name = "FeedForward";
+  static constexpr index_t scratch_floats = DFf + DModel;
+
+  struct Params {
+    LinearParams<DModel, DFf> linear1;
+    LinearParams<DFf, DModel> linear2;
+    static constexpr index_t param_count =
+        LinearParams<DModel, DFf>::param_count + LinearParams<DFf, DModel>::param_count;
+    template <class F>
+    void visit(F&& f, const Name& prefix) {
+      linear1.visit(f, prefix / "linear1");
+      linear2.visit(f, prefix / "linear2");
+    }
+  };
+  Params params;
+
+  template <class X, class Y>
+  void forward(const X& x, Y&& y, float* scratch) const {
+    static_assert(check::input_seq_len<rows_of<X>, SeqLen>());
+    static_assert(check::input_dmodel<cols_of<X>, DModel>());
+    static_assert(check::input_seq_len<rows_of<Y>, SeqLen>());
+    static_assert(check::input_dmodel<cols_of<Y>, DModel>());
+    run(data_of(x), SeqLen, data_of(y), scratch);
+  }
+
+  // Sequential node
+  static constexpr index_t in_cols = DModel, out_cols = DModel;
+  static constexpr bool in_place = true;
+  Status apply(const float* in, float* out, float* scratch, const RunContext& ctx) const {
+    run(in, ctx.rows, out, scratch);
+    return Status::ok;
+  }
+
+  /// rows of x → rows of y (y may alias x).
+  void run(const float* x, index_t rows, float* y, float* scratch) const {
+    float* hidden = scratch;
+    float* out = scratch + DFf;
+    for (index_t r = 0; r < rows; ++r) {
+      ref::linear(x + r * DModel, 1, DModel, params.linear1.weight.data, params.linear1.bias.data,
+                  DFf, hidden);
+      ref::activation(Act, hidden, DFf);
+      ref::linear(hidden, 1, DFf, params.linear2.weight.data, params.linear2.bias.data, DModel, out);
+      if constexpr (OutActivation) ref::activation(Act, out, DModel);
+      for (index_t c = 0; c < DModel; ++c) y[r * DModel + c] = out[c];
+    }
+  }
+};
+
+}  // namespace stf

@@ -1,0 +1,117 @@
+// statiformer — stacks of NLayers identical layer types (each with its own weights), with an
+// optional final LayerNorm: nn.TransformerEncoder / nn.TransformerDecoder, the annotated
+// transformer's Encoder / Decoder.
+#pragma once
+
+#include <statiformer/layers/decoder_layer.hpp>
+#include <statiformer/layers/encoder_layer.hpp>
+
+namespace stf {
+
+/// N encoder layers run in place on one activation buffer, then the optional final norm.
+template <class LayerT, index_t NLayers, bool FinalNorm = false>
+struct EncoderStack {
+  using Layer = LayerT;
+  static_assert(check::stack_layers<NLayers>());
+  using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm>;
+  static constexpr index_t seq_len = Layer::seq_len, d_model = Layer::d_model, n_layers = NLayers;
+  static constexpr bool final_norm = FinalNorm;
+  static constexpr const char* name = "EncoderStack";
+  static constexpr index_t scratch_floats = Layer::scratch_floats;
+
+  struct Params {
+    typename Layer::Params layers[NLayers];
+    typename Norm::Params norm;  ///< unused unless FinalNorm
+    static constexpr index_t param_count =
+        NLayers * Layer::Params::param_count + (FinalNorm ? Norm::Params::param_count : 0);
+    template <class F>
+    void visit(F&& f, const Name& prefix) {
+      for (index_t i = 0; i < NLayers; ++i) layers[i].visit(f, prefix / "layers" / i);
+      if constexpr (FinalNorm) norm.visit(f, prefix / "norm");
+    }
+  };
+  Params params;
+
+  template <class X, class Y>
+  Status forward(const X& x, Y&& y, index_t valid_len, float* scratch) const {
+    static_assert(check::input_seq_len<rows_of<X>, seq_len>());
+    static_assert(check::input_dmodel<cols_of<X>, d_model>());
+    static_assert(check::input_seq_len<rows_of<Y>, seq_len>());
+    static_assert(check::input_dmodel<cols_of<Y>, d_model>());
+    if (valid_len == 0 || valid_len > seq_len) return Status::invalid_length;
+    run(data_of(x), data_of(y), valid_len, scratch);
+    return Status::ok;
+  }
+  // Sequential node
+  static constexpr index_t in_cols = d_model, out_cols = d_model;
+  static constexpr bool in_place = true;
+  Status apply(const float* in, float* out, float* scratch, const RunContext& ctx) const {
+    if (ctx.valid_len == 0 || ctx.valid_len > seq_len || ctx.rows != seq_len) return Status::invalid_length;
+    run(in, out, ctx.valid_len, scratch);
+    return Status::ok;
+  }
+
+  void run(const float* x, float* y, index_t valid_len, float* scratch) const {
+    for (index_t i = 0; i < NLayers; ++i) Layer{params.layers[i]}.run(i == 0 ? x : y, y, valid_len, scratch);
+    if constexpr (FinalNorm) Norm{params.norm}.run(y, seq_len, y);
+  }
+};
+
+/// N decoder layers with an optional final norm; whole-sequence forward and incremental steps.
+template <class LayerT, index_t NLayers, bool FinalNorm = false>
+struct DecoderStack {
+  using Layer = LayerT;
+  static_assert(check::stack_layers<NLayers>());
+  using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm>;
+  using Cache = typename Layer::Cache;
+  static constexpr index_t seq_len = Layer::seq_len, mem_len = Layer::mem_len,
+                           d_model = Layer::d_model, n_layers = NLayers;
+  static constexpr bool final_norm = FinalNorm;
+  static constexpr const char* name = "DecoderStack";
+  static constexpr index_t scratch_floats = Layer::scratch_floats;
+  static constexpr index_t step_scratch_floats = Layer::step_scratch_floats;
+
+  struct Params {
+    typename Layer::Params layers[NLayers];
+    typename Norm::Params norm;
+    static constexpr index_t param_count =
+        NLayers * Layer::Params::param_count + (FinalNorm ? Norm::Params::param_count : 0);
+    template <class F>
+    void visit(F&& f, const Name& prefix) {
+      for (index_t i = 0; i < NLayers; ++i) layers[i].visit(f, prefix / "layers" / i);
+      if constexpr (FinalNorm) norm.visit(f, prefix / "norm");
+    }
+  };
+  Params params;
+
+  template <class X, class M, class Y>
+  Status forward(const X& x, const M& memory, Y&& y, index_t mem_valid_len, float* scratch) const {
+    static_assert(check::input_seq_len<rows_of<X>, seq_len>());
+    static_assert(check::input_dmodel<cols_of<X>, d_model>());
+    static_assert(check::memory_len<rows_of<M>, mem_len>());
+    static_assert(check::memory_dmodel<cols_of<M>, d_model>());
+    static_assert(check::input_seq_len<rows_of<Y>, seq_len>());
+    static_assert(check::input_dmodel<cols_of<Y>, d_model>());
+    if (mem_valid_len == 0 || mem_valid_len > mem_len) return Status::invalid_length;
+    run(data_of(x), data_of(memory), data_of(y), mem_valid_len, scratch);
+    return Status::ok;
+  }
+  void run(const float* x, const float* memory, float* y, index_t mem_valid_len, float* scratch) const {
+    for (index_t i = 0; i < NLayers; ++i)
+      Layer{params.layers[i]}.run(i == 0 ? x : y, memory, y, mem_valid_len, scratch);
+    if constexpr (FinalNorm) Norm{params.norm}.run(y, seq_len, y);
+  }
+
+  void prepare_memory(const float* memory, Cache* caches) const {
+    for (index_t i = 0; i < NLayers; ++i) Layer{params.layers[i]}.prepare_memory(memory, caches[i]);
+  }
+  /// One target row at position pos through every layer (and the final norm). y may alias x.
+  void step(const float* x, index_t pos, index_t mem_valid_len, Cache* caches, float* y,
+            float* scratch) const {
+    for (index_t i = 0; i < NLayers; ++i)
+      Layer{params.layers[i]}.step(i == 0 ? x : y, pos, mem_valid_len, caches[i], y, scratch);
+    if constexpr (FinalNorm) Norm{params.norm}.run(y, 1, y);
+  }
+};
+
+}  // namespace stf

@@ -1,0 +1,186 @@
+// statiformer — encoder-decoder transformer with greedy decoding over a key/value cache.
+#pragma once
+
+#include <statiformer/graph/memory_plan.hpp>
+#include <statiformer/graph/profiler.hpp>
+#include <statiformer/layers/embedding.hpp>
+#include <statiformer/layers/heads.hpp>
+#include <statiformer/layers/stack.hpp>
+
+namespace stf {
+
+/// The "Attention Is All You Need" model: src tokens → Embedding·√D + PE → Encoder → memory;
+/// target tokens → Embedding·√D + PE → Decoder(memory) → Generator (log_softmax).
+///
+/// Decoding is incremental: `encode` computes the memory and every decoder layer's cross-attention
+/// keys/values once; each `step` runs one target position through the decoder using the cached
+/// self-attention keys/values of the earlier positions (O(position) attention per token).
+/// All storage is inside the object (`arena_bytes` + `state_bytes`): declare it static on a
+/// microcontroller. Not thread-safe; one model object decodes one sequence at a time.
+template <class SrcEmbed, class TgtEmbed, class Encoder, class Decoder, class Gen>
+class EncoderDecoder {
+ public:
+  static constexpr index_t src_len = Encoder::seq_len, tgt_len = Decoder::seq_len;
+  static constexpr index_t d_model = Encoder::d_model;
+  static constexpr index_t src_vocab = SrcEmbed::vocab, tgt_vocab = TgtEmbed::vocab;
+  static constexpr index_t n_layers = Decoder::n_layers;
+
+  static_assert(check::encoder_decoder_dmodel<Encoder::d_model, Decoder::d_model>());
+  static_assert(check::encoder_decoder_memory_len<Encoder::seq_len, Decoder::mem_len>());
+  static_assert(check::embedding_dmodel<SrcEmbed::d_model, Encoder::d_model>());
+  static_assert(check::embedding_dmodel<TgtEmbed::d_model, Decoder::d_model>());
+  static_assert(check::generator_vocab<Gen::vocab, TgtEmbed::vocab>());
+  static_assert(check::input_dmodel<Gen::d_model, Decoder::d_model>());
+
+  using PosEnc = PositionalEncoding<max_of(src_len, tgt_len), d_model>;
+  using Cache = typename Decoder::Cache;
+
+  struct Params {
+    typename SrcEmbed::Params src_embed;
+    typename TgtEmbed::Params tgt_embed;
+    typename Encoder::Params encoder;
+    typename Decoder::Params decoder;
+    typename Gen::Params generator;
+    static constexpr index_t param_count = SrcEmbed::Params::param_count + TgtEmbed::Params::param_count +
+                                           Encoder::Params::param_count + Decoder::Params::param_count +
+                                           Gen::Params::param_count;
+    template <class F>
+    void visit(F&& f, const Name& prefix = {}) {
+      src_embed.visit(f, prefix / "src_embed");
+      tgt_embed.visit(f, prefix / "tgt_embed");
+      encoder.visit(f, prefix / "encoder");
+      decoder.visit(f, prefix / "decoder");
+      generator.visit(f, prefix / "generator");
+    }
+  };
+
+  // ---- memory plan: steps 0 = encode, 1 = decode ---------------------------------------------
+  enum Buffer : index_t { kMemory, kEncScratch, kRow, kStepScratch, kLogits, kBuffers };
+  static constexpr MemoryPlan<kBuffers> plan = plan_memory<kBuffers>({{
+      {src_len * d_model, 0, 1},                    // memory: the encoder output, read while decoding
+      {Encoder::scratch_floats, 0, 0},              // encoder scratch
+      {d_model, 1, 1},                              // the target row being decoded
+      {Decoder::step_scratch_floats, 1, 1},         // decoder step scratch
+      {tgt_vocab, 1, 1},                            // log-probabilities of the step
+  }});
+
+  // ---- footprint (all constexpr) ----------------------------------------------------------------
+  static constexpr index_t param_count = Params::param_count;
+  static constexpr index_t weight_bytes = param_count * sizeof(float);       ///< flash (or RAM if loaded)
+  static constexpr index_t const_bytes = sizeof(typename PosEnc::Table);    ///< PE table, flash
+  static constexpr index_t arena_bytes = plan.arena_floats * sizeof(float);  ///< RAM, planned
+  static constexpr index_t arena_unplanned_bytes = plan.sum_floats * sizeof(float);
+  static constexpr index_t state_bytes = n_layers * sizeof(Cache);          ///< RAM, K/V caches
+
+  Params params{};
+
+  /// Encodes src[0 .. src_valid_len) (positions after that are padding, masked): computes the
+  /// memory and the cross-attention keys/values, and rewinds decoding to position 0.
+  template <class Prof = NullProfiler>
+  Status encode(const int* src, index_t src_valid_len, Prof&& prof = Prof{}) {
+    if (src_valid_len == 0 || src_valid_len > src_len) return Status::invalid_length;
+    if (Status st = SrcEmbed::check_tokens(src, src_valid_len); st != Status::ok) return st;
+    float* memory = buffer(kMemory);
+    prof.begin("src_embed+pe");
+    // padded positions embed token 0; the key-padding mask keeps them out of every valid row
+    for (index_t i = 0; i < src_len * d_model; ++i) memory[i] = 0.0f;
+    (void)SrcEmbed{params.src_embed}.run(src, src_valid_len, memory);
+    PosEnc::run(memory, src_len);
+    prof.end("src_embed+pe");
+    for (index_t l = 0; l < Encoder::n_layers; ++l) {
+      prof.begin("encoder.layer", l);
+      typename Encoder::Layer{params.encoder.layers[l]}.run(memory, memory, src_valid_len, buffer(kEncScratch));
+      prof.end("encoder.layer", l);
+    }
+    if constexpr (Encoder::final_norm) {
+      prof.begin("encoder.norm");
+      typename Encoder::Norm{params.encoder.norm}.run(memory, src_len, memory);
+      prof.end("encoder.norm");
+    }
+    prof.begin("cross_kv");
+    Decoder{params.decoder}.prepare_memory(memory, caches_);
+    prof.end("cross_kv");
+    mem_valid_len_ = src_valid_len;
+    pos_ = 0;
+    return Status::ok;
+  }
+
+  /// Feeds the target token at the current position and writes the log-probabilities of the next
+  /// token into logprobs [tgt_vocab]. Fails (writing nothing) before encode, past the capacity, or
+  /// on a bad token id.
+  template <class Prof = NullProfiler>
+  Status step(int token, float* logprobs, Prof&& prof = Prof{}) {
+    if (mem_valid_len_ == 0) return Status::invalid_length;
+    if (pos_ >= tgt_len) return Status::capacity_exceeded;
+    if (Status st = TgtEmbed::check_tokens(&token, 1); st != Status::ok) return st;
+    float* row = buffer(kRow);
+    prof.begin("tgt_embed+pe");
+    (void)TgtEmbed{params.tgt_embed}.run(&token, 1, row);
+    PosEnc::run(row, 1, pos_);
+    prof.end("tgt_embed+pe");
+    using Layer = typename Decoder::Layer;
+    for (index_t l = 0; l < Decoder::n_layers; ++l) {
+      prof.begin("decoder.layer", l);
+      Layer{params.decoder.layers[l]}.step(row, pos_, mem_valid_len_, caches_[l], row, buffer(kStepScratch));
+      prof.end("decoder.layer", l);
+    }
+    if constexpr (Decoder::final_norm) {
+      prof.begin("decoder.norm");
+      typename Decoder::Norm{params.decoder.norm}.run(row, 1, row);
+      prof.end("decoder.norm");
+    }
+    prof.begin("generator");
+    float* out = buffer(kLogits);
+    Gen{params.generator}.run(row, 1, out);
+    prof.end("generator");
+    for (index_t v = 0; v < tgt_vocab; ++v) logprobs[v] = out[v];
+    ++pos_;
+    return Status::ok;
+  }
+
+  /// Greedy decoding as in the annotated transformer: out[0] = start, then repeatedly the argmax of
+  /// the next-token distribution, until `end_token` is produced (if >= 0) or tgt_len tokens are out.
+  /// out must hold tgt_len tokens; out_len receives the count (including start and end).
+  template <class Prof = NullProfiler>
+  Status greedy_decode(const int* src, index_t src_valid_len, int start, int end_token, int* out,
+                       index_t& out_len, Prof&& prof = Prof{}) {
+    if (Status st = TgtEmbed::check_tokens(&start, 1); st != Status::ok) return st;
+    if (Status st = encode(src, src_valid_len, prof); st != Status::ok) return st;
+    float logprobs[tgt_vocab];
+    index_t n = 0;
+    out[n++] = start;
+    while (n < tgt_len) {
+      if (Status st = step(out[n - 1], logprobs, prof); st != Status::ok) return st;
+      index_t best = 0;
+      for (index_t v = 1; v < tgt_vocab; ++v) best = logprobs[v] > logprobs[best] ? v : best;
+      out[n++] = static_cast<int>(best);
+      if (static_cast<int>(best) == end_token) break;
+    }
+    out_len = n;
+    return Status::ok;
+  }
+
+  /// The encoder output of the last `encode` ([src_len, d_model]; padded rows included).
+  CMat<src_len, d_model> memory() const { return CMat<src_len, d_model>(buffer(kMemory)); }
+  index_t position() const { return pos_; }
+
+ private:
+  float* buffer(Buffer b) { return arena_ + plan.offset[b]; }
+  const float* buffer(Buffer b) const { return arena_ + plan.offset[b]; }
+
+  alignas(kTensorAlign) float arena_[plan.arena_floats] = {};
+  Cache caches_[n_layers] = {};
+  index_t mem_valid_len_ = 0;
+  index_t pos_ = 0;
+};
+
+/// The usual shape of it: identical options in encoder and decoder, final norms on both stacks.
+template <index_t SrcLen, index_t TgtLen, index_t SrcVocab, index_t TgtVocab, index_t DModel,
+          index_t NHeads, index_t DFf, index_t NLayers, LayerOptions Opt = LayerOptions{}>
+using Transformer =
+    EncoderDecoder<Embedding<SrcVocab, DModel>, Embedding<TgtVocab, DModel>,
+                   EncoderStack<EncoderLayer<SrcLen, DModel, NHeads, DFf, Opt>, NLayers, true>,
+                   DecoderStack<DecoderLayer<TgtLen, SrcLen, DModel, NHeads, DFf, Opt>, NLayers, true>,
+                   Generator<DModel, TgtVocab>>;
+
+}  // namespace stf
