@@ -9,8 +9,7 @@ namespace stf {
 
 template <index_t DModel, LayerNormKind Kind = LayerNormKind::torch>
 struct LayerNorm {
-  static_assert(check::layer_dims_positive<1, DModel>());
-  static_assert(Kind != LayerNormKind::annotated || check::annotated_layernorm_dmodel<DModel>());
+  static_assert(check::layernorm_dmodel<Kind == LayerNormKind::annotated, DModel>());
   static constexpr index_t d_model = DModel;
   static constexpr LayerNormKind kind = Kind;
   /// nn.LayerNorm's default 1e-5; the annotated transformer's 1e-6.

@@ -122,9 +122,10 @@ constexpr bool mask_shape() {
 }
 
 /// The annotated transformer's LayerNorm divides by (DModel - 1) (unbiased std).
-template <dim_t DModel>
-constexpr bool annotated_layernorm_dmodel() {
-  static_assert(DModel >= 2, "LayerNorm(annotated): unbiased std needs DModel of at least 2");
+template <bool UnbiasedStd, dim_t DModel>
+constexpr bool layernorm_dmodel() {
+  static_assert(DModel >= 1, "LayerNorm: DModel must be at least 1");
+  static_assert(!UnbiasedStd || DModel >= 2, "LayerNorm(annotated): unbiased std needs DModel of at least 2");
   return true;
 }
 

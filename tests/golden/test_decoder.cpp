@@ -1,0 +1,66 @@
+// Parity with PyTorch: decoder layers and stacks (causal self-attention, cross-attention to a
+// memory of another length), and the incremental path: stepping position by position through the
+// key/value cache gives the same bits as the whole-sequence forward.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <statiformer/layers/stack.hpp>
+
+#include "../support/golden.hpp"
+
+namespace {
+using namespace stf;
+using stf::test::GoldenCase;
+
+constexpr LayerOptions options(bool norm_first, Activation act, LayerNormKind ln) {
+  if (ln == LayerNormKind::annotated) return kAnnotated;
+  return {norm_first ? NormPlacement::pre : NormPlacement::post, act, ln, true, MaskFill::neg_inf};
+}
+
+template <class Model, class Cache, index_t NCaches, index_t B, index_t S, index_t M, index_t D>
+void run_batched(const char* name) {
+  const GoldenCase c = stf::test::load_golden(name);
+  Model model{};
+  stf::test::bind_golden(model.params, c);
+  const std::vector<int> valid = c.ints("mem_valid_len");
+  const float* x = c.data("x", B * S * D);
+  const float* memory = c.data("memory", B * M * D);
+  std::vector<float> y(B * S * D), scratch(Model::scratch_floats), step_scratch(Model::step_scratch_floats);
+  auto caches = std::make_unique<Cache[]>(NCaches);
+  for (index_t b = 0; b < B; ++b) {
+    const index_t mem_valid = static_cast<index_t>(valid[b]);
+    float* yb = y.data() + b * S * D;
+    REQUIRE(model.forward(CMat<S, D>(x + b * S * D), CMat<M, D>(memory + b * M * D), Mat<S, D>(yb), mem_valid,
+                          scratch.data()) == Status::ok);
+    // incremental decoding over the cache: bit-identical rows
+    if constexpr (NCaches == 1) model.prepare_memory(memory + b * M * D, caches[0]);
+    else model.prepare_memory(memory + b * M * D, caches.get());
+    for (index_t pos = 0; pos < S; ++pos) {
+      float row[D];
+      if constexpr (NCaches == 1)
+        model.step(x + (b * S + pos) * D, pos, mem_valid, caches[0], row, step_scratch.data());
+      else
+        model.step(x + (b * S + pos) * D, pos, mem_valid, caches.get(), row, step_scratch.data());
+      INFO("batch " << b << " position " << pos);
+      CHECK(std::memcmp(row, yb + pos * D, sizeof row) == 0);
+    }
+  }
+  stf::test::check_close(c, "y", y.data(), c.data("y", B * S * D), B * S * D);
+}
+}  // namespace
+
+#define STF_GOLDEN_DECODER_LAYER(name, B, S, M, D, H, F, norm_first, act)                         \
+  TEST_CASE("golden decoder layer " #name, "[golden][decoder]") {                                \
+    using L = DecoderLayer<S, M, D, H, F, options(norm_first, STF_ACT_##act, LayerNormKind::torch)>; \
+    run_batched<L, L::Cache, 1, B, S, M, D>(#name);                                              \
+  }
+#define STF_GOLDEN_DECODER_STACK(name, B, S, M, D, H, F, N, norm_first, final_norm, ln)                  \
+  TEST_CASE("golden decoder stack " #name, "[golden][decoder]") {                                       \
+    using L = DecoderLayer<S, M, D, H, F, options(norm_first, Activation::relu, STF_LN_##ln)>;          \
+    run_batched<DecoderStack<L, N, bool(final_norm)>, L::Cache, N, B, S, M, D>(#name);                  \
+  }
+#include "words.hpp"
+#include "cases.inc"
