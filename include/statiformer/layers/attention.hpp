@@ -30,6 +30,20 @@ struct AttentionMask {
   }
 };
 
+/// A boolean attention mask with its shape in the type: allow[i * SeqK + j] = 1 lets query i
+/// attend to key j. Converting it for a layer of another [SeqQ, SeqK] is a compile error.
+template <index_t SeqQ, index_t SeqK>
+struct BoolMask {
+  std::uint8_t allow[SeqQ * SeqK];
+};
+
+/// The AttentionMask of a boolean mask, checked against the attention's [SeqQ, SeqK].
+template <index_t SeqQ, index_t SeqK, index_t MaskRows, index_t MaskCols>
+constexpr AttentionMask bool_mask(const BoolMask<MaskRows, MaskCols>& m, MaskFill fill = MaskFill::neg_inf) {
+  static_assert(check::mask_shape<MaskRows, MaskCols, SeqQ, SeqK>());
+  return {SeqK, false, 0, m.allow, fill};
+}
+
 namespace detail {
 /// Scaled dot-product attention of one head over all query rows (shape-erased).
 /// q rows at q + i*q_stride, k/v rows at k/v + j*kv_stride, out rows at out + i*out_stride;
@@ -52,6 +66,12 @@ struct ScaledDotProductAttention {
   static_assert(check::layer_dims_positive<SeqQ, HeadDim>());
   static_assert(check::layer_dims_positive<SeqK, HeadDim>());
   static constexpr index_t scratch_floats = SeqK;
+
+  /// The AttentionMask of a boolean [SeqQ, SeqK] mask (another shape does not compile).
+  template <index_t R, index_t C>
+  static constexpr AttentionMask mask(const BoolMask<R, C>& m, MaskFill fill = MaskFill::neg_inf) {
+    return bool_mask<SeqQ, SeqK>(m, fill);
+  }
 
   /// weights: optional [SeqQ, SeqK] output of the attention weights.
   static Status forward(CMat<SeqQ, HeadDim> q, CMat<SeqK, HeadDim> k, CMat<SeqK, HeadDim> v,
@@ -106,6 +126,12 @@ struct MultiHeadAttention {
   static constexpr index_t scratch_floats = SeqQ * DModel + 2 * SeqK * DModel + SeqK;
 
   Params params;
+
+  /// The AttentionMask of a boolean [SeqQ, SeqK] mask (another shape does not compile).
+  template <index_t R, index_t C>
+  static constexpr AttentionMask mask(const BoolMask<R, C>& m, MaskFill fill = MaskFill::neg_inf) {
+    return bool_mask<SeqQ, SeqK>(m, fill);
+  }
 
   /// y = MHA(xq, xkv). weights: optional [NHeads, SeqQ, SeqK] output (per head, not averaged).
   /// y may alias xq or xkv: both are read only by the Q/K/V projections, before y is written.
