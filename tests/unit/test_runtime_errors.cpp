@@ -1,0 +1,162 @@
+// Runtime misuse returns a status and writes nothing; odd numbers never cause UB or NaN from masks.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include <statiformer/statiformer.hpp>
+
+using namespace stf;
+
+namespace {
+/// Constant non-trivial weights for every parameter of `params`.
+template <class Params>
+std::vector<float> fill_params(Params& params, float scale = 0.05f) {
+  index_t total = 0;
+  params.visit([&](const Name&, ParamRef r) { total += r.size(); }, {});
+  std::vector<float> storage(total);
+  for (index_t i = 0; i < total; ++i) storage[i] = scale * static_cast<float>((i * 37) % 23) - 0.5f * scale * 11;
+  index_t offset = 0;
+  params.visit([&](const Name&, ParamRef r) { *r.data = storage.data() + offset; offset += r.size(); }, {});
+  return storage;
+}
+}  // namespace
+
+TEST_CASE("valid length 0 or beyond SeqLen is refused and writes nothing", "[errors]") {
+  EncoderLayer<6, 8, 2, 16> layer{};
+  auto w = fill_params(layer.params);
+  Tensor<6, 8> x{}, y{};
+  for (float& v : y.data) v = 7.0f;
+  std::vector<float> scratch(decltype(layer)::scratch_floats);
+  CHECK(layer.forward(x, y, 0, scratch.data()) == Status::invalid_length);
+  CHECK(layer.forward(x, y, 7, scratch.data()) == Status::invalid_length);
+  for (float v : y.data) CHECK(v == 7.0f);
+  CHECK(layer.forward(x, y, 6, scratch.data()) == Status::ok);
+}
+
+TEST_CASE("encoder-decoder refuses bad tokens, lengths and capacity without changing its state", "[errors]") {
+  using M = Transformer<4, 5, 7, 7, 8, 2, 16, 1>;
+  static M model;
+  auto w = fill_params(model.params);
+  const int src[4] = {1, 2, 3, 4};
+  REQUIRE(model.encode(src, 4) == Status::ok);
+  const std::vector<float> memory(model.memory().data, model.memory().data + 4 * 8);
+  float logprobs[7] = {};
+
+  const int bad_high[4] = {1, 7, 3, 4}, bad_neg[4] = {1, -1, 3, 4};
+  CHECK(model.encode(bad_high, 4) == Status::token_out_of_range);
+  CHECK(model.encode(bad_neg, 4) == Status::token_out_of_range);
+  CHECK(model.encode(src, 0) == Status::invalid_length);
+  CHECK(model.encode(src, 5) == Status::invalid_length);
+  CHECK(std::equal(memory.begin(), memory.end(), model.memory().data));  // untouched
+
+  CHECK(model.step(7, logprobs) == Status::token_out_of_range);
+  CHECK(model.step(-3, logprobs) == Status::token_out_of_range);
+  CHECK(model.position() == 0);
+  for (int t = 0; t < 5; ++t) REQUIRE(model.step(t % 7, logprobs) == Status::ok);
+  logprobs[0] = 42.0f;
+  CHECK(model.step(0, logprobs) == Status::capacity_exceeded);
+  CHECK(logprobs[0] == 42.0f);
+
+  int out[5];
+  index_t n = 99;
+  CHECK(model.greedy_decode(src, 4, 9, -1, out, n) == Status::token_out_of_range);  // bad start token
+  CHECK(n == 99);
+  // a shorter source is padding, not an error
+  CHECK(model.greedy_decode(src, 2, 0, -1, out, n) == Status::ok);
+  CHECK(n == 5);
+}
+
+TEST_CASE("a fully masked attention row is finite: zeros with -inf fill, uniform with -1e9", "[attention]") {
+  constexpr index_t Sq = 2, Sk = 3, D = 2;
+  const float q[Sq * D] = {1, 2, 3, 4}, k[Sk * D] = {1, 0, 0, 1, 1, 1}, v[Sk * D] = {1, 2, 3, 4, 5, 6};
+  BoolMask<Sq, Sk> m{{1, 0, 1, 0, 0, 0}};  // row 1 fully masked
+  Tensor<Sq, D> out{};
+  Tensor<Sq, Sk> weights{};
+  float scratch[Sk];
+  using A = ScaledDotProductAttention<Sq, Sk, D>;
+  REQUIRE(A::forward(CMat<Sq, D>(q), CMat<Sk, D>(k), CMat<Sk, D>(v), out, A::mask(m, MaskFill::neg_inf), scratch,
+                     weights.data) == Status::ok);
+  CHECK(out.data[2] == 0.0f);
+  CHECK(out.data[3] == 0.0f);
+  CHECK(weights.data[3] == 0.0f);
+  REQUIRE(A::forward(CMat<Sq, D>(q), CMat<Sk, D>(k), CMat<Sk, D>(v), out, A::mask(m, MaskFill::neg_1e9), scratch,
+                     weights.data) == Status::ok);
+  CHECK(weights.data[3] == Approx(1.0 / 3));
+  CHECK(out.data[2] == Approx(3.0));  // mean of the values' first column
+  CHECK(out.data[3] == Approx(4.0));
+}
+
+TEST_CASE("NaN and Inf inputs run to completion (NaN out, no crash, no UB)", "[errors]") {
+  EncoderLayer<4, 8, 2, 16> layer{};
+  auto w = fill_params(layer.params);
+  Tensor<4, 8> x{}, y{};
+  x.data[3] = std::nanf("");
+  x.data[9] = INFINITY;
+  x.data[17] = -INFINITY;
+  std::vector<float> scratch(decltype(layer)::scratch_floats);
+  CHECK(layer.forward(x, y, 4, scratch.data()) == Status::ok);
+  CHECK(std::isnan(y.data[0]));
+}
+
+TEST_CASE("binding from a weight table is all-or-nothing and names the offending tensor", "[bind]") {
+  using L = LayerNorm<4>;
+  L ln{};
+  static const Tensor<4> g{{1, 1, 1, 1}}, b{{0, 0, 0, 0}}, g3{{1, 1, 1, 0}};
+  const WeightEntry good[] = {{"weight", g.data, 4}, {"bias", b.data, 4}};
+  REQUIRE(bind_table(ln.params, good).status == Status::ok);
+  CHECK(ln.params.weight.data == g.data);
+
+  const WeightEntry missing[] = {{"weight", g3.data, 4}};
+  BindResult r = bind_table(ln.params, missing);
+  CHECK(r.status == Status::missing_weight);
+  CHECK(std::string(r.name.c_str()) == "bias");
+  CHECK(ln.params.weight.data == g.data);  // unchanged
+
+  const WeightEntry wrong_size[] = {{"weight", g3.data, 3}, {"bias", b.data, 4}};
+  r = bind_table(ln.params, wrong_size);
+  CHECK(r.status == Status::weight_shape_mismatch);
+  CHECK(std::string(r.name.c_str()) == "weight");
+  CHECK(r.expected == 4);
+  CHECK(r.found == 3);
+
+  const WeightEntry duplicate[] = {{"weight", g3.data, 4}, {"bias", b.data, 4}, {"bias", b.data, 4}};
+  CHECK(bind_table(ln.params, duplicate).status == Status::duplicate_weight);
+  const WeightEntry unexpected[] = {{"weight", g3.data, 4}, {"bias", b.data, 4}, {"gamma", b.data, 4}};
+  r = bind_table(ln.params, unexpected);
+  CHECK(r.status == Status::unexpected_weight);
+  CHECK(std::string(r.name.c_str()) == "gamma");
+  CHECK(ln.params.weight.data == g.data);
+}
+
+TEST_CASE("the memory plan never gives overlapping bytes to buffers alive at the same step", "[plan]") {
+  using M = Transformer<10, 12, 13, 13, 32, 4, 64, 2>;
+  const auto& plan = M::plan;
+  CHECK(plan.arena_floats * sizeof(float) == M::arena_bytes);
+  using S = Sequential<8, Embedding<20, 16>, PositionalEncoding<8, 16>, EncoderStack<EncoderLayer<8, 16, 2, 32>, 2>,
+                       Classifier<16, 5>>;
+  for (index_t i = 0; i < S::plan.offset.size(); ++i) CHECK(S::plan.offset[i] % 16 == 0);
+  CHECK(S::arena_bytes <= S::arena_unplanned_bytes);
+}
+
+TEST_CASE("the profiler records each layer once per call, by name and index", "[profiler]") {
+  using M = Transformer<4, 5, 7, 7, 8, 2, 16, 2>;
+  static M model;
+  auto w = fill_params(model.params);
+  std::uint64_t ticks = 0;
+  Profiler prof([&] { return ++ticks; });
+  const int src[4] = {1, 2, 3, 4};
+  int out[5];
+  index_t n = 0;
+  REQUIRE(model.greedy_decode(src, 4, 0, -1, out, n, prof) == Status::ok);
+  bool saw_decoder_1 = false;
+  for (index_t i = 0; i < prof.size(); ++i) {
+    if (std::string(prof[i].name) == "decoder.layer" && prof[i].index == 1) {
+      saw_decoder_1 = true;
+      CHECK(prof[i].calls == 4);  // 4 steps for 5 tokens
+      CHECK(prof[i].ticks == 4);  // one tick per begin/end pair with this clock
+    }
+  }
+  CHECK(saw_decoder_1);
+  CHECK(prof.dropped() == 0);
+}
