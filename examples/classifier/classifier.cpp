@@ -13,9 +13,9 @@ namespace {
 using namespace stf;
 constexpr index_t kSeqLen = 8, kVocab = 20, kDModel = 16, kHeads = 2, kDFf = 32, kLayers = 2, kClasses = 5;
 
-using Model = Sequential<kSeqLen,                                                          //
-                         Named<"src_embed", Embedding<kVocab, kDModel>>,                 //
-                         PositionalEncoding<kSeqLen, kDModel>,                            //
+using Model = Sequential<kSeqLen,                                         //
+                         Named<"src_embed", Embedding<kVocab, kDModel>>,  //
+                         PositionalEncoding<kSeqLen, kDModel>,            //
                          Named<"encoder", EncoderStack<EncoderLayer<kSeqLen, kDModel, kHeads, kDFf>, kLayers>>,
                          Named<"", Classifier<kDModel, kClasses>>>;
 

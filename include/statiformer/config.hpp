@@ -14,28 +14,36 @@ inline constexpr index_t kTensorAlign = 64;
 
 /// Result of every operation that can fail at run time on user data. Nothing is thrown; a call
 /// that returns anything but `Status::ok` has written nothing to its outputs.
-enum class [[nodiscard]] Status : std::uint8_t {
-  ok = 0,
-  invalid_length,         ///< a valid length of 0, or larger than the compile-time capacity
-  token_out_of_range,     ///< a token id < 0 or >= Vocab
-  capacity_exceeded,      ///< decoding past the compile-time target capacity
-  missing_weight,         ///< a parameter of the schema was not found by name
-  weight_shape_mismatch,  ///< a parameter was found with a different element count
-  duplicate_weight,       ///< two weights with the same name were offered
-  unexpected_weight,      ///< a weight table holds a name the schema does not know
+enum class [[nodiscard]] Status : std::uint8_t{
+    ok = 0,
+    invalid_length,         ///< a valid length of 0, or larger than the compile-time capacity
+    token_out_of_range,     ///< a token id < 0 or >= Vocab
+    capacity_exceeded,      ///< decoding past the compile-time target capacity
+    missing_weight,         ///< a parameter of the schema was not found by name
+    weight_shape_mismatch,  ///< a parameter was found with a different element count
+    duplicate_weight,       ///< two weights with the same name were offered
+    unexpected_weight,      ///< a weight table holds a name the schema does not know
 };
 
 /// Human-readable text of a status (static storage, never null).
 constexpr const char* to_string(Status s) noexcept {
   switch (s) {
-    case Status::ok: return "ok";
-    case Status::invalid_length: return "invalid length (0 or larger than the compile-time capacity)";
-    case Status::token_out_of_range: return "token id out of range [0, Vocab)";
-    case Status::capacity_exceeded: return "decoding past the compile-time capacity";
-    case Status::missing_weight: return "a parameter of the schema is missing";
-    case Status::weight_shape_mismatch: return "a parameter has the wrong number of elements";
-    case Status::duplicate_weight: return "a parameter name appears twice";
-    case Status::unexpected_weight: return "a weight name is not part of the model's schema";
+    case Status::ok:
+      return "ok";
+    case Status::invalid_length:
+      return "invalid length (0 or larger than the compile-time capacity)";
+    case Status::token_out_of_range:
+      return "token id out of range [0, Vocab)";
+    case Status::capacity_exceeded:
+      return "decoding past the compile-time capacity";
+    case Status::missing_weight:
+      return "a parameter of the schema is missing";
+    case Status::weight_shape_mismatch:
+      return "a parameter has the wrong number of elements";
+    case Status::duplicate_weight:
+      return "a parameter name appears twice";
+    case Status::unexpected_weight:
+      return "a weight name is not part of the model's schema";
   }
   return "unknown status";
 }

@@ -45,8 +45,14 @@ constexpr double exp(double x) {
 /// log(x) for x > 0: reduce to m * 2^e with m in [1, 2), then 2 atanh((m-1)/(m+1)).
 constexpr double log(double x) {
   int e = 0;
-  while (x >= 2.0) { x /= 2.0; ++e; }
-  while (x < 1.0) { x *= 2.0; --e; }
+  while (x >= 2.0) {
+    x /= 2.0;
+    ++e;
+  }
+  while (x < 1.0) {
+    x *= 2.0;
+    --e;
+  }
   const double s = (x - 1.0) / (x + 1.0), s2 = s * s;
   double term = s, sum = 0.0;
   for (int k = 1; k < 200; k += 2) {
@@ -73,10 +79,22 @@ constexpr void sincos(double x, double& s, double& c) {
     cc += tc;
   }
   switch (((k % 4) + 4) % 4) {
-    case 0: s = ss; c = cc; break;
-    case 1: s = cc; c = -ss; break;
-    case 2: s = -ss; c = -cc; break;
-    default: s = -cc; c = ss; break;
+    case 0:
+      s = ss;
+      c = cc;
+      break;
+    case 1:
+      s = cc;
+      c = -ss;
+      break;
+    case 2:
+      s = -ss;
+      c = -cc;
+      break;
+    default:
+      s = -cc;
+      c = ss;
+      break;
   }
 }
 

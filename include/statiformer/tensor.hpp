@@ -101,7 +101,9 @@ struct matrix_traits<CMat<R, C>> {
 };
 
 template <class T>
-concept MatrixLike = requires { matrix_traits<std::remove_cvref_t<T>>::rows; };
+concept MatrixLike = requires {
+  matrix_traits<std::remove_cvref_t<T>>::rows;
+};
 
 template <class T>
 inline constexpr index_t rows_of = matrix_traits<std::remove_cvref_t<T>>::rows;
@@ -109,12 +111,20 @@ template <class T>
 inline constexpr index_t cols_of = matrix_traits<std::remove_cvref_t<T>>::cols;
 
 template <index_t R, index_t C>
-constexpr const float* data_of(const Tensor<R, C>& t) { return t.data; }
+constexpr const float* data_of(const Tensor<R, C>& t) {
+  return t.data;
+}
 template <index_t R, index_t C>
-constexpr float* data_of(Tensor<R, C>& t) { return t.data; }
+constexpr float* data_of(Tensor<R, C>& t) {
+  return t.data;
+}
 template <index_t R, index_t C>
-constexpr float* data_of(Mat<R, C> m) { return m.data; }
+constexpr float* data_of(Mat<R, C> m) {
+  return m.data;
+}
 template <index_t R, index_t C>
-constexpr const float* data_of(CMat<R, C> m) { return m.data; }
+constexpr const float* data_of(CMat<R, C> m) {
+  return m.data;
+}
 
 }  // namespace stf

@@ -10,8 +10,8 @@ float dot(const float* a, const float* b, index_t n) noexcept {
   return acc;
 }
 
-void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias,
-                   index_t out, float* y) noexcept {
+void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out,
+            float* y) noexcept {
   for (index_t r = 0; r < rows; ++r) {
     for (index_t o = 0; o < out; ++o) {
       const float acc = dot(x + r * in, w + o * in, in);
@@ -30,15 +30,18 @@ void gelu(float* x, index_t n) noexcept {
 }
 
 void activation(Activation a, float* x, index_t n) noexcept {
-  if (a == Activation::relu) relu(x, n); else gelu(x, n);
+  if (a == Activation::relu)
+    relu(x, n);
+  else
+    gelu(x, n);
 }
 
 void add(float* y, const float* x, index_t n) noexcept {
   for (index_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
-void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n,
-                           LayerNormKind kind, float eps, float* y) noexcept {
+void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind, float eps,
+                    float* y) noexcept {
   float sum = 0.0f;
   for (index_t i = 0; i < n; ++i) sum += x[i];
   const float mean = sum / static_cast<float>(n);
@@ -65,9 +68,8 @@ void log_softmax_row(float* x, index_t n) noexcept {
   for (index_t i = 0; i < n; ++i) x[i] = (x[i] - m) - lse;
 }
 
-void attention_row(const float* q, const float* k, const float* v, index_t kv_stride,
-                          index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill,
-                          float* p, float* out) noexcept {
+void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim, index_t n_keys,
+                   RowMask mask, MaskFill fill, float* p, float* out) noexcept {
   const float scale = math::sqrt(static_cast<float>(head_dim));
   auto allowed = [&](index_t j) { return j < mask.key_end && (!mask.allow || mask.allow[j] != 0); };
 
@@ -75,7 +77,10 @@ void attention_row(const float* q, const float* k, const float* v, index_t kv_st
   bool any = false;
   float m = 0.0f;
   for (index_t j = 0; j < n_keys; ++j) {
-    if (!allowed(j)) { p[j] = 0.0f; continue; }
+    if (!allowed(j)) {
+      p[j] = 0.0f;
+      continue;
+    }
     p[j] = dot(q, k + j * kv_stride, head_dim) / scale;
     m = (!any || p[j] > m) ? p[j] : m;
     any = true;

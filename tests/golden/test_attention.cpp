@@ -27,9 +27,9 @@ void run_sdpa(const char* name, const std::string& mask_kind, MaskFill fill) {
   Tensor<Sq, D> out{};
   Tensor<Sq, Sk> weights{};
   float scratch[ScaledDotProductAttention<Sq, Sk, D>::scratch_floats];
-  const Status st = ScaledDotProductAttention<Sq, Sk, D>::forward(
-      CMat<Sq, D>(c.data("q", Sq * D)), CMat<Sk, D>(c.data("k", Sk * D)), CMat<Sk, D>(c.data("v", Sk * D)),
-      out, mask, scratch, weights.data);
+  const Status st =
+      ScaledDotProductAttention<Sq, Sk, D>::forward(CMat<Sq, D>(c.data("q", Sq * D)), CMat<Sk, D>(c.data("k", Sk * D)),
+                                                    CMat<Sk, D>(c.data("v", Sk * D)), out, mask, scratch, weights.data);
   REQUIRE(st == Status::ok);
   stf::test::check_close(c, "out", out.data, c.data("out", Sq * D), Sq * D);
   stf::test::check_close(c, "weights", weights.data, c.data("weights", Sq * Sk), Sq * Sk);
@@ -56,9 +56,9 @@ void run_mha(const char* name, bool packed, bool is_self, const std::string& mas
     AttentionMask mask{Sk, false, 0, nullptr, MaskFill::neg_inf};
     if (mask_kind == "padding" || mask_kind == "padding_causal") mask.valid_keys = static_cast<index_t>(valid[b]);
     if (mask_kind == "causal" || mask_kind == "padding_causal") mask.causal = true;
-    const Status st = mha.forward(CMat<Sq, D>(query + b * Sq * D), CMat<Sk, D>(kv + b * Sk * D),
-                                  Mat<Sq, D>(out.data() + b * Sq * D), mask, scratch.data(),
-                                  weights.data() + b * H * Sq * Sk);
+    const Status st =
+        mha.forward(CMat<Sq, D>(query + b * Sq * D), CMat<Sk, D>(kv + b * Sk * D), Mat<Sq, D>(out.data() + b * Sq * D),
+                    mask, scratch.data(), weights.data() + b * H * Sq * Sk);
     REQUIRE(st == Status::ok);
   }
   stf::test::check_close(c, "out", out.data(), c.data("out", B * Sq * D), B * Sq * D);
@@ -68,9 +68,12 @@ void run_mha(const char* name, bool packed, bool is_self, const std::string& mas
 
 #define STF_GOLDEN_SDPA(name, Sq, Sk, D, mask, fill) \
   TEST_CASE("golden sdpa " #name, "[golden][sdpa]") { run_sdpa<Sq, Sk, D>(#name, #mask, STF_FILL_##fill); }
-#define STF_GOLDEN_MHA(name, B, Sq, Sk, D, H, bias, packed, is_self, mask)                 \
-  TEST_CASE("golden mha " #name, "[golden][mha]") {                                        \
-    run_mha<B, Sq, Sk, D, H, bool(bias)>(#name, bool(packed), bool(is_self), #mask);       \
+#define STF_GOLDEN_MHA(name, B, Sq, Sk, D, H, bias, packed, is_self, mask)           \
+  TEST_CASE("golden mha " #name, "[golden][mha]") {                                  \
+    run_mha<B, Sq, Sk, D, H, bool(bias)>(#name, bool(packed), bool(is_self), #mask); \
   }
+// words.hpp must follow the macros above and precede the cases.
+// clang-format off
 #include "words.hpp"
 #include "cases.inc"
+// clang-format on

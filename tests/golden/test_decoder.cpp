@@ -36,8 +36,10 @@ void run_batched(const char* name) {
     REQUIRE(model.forward(CMat<S, D>(x + b * S * D), CMat<M, D>(memory + b * M * D), Mat<S, D>(yb), mem_valid,
                           scratch.data()) == Status::ok);
     // incremental decoding over the cache: bit-identical rows
-    if constexpr (NCaches == 1) model.prepare_memory(memory + b * M * D, caches[0]);
-    else model.prepare_memory(memory + b * M * D, caches.get());
+    if constexpr (NCaches == 1)
+      model.prepare_memory(memory + b * M * D, caches[0]);
+    else
+      model.prepare_memory(memory + b * M * D, caches.get());
     for (index_t pos = 0; pos < S; ++pos) {
       float row[D];
       if constexpr (NCaches == 1)
@@ -52,15 +54,18 @@ void run_batched(const char* name) {
 }
 }  // namespace
 
-#define STF_GOLDEN_DECODER_LAYER(name, B, S, M, D, H, F, norm_first, act)                         \
-  TEST_CASE("golden decoder layer " #name, "[golden][decoder]") {                                \
+#define STF_GOLDEN_DECODER_LAYER(name, B, S, M, D, H, F, norm_first, act)                            \
+  TEST_CASE("golden decoder layer " #name, "[golden][decoder]") {                                    \
     using L = DecoderLayer<S, M, D, H, F, options(norm_first, STF_ACT_##act, LayerNormKind::torch)>; \
-    run_batched<L, L::Cache, 1, B, S, M, D>(#name);                                              \
+    run_batched<L, L::Cache, 1, B, S, M, D>(#name);                                                  \
   }
-#define STF_GOLDEN_DECODER_STACK(name, B, S, M, D, H, F, N, norm_first, final_norm, ln)                  \
-  TEST_CASE("golden decoder stack " #name, "[golden][decoder]") {                                       \
-    using L = DecoderLayer<S, M, D, H, F, options(norm_first, Activation::relu, STF_LN_##ln)>;          \
-    run_batched<DecoderStack<L, N, bool(final_norm)>, L::Cache, N, B, S, M, D>(#name);                  \
+#define STF_GOLDEN_DECODER_STACK(name, B, S, M, D, H, F, N, norm_first, final_norm, ln)        \
+  TEST_CASE("golden decoder stack " #name, "[golden][decoder]") {                              \
+    using L = DecoderLayer<S, M, D, H, F, options(norm_first, Activation::relu, STF_LN_##ln)>; \
+    run_batched<DecoderStack<L, N, bool(final_norm)>, L::Cache, N, B, S, M, D>(#name);         \
   }
+// words.hpp must follow the macros above and precede the cases.
+// clang-format off
 #include "words.hpp"
 #include "cases.inc"
+// clang-format on

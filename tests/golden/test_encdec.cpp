@@ -53,9 +53,12 @@ void run_encdec(const char* name) {
 }
 }  // namespace
 
-#define STF_GOLDEN_ENCDEC(name, S, T, V, D, H, F, N, norm_first, ln)                                   \
-  TEST_CASE("golden encoder-decoder " #name, "[golden][encdec]") {                                    \
-    run_encdec<Transformer<S, T, V, V, D, H, F, N, options(norm_first, STF_LN_##ln)>>(#name);         \
+#define STF_GOLDEN_ENCDEC(name, S, T, V, D, H, F, N, norm_first, ln)                          \
+  TEST_CASE("golden encoder-decoder " #name, "[golden][encdec]") {                            \
+    run_encdec<Transformer<S, T, V, V, D, H, F, N, options(norm_first, STF_LN_##ln)>>(#name); \
   }
+// words.hpp must follow the macros above and precede the cases.
+// clang-format off
 #include "words.hpp"
 #include "cases.inc"
+// clang-format on

@@ -52,18 +52,20 @@ void run_classifier(const char* name) {
 }
 }  // namespace
 
-#define STF_GOLDEN_ENCODER_LAYER(name, B, S, D, H, F, norm_first, act)                                   \
-  TEST_CASE("golden encoder layer " #name, "[golden][encoder]") {                                       \
-    run_batched<EncoderLayer<S, D, H, F, options(norm_first, STF_ACT_##act, LayerNormKind::torch)>, B, S, \
-                D>(#name);                                                                              \
+#define STF_GOLDEN_ENCODER_LAYER(name, B, S, D, H, F, norm_first, act)                                               \
+  TEST_CASE("golden encoder layer " #name, "[golden][encoder]") {                                                    \
+    run_batched<EncoderLayer<S, D, H, F, options(norm_first, STF_ACT_##act, LayerNormKind::torch)>, B, S, D>(#name); \
   }
-#define STF_GOLDEN_ENCODER_STACK(name, B, S, D, H, F, N, norm_first, final_norm, ln)                     \
-  TEST_CASE("golden encoder stack " #name, "[golden][encoder]") {                                       \
-    run_batched<EncoderStack<EncoderLayer<S, D, H, F, options(norm_first, Activation::relu, STF_LN_##ln)>, \
-                             N, bool(final_norm)>,                                                      \
-                B, S, D>(#name);                                                                        \
+#define STF_GOLDEN_ENCODER_STACK(name, B, S, D, H, F, N, norm_first, final_norm, ln)                          \
+  TEST_CASE("golden encoder stack " #name, "[golden][encoder]") {                                             \
+    run_batched<EncoderStack<EncoderLayer<S, D, H, F, options(norm_first, Activation::relu, STF_LN_##ln)>, N, \
+                             bool(final_norm)>,                                                               \
+                B, S, D>(#name);                                                                              \
   }
 #define STF_GOLDEN_CLASSIFIER(name, S, V, D, H, F, N, C) \
   TEST_CASE("golden classifier " #name, "[golden][classifier]") { run_classifier<S, V, D, H, F, N, C>(#name); }
+// words.hpp must follow the macros above and precede the cases.
+// clang-format off
 #include "words.hpp"
 #include "cases.inc"
+// clang-format on

@@ -81,5 +81,8 @@ void run_generator(const char* name) {
   TEST_CASE("golden embedding " #name, "[golden][embedding]") { run_embedding<S, V, D>(#name); }
 #define STF_GOLDEN_GENERATOR(name, S, D, V) \
   TEST_CASE("golden generator " #name, "[golden][generator]") { run_generator<S, D, V>(#name); }
+// words.hpp must follow the macros above and precede the cases.
+// clang-format off
 #include "words.hpp"
 #include "cases.inc"
+// clang-format on

@@ -42,17 +42,28 @@ GoldenCase load_golden(const std::string& name) {
   while (std::getline(in, line)) {
     std::istringstream ls(line);
     ls >> word;
-    if (word == "case") ls >> c.name;
-    else if (word == "module") ls >> c.module;
-    else if (word == "param") { std::string k, v; ls >> k >> v; c.params[k] = v; }
-    else if (word == "tolerance") ls >> c.rtol >> c.atol;
+    if (word == "case")
+      ls >> c.name;
+    else if (word == "module")
+      ls >> c.module;
+    else if (word == "param") {
+      std::string k, v;
+      ls >> k >> v;
+      c.params[k] = v;
+    } else if (word == "tolerance")
+      ls >> c.rtol >> c.atol;
     else if (word == "tensor") {
       std::string tname;
       index_t rank = 0;
       ls >> tname >> rank;
       GoldenTensor t;
       index_t count = 1;
-      for (index_t i = 0; i < rank; ++i) { index_t d = 0; ls >> d; t.dims.push_back(d); count *= d; }
+      for (index_t i = 0; i < rank; ++i) {
+        index_t d = 0;
+        ls >> d;
+        t.dims.push_back(d);
+        count *= d;
+      }
       std::string values;
       REQUIRE(std::getline(in, values));
       std::istringstream vs(values);
@@ -85,19 +96,18 @@ Comparison compare(const float* got, const float* want, index_t n, float rtol, f
 
 void check_close(const GoldenCase& c, const std::string& what, const float* got, const float* want, index_t n) {
   const Comparison r = compare(got, want, n, c.rtol, c.atol);
-  std::printf("golden %-44s %-10s max_abs %.3e  max_rel %.3e  (n=%zu)\n", c.name.c_str(), what.c_str(),
-              r.max_abs, r.max_rel, r.n);
+  std::printf("golden %-44s %-10s max_abs %.3e  max_rel %.3e  (n=%zu)\n", c.name.c_str(), what.c_str(), r.max_abs,
+              r.max_rel, r.n);
   INFO("golden case " << c.name << " (" << c.module << "), " << what << ": " << r.bad << " of " << r.n
-                      << " outside atol " << c.atol << " + rtol " << c.rtol << "; first bad index "
-                      << r.first_bad << " got " << (r.bad ? got[r.first_bad] : 0.0f) << " want "
-                      << (r.bad ? want[r.first_bad] : 0.0f) << "; max_abs " << r.max_abs << " max_rel "
-                      << r.max_rel);
+                      << " outside atol " << c.atol << " + rtol " << c.rtol << "; first bad index " << r.first_bad
+                      << " got " << (r.bad ? got[r.first_bad] : 0.0f) << " want " << (r.bad ? want[r.first_bad] : 0.0f)
+                      << "; max_abs " << r.max_abs << " max_rel " << r.max_rel);
   CHECK(r.ok());
 }
 
 void require_bound(const BindResult& r, const std::string& case_name) {
-  INFO("golden case " << case_name << ": binding " << r.name.c_str() << ": " << to_string(r.status)
-                      << " (expected " << r.expected << " values, found " << r.found << ")");
+  INFO("golden case " << case_name << ": binding " << r.name.c_str() << ": " << to_string(r.status) << " (expected "
+                      << r.expected << " values, found " << r.found << ")");
   REQUIRE(r.status == Status::ok);
 }
 

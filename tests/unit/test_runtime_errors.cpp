@@ -17,7 +17,12 @@ std::vector<float> fill_params(Params& params, float scale = 0.05f) {
   std::vector<float> storage(total);
   for (index_t i = 0; i < total; ++i) storage[i] = scale * static_cast<float>((i * 37) % 23) - 0.5f * scale * 11;
   index_t offset = 0;
-  params.visit([&](const Name&, ParamRef r) { *r.data = storage.data() + offset; offset += r.size(); }, {});
+  params.visit(
+      [&](const Name&, ParamRef r) {
+        *r.data = storage.data() + offset;
+        offset += r.size();
+      },
+      {});
   return storage;
 }
 }  // namespace

@@ -22,7 +22,7 @@ template <index_t N>
 struct MemoryPlan {
   std::array<index_t, N> offset{};  ///< in floats, each a multiple of the tensor alignment
   index_t arena_floats = 0;
-  index_t sum_floats = 0;           ///< what one buffer per use would cost (for reports)
+  index_t sum_floats = 0;  ///< what one buffer per use would cost (for reports)
 };
 
 constexpr index_t align_floats(index_t n) {
@@ -38,7 +38,9 @@ constexpr MemoryPlan<N> plan_memory(const std::array<BufferUse, N>& uses) {
   // sort by decreasing size, stable on index (insertion sort: N is small)
   for (index_t i = 1; i < N; ++i)
     for (index_t j = i; j > 0 && uses[order[j]].floats > uses[order[j - 1]].floats; --j) {
-      const index_t t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+      const index_t t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
     }
   std::array<bool, N> placed{};
   for (index_t k = 0; k < N; ++k) {
@@ -52,7 +54,10 @@ constexpr MemoryPlan<N> plan_memory(const std::array<BufferUse, N>& uses) {
       for (index_t o = 0; o < N; ++o) {
         if (!placed[o] || uses[o].last < uses[b].first || uses[b].last < uses[o].first) continue;
         const index_t o_begin = plan.offset[o], o_end = o_begin + align_floats(uses[o].floats);
-        if (offset < o_end && o_begin < offset + size) { offset = o_end; moved = true; }
+        if (offset < o_end && o_begin < offset + size) {
+          offset = o_end;
+          moved = true;
+        }
       }
     }
     plan.offset[b] = offset;

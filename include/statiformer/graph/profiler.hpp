@@ -1,9 +1,9 @@
 // statiformer — per-layer profiler with a user-supplied clock, fixed storage, no heap.
 //
-// Models call `prof.begin(name, index)` / `prof.end(name, index)` around each layer (not nested). `NullProfiler` (the default)
-// has empty inline members, so profiling compiles to nothing when not asked for. `Profiler<Clock,
-// Capacity>` accumulates ticks per distinct layer name; Clock is any callable returning an unsigned
-// tick count (steady_clock nanoseconds on a host, SysTick or a cycle counter on a microcontroller).
+// Models call `prof.begin(name, index)` / `prof.end(name, index)` around each layer (not nested). `NullProfiler` (the
+// default) has empty inline members, so profiling compiles to nothing when not asked for. `Profiler<Clock, Capacity>`
+// accumulates ticks per distinct layer name; Clock is any callable returning an unsigned tick count (steady_clock
+// nanoseconds on a host, SysTick or a cycle counter on a microcontroller).
 #pragma once
 
 #include <cstdint>
@@ -41,10 +41,15 @@ class Profiler {
         ++entries_[i].calls;
         return;
       }
-    if (count_ < Capacity) entries_[count_++] = Entry{name, index, t, 1};
-    else ++dropped_;
+    if (count_ < Capacity)
+      entries_[count_++] = Entry{name, index, t, 1};
+    else
+      ++dropped_;
   }
-  void reset() noexcept { count_ = 0; dropped_ = 0; }
+  void reset() noexcept {
+    count_ = 0;
+    dropped_ = 0;
+  }
   index_t size() const noexcept { return count_; }
   const Entry& operator[](index_t i) const noexcept { return entries_[i]; }
   index_t dropped() const noexcept { return dropped_; }

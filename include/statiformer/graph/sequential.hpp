@@ -72,8 +72,10 @@ class Sequential {
     boost::hana::for_each(boost::hana::make_range(boost::hana::size_c<0>, boost::hana::size_c<n>), [&](auto i) {
       auto& layer = boost::hana::at(layers, i);
       using L = std::remove_cvref_t<decltype(layer)>;
-      if constexpr (requires { L::prefix; }) layer.params.visit(f, prefix / L::prefix);
-      else layer.params.visit(f, prefix / static_cast<index_t>(i));
+      if constexpr (requires { L::prefix; })
+        layer.params.visit(f, prefix / L::prefix);
+      else
+        layer.params.visit(f, prefix / static_cast<index_t>(i));
     });
   }
 
@@ -112,8 +114,8 @@ class Sequential {
                     Layers::Params::param_count * sizeof(float)),
       sink(line), ++i),
      ...);
-    std::snprintf(line, sizeof line, "weights %zu B (flash), arena %zu B (RAM, planned; %zu B unplanned)",
-                  weight_bytes, arena_bytes, arena_unplanned_bytes);
+    std::snprintf(line, sizeof line, "weights %zu B (flash), arena %zu B (RAM, planned; %zu B unplanned)", weight_bytes,
+                  arena_bytes, arena_unplanned_bytes);
     sink(line);
   }
 

@@ -11,9 +11,9 @@ namespace stf {
 /// Result of a bind: the status, and the parameter (or table entry) it is about.
 struct BindResult {
   Status status = Status::ok;
-  Name name{};          ///< the offending parameter or entry
-  index_t expected = 0; ///< element count the schema wants (weight_shape_mismatch)
-  index_t found = 0;    ///< element count found
+  Name name{};           ///< the offending parameter or entry
+  index_t expected = 0;  ///< element count the schema wants (weight_shape_mismatch)
+  index_t found = 0;     ///< element count found
   explicit operator bool() const { return status == Status::ok; }
 };
 
@@ -28,8 +28,10 @@ BindResult bind_params(Params& params, Lookup&& lookup, const Name& prefix = {})
         if (!result) return;
         index_t size = 0;
         const float* data = lookup(name.c_str(), size);
-        if (!data) result = {Status::missing_weight, name, ref.size(), 0};
-        else if (size != ref.size()) result = {Status::weight_shape_mismatch, name, ref.size(), size};
+        if (!data)
+          result = {Status::missing_weight, name, ref.size(), 0};
+        else if (size != ref.size())
+          result = {Status::weight_shape_mismatch, name, ref.size(), size};
       },
       prefix);
   if (!result) return result;
@@ -50,22 +52,31 @@ BindResult bind_table(Params& params, const WeightEntry (&table)[N], const Name&
     for (index_t j = i + 1; j < N; ++j)
       if (std::strcmp(table[i].name, table[j].name) == 0) return {Status::duplicate_weight, table[i].name, 0, 0};
   index_t matched = 0;
-  params.visit([&](const Name& name, ParamRef) {
-    for (index_t i = 0; i < N; ++i) matched += std::strcmp(table[i].name, name.c_str()) == 0;
-  }, prefix);
+  params.visit(
+      [&](const Name& name, ParamRef) {
+        for (index_t i = 0; i < N; ++i) matched += std::strcmp(table[i].name, name.c_str()) == 0;
+      },
+      prefix);
   if (matched != N) {
     // find the first entry the schema does not name
     for (index_t i = 0; i < N; ++i) {
       bool known = false;
-      params.visit([&](const Name& name, ParamRef) { known = known || std::strcmp(table[i].name, name.c_str()) == 0; }, prefix);
+      params.visit([&](const Name& name, ParamRef) { known = known || std::strcmp(table[i].name, name.c_str()) == 0; },
+                   prefix);
       if (!known) return {Status::unexpected_weight, table[i].name, 0, 0};
     }
   }
-  return bind_params(params, [&](const char* name, index_t& size) -> const float* {
-    for (index_t i = 0; i < N; ++i)
-      if (std::strcmp(table[i].name, name) == 0) { size = table[i].size; return table[i].data; }
-    return nullptr;
-  }, prefix);
+  return bind_params(
+      params,
+      [&](const char* name, index_t& size) -> const float* {
+        for (index_t i = 0; i < N; ++i)
+          if (std::strcmp(table[i].name, name) == 0) {
+            size = table[i].size;
+            return table[i].data;
+          }
+        return nullptr;
+      },
+      prefix);
 }
 
 }  // namespace stf

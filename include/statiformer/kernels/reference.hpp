@@ -1,10 +1,10 @@
 // statiformer — reference kernels: the oracle for every optimized variant. Never optimize these.
 //
-// Declared here, defined once in src/kernels/reference.cpp. Kernels are shape-erased (pointers + runtime dims) so that flash does not grow with every model
-// shape; the layers in layers/ are the thin shape-typed wrappers. Every reduction runs in one fixed
-// order: each output of a matrix product accumulates over the reduction dimension in sequence with
-// a fused multiply-add, starting from 0, and the bias is added last. Optimized variants reproduce
-// exactly this order, so their output bits equal these.
+// Declared here, defined once in src/kernels/reference.cpp. Kernels are shape-erased (pointers + runtime dims) so that
+// flash does not grow with every model shape; the layers in layers/ are the thin shape-typed wrappers. Every reduction
+// runs in one fixed order: each output of a matrix product accumulates over the reduction dimension in sequence with a
+// fused multiply-add, starting from 0, and the bias is added last. Optimized variants reproduce exactly this order, so
+// their output bits equal these.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +19,8 @@ float dot(const float* a, const float* b, index_t n) noexcept;
 
 /// y[r, o] = x[r, :] · w[o, :] + bias[o]  (x: [rows, in], w: [out, in] as PyTorch stores it,
 /// bias may be null). y must not alias x.
-void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias,
-                   index_t out, float* y) noexcept;
+void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out,
+            float* y) noexcept;
 
 void relu(float* x, index_t n) noexcept;
 
@@ -35,8 +35,8 @@ void add(float* y, const float* x, index_t n) noexcept;
 /// LayerNorm of one row of n values; y may alias x.
 ///   torch:     (x - mean) / sqrt(var_biased + eps) * gain + bias
 ///   annotated: gain * (x - mean) / (std_unbiased + eps) + bias
-void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n,
-                           LayerNormKind kind, float eps, float* y) noexcept;
+void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind, float eps,
+                    float* y) noexcept;
 
 /// log_softmax of one row in place: x - max - log(sum(exp(x - max))).
 void log_softmax_row(float* x, index_t n) noexcept;
@@ -55,8 +55,7 @@ struct RowMask {
 /// A row whose every key is masked: with MaskFill::neg_1e9, uniform weights 1/n_keys over all
 /// keys (what PyTorch computes with masked_fill(-1e9)); with MaskFill::neg_inf, weights 0 and
 /// output 0 (PyTorch would produce NaN). Never NaN from the mask alone.
-void attention_row(const float* q, const float* k, const float* v, index_t kv_stride,
-                          index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill,
-                          float* p, float* out) noexcept;
+void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim, index_t n_keys,
+                   RowMask mask, MaskFill fill, float* p, float* out) noexcept;
 
 }  // namespace stf::ref

@@ -10,8 +10,8 @@ namespace stf {
 
 /// Which keys each query may attend to. Everything here is runtime data of one forward call.
 struct AttentionMask {
-  index_t valid_keys = 0;          ///< key padding: keys at positions >= valid_keys are masked
-  bool causal = false;             ///< key j is masked for query i when j > i + causal_offset
+  index_t valid_keys = 0;  ///< key padding: keys at positions >= valid_keys are masked
+  bool causal = false;     ///< key j is masked for query i when j > i + causal_offset
   index_t causal_offset = 0;
   const std::uint8_t* allow = nullptr;  ///< optional [SeqQ, SeqK] mask, 1 = attend, 0 = masked
   MaskFill fill = MaskFill::neg_inf;
@@ -48,14 +48,13 @@ namespace detail {
 /// Scaled dot-product attention of one head over all query rows (shape-erased).
 /// q rows at q + i*q_stride, k/v rows at k/v + j*kv_stride, out rows at out + i*out_stride;
 /// weights (nullable) [seq_q, seq_k]; p: scratch of seq_k floats.
-inline void attention_head(const float* q, index_t q_stride, const float* k, const float* v,
-                           index_t kv_stride, index_t head_dim, index_t seq_q, index_t seq_k,
-                           const AttentionMask& mask, float* p, float* out, index_t out_stride,
-                           float* weights) {
+inline void attention_head(const float* q, index_t q_stride, const float* k, const float* v, index_t kv_stride,
+                           index_t head_dim, index_t seq_q, index_t seq_k, const AttentionMask& mask, float* p,
+                           float* out, index_t out_stride, float* weights) {
   for (index_t i = 0; i < seq_q; ++i) {
     float* pi = weights ? weights + i * seq_k : p;
-    ref::attention_row(q + i * q_stride, k, v, kv_stride, head_dim, seq_k, mask.row(i, seq_k),
-                       mask.fill, pi, out + i * out_stride);
+    ref::attention_row(q + i * q_stride, k, v, kv_stride, head_dim, seq_k, mask.row(i, seq_k), mask.fill, pi,
+                       out + i * out_stride);
   }
 }
 }  // namespace detail
@@ -74,12 +73,11 @@ struct ScaledDotProductAttention {
   }
 
   /// weights: optional [SeqQ, SeqK] output of the attention weights.
-  static Status forward(CMat<SeqQ, HeadDim> q, CMat<SeqK, HeadDim> k, CMat<SeqK, HeadDim> v,
-                        Mat<SeqQ, HeadDim> out, const AttentionMask& mask, float* scratch,
-                        float* weights = nullptr) {
+  static Status forward(CMat<SeqQ, HeadDim> q, CMat<SeqK, HeadDim> k, CMat<SeqK, HeadDim> v, Mat<SeqQ, HeadDim> out,
+                        const AttentionMask& mask, float* scratch, float* weights = nullptr) {
     if (mask.valid_keys == 0 || mask.valid_keys > SeqK) return Status::invalid_length;
-    detail::attention_head(q.data, HeadDim, k.data, v.data, HeadDim, HeadDim, SeqQ, SeqK, mask,
-                           scratch, out.data, HeadDim, weights);
+    detail::attention_head(q.data, HeadDim, k.data, v.data, HeadDim, HeadDim, SeqQ, SeqK, mask, scratch, out.data,
+                           HeadDim, weights);
     return Status::ok;
   }
 };
@@ -163,8 +161,8 @@ struct MultiHeadAttention {
     for (index_t h = 0; h < NHeads; ++h) {
       const index_t off = h * head_dim;
       // the context of head h overwrites its own query slice (read before written, row by row)
-      detail::attention_head(qb + off, DModel, kb + off, vb + off, DModel, head_dim, SeqQ, SeqK,
-                             mask, p, qb + off, DModel, weights ? weights + h * SeqQ * SeqK : nullptr);
+      detail::attention_head(qb + off, DModel, kb + off, vb + off, DModel, head_dim, SeqQ, SeqK, mask, p, qb + off,
+                             DModel, weights ? weights + h * SeqQ * SeqK : nullptr);
     }
     ref::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
   }

@@ -20,24 +20,22 @@ struct DecoderLayer {
   using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;
   using Norm = LayerNorm<DModel, Opt.layer_norm>;
 
-  static constexpr index_t seq_len = SeqLen, mem_len = MemLen, d_model = DModel, n_heads = NHeads,
-                           d_ff = DFf, head_dim = SelfAttention::head_dim;
+  static constexpr index_t seq_len = SeqLen, mem_len = MemLen, d_model = DModel, n_heads = NHeads, d_ff = DFf,
+                           head_dim = SelfAttention::head_dim;
   static constexpr LayerOptions options = Opt;
   static constexpr const char* name = "DecoderLayer";
   static constexpr index_t scratch_floats =
-      SeqLen * DModel + max_of(max_of(SelfAttention::scratch_floats, CrossAttention::scratch_floats),
-                               FF::scratch_floats);
+      SeqLen * DModel +
+      max_of(max_of(SelfAttention::scratch_floats, CrossAttention::scratch_floats), FF::scratch_floats);
   /// Scratch of one incremental step: a residual row, a query/context row, one score row, FF.
-  static constexpr index_t step_scratch_floats =
-      2 * DModel + max_of(SeqLen, MemLen) + FF::scratch_floats;
+  static constexpr index_t step_scratch_floats = 2 * DModel + max_of(SeqLen, MemLen) + FF::scratch_floats;
 
   struct Params {
     typename SelfAttention::Params self_attn;
     typename CrossAttention::Params cross_attn;
     typename FF::Params ff;
     typename Norm::Params norm1, norm2, norm3;
-    static constexpr index_t param_count = SelfAttention::Params::param_count +
-                                           CrossAttention::Params::param_count +
+    static constexpr index_t param_count = SelfAttention::Params::param_count + CrossAttention::Params::param_count +
                                            FF::Params::param_count + 3 * Norm::Params::param_count;
     template <class F>
     void visit(F&& f, const Name& prefix) {
@@ -116,11 +114,10 @@ struct DecoderLayer {
   /// One incremental step: row x (the target at position pos) → row y, appending this position's
   /// self-attention key/value to the cache. Costs O(pos) attention, and gives the same bits as row
   /// pos of `run` over the whole prefix. y may alias x. pos < SeqLen is the caller's contract.
-  void step(const float* x, index_t pos, index_t mem_valid_len, Cache& cache, float* y,
-            float* scratch) const {
-    float* t = scratch;               // [DModel] sublayer output
-    float* q = t + DModel;            // [DModel] query, then context
-    float* p = q + DModel;            // [max(SeqLen, MemLen)] scores
+  void step(const float* x, index_t pos, index_t mem_valid_len, Cache& cache, float* y, float* scratch) const {
+    float* t = scratch;     // [DModel] sublayer output
+    float* q = t + DModel;  // [DModel] query, then context
+    float* p = q + DModel;  // [max(SeqLen, MemLen)] scores
     float* inner = p + max_of(SeqLen, MemLen);
     const FF ff{params.ff};
     const Norm norm1{params.norm1}, norm2{params.norm2}, norm3{params.norm3};
@@ -134,8 +131,8 @@ struct DecoderLayer {
       ref::linear(in, 1, DModel, sa.v.weight.data, sa.v.bias_or_null(), DModel, cache.self_v.data + pos * DModel);
       for (index_t h = 0; h < NHeads; ++h) {
         const index_t off = h * head_dim;
-        ref::attention_row(q + off, cache.self_k.data + off, cache.self_v.data + off, DModel, head_dim,
-                           pos + 1, ref::RowMask{pos + 1, nullptr}, Opt.fill, p, q + off);
+        ref::attention_row(q + off, cache.self_k.data + off, cache.self_v.data + off, DModel, head_dim, pos + 1,
+                           ref::RowMask{pos + 1, nullptr}, Opt.fill, p, q + off);
       }
       ref::linear(q, 1, DModel, sa.o.weight.data, sa.o.bias_or_null(), DModel, out);
     };
@@ -144,8 +141,8 @@ struct DecoderLayer {
       ref::linear(in, 1, DModel, ca.q.weight.data, ca.q.bias_or_null(), DModel, q);
       for (index_t h = 0; h < NHeads; ++h) {
         const index_t off = h * head_dim;
-        ref::attention_row(q + off, cache.cross_k.data + off, cache.cross_v.data + off, DModel, head_dim,
-                           MemLen, ref::RowMask{mem_valid_len, nullptr}, Opt.fill, p, q + off);
+        ref::attention_row(q + off, cache.cross_k.data + off, cache.cross_v.data + off, DModel, head_dim, MemLen,
+                           ref::RowMask{mem_valid_len, nullptr}, Opt.fill, p, q + off);
       }
       ref::linear(q, 1, DModel, ca.o.weight.data, ca.o.bias_or_null(), DModel, out);
     };

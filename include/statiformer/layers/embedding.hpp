@@ -21,7 +21,9 @@ struct Embedding {
     CMat<Vocab, DModel> weight;
     static constexpr index_t param_count = Vocab * DModel;
     template <class F>
-    void visit(F&& f, const Name& prefix) { f(prefix / "weight", param_ref(weight)); }
+    void visit(F&& f, const Name& prefix) {
+      f(prefix / "weight", param_ref(weight));
+    }
   };
   Params params;
 

@@ -22,8 +22,7 @@ struct EncoderLayer {
   static constexpr index_t seq_len = SeqLen, d_model = DModel, n_heads = NHeads, d_ff = DFf;
   static constexpr LayerOptions options = Opt;
   static constexpr const char* name = "EncoderLayer";
-  static constexpr index_t scratch_floats =
-      SeqLen * DModel + max_of(SelfAttention::scratch_floats, FF::scratch_floats);
+  static constexpr index_t scratch_floats = SeqLen * DModel + max_of(SelfAttention::scratch_floats, FF::scratch_floats);
 
   struct Params {
     typename SelfAttention::Params self_attn;

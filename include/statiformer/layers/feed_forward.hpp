@@ -10,8 +10,7 @@ namespace stf {
 /// y = W2 · act(W1 x + b1) + b2 for each row, optionally followed by act (one of the tutorial
 /// encoders applies the activation after the second projection too). Row by row, so the scratch
 /// is one hidden row [DFf], and y may alias x.
-template <index_t SeqLen, index_t DModel, index_t DFf, Activation Act = Activation::relu,
-          bool OutActivation = false>
+template <index_t SeqLen, index_t DModel, index_t DFf, Activation Act = Activation::relu, bool OutActivation = false>
 struct FeedForward {
   static_assert(check::layer_dims_positive<SeqLen, DModel>());
   static_assert(check::layer_dims_positive<SeqLen, DFf>());
@@ -54,8 +53,7 @@ struct FeedForward {
     float* hidden = scratch;
     float* out = scratch + DFf;
     for (index_t r = 0; r < rows; ++r) {
-      ref::linear(x + r * DModel, 1, DModel, params.linear1.weight.data, params.linear1.bias.data,
-                  DFf, hidden);
+      ref::linear(x + r * DModel, 1, DModel, params.linear1.weight.data, params.linear1.bias.data, DFf, hidden);
       ref::activation(Act, hidden, DFf);
       ref::linear(hidden, 1, DFf, params.linear2.weight.data, params.linear2.bias.data, DModel, out);
       if constexpr (OutActivation) ref::activation(Act, out, DModel);

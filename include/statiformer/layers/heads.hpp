@@ -17,7 +17,9 @@ struct Classifier {
     LinearParams<DModel, NClasses> proj;
     static constexpr index_t param_count = LinearParams<DModel, NClasses>::param_count;
     template <class F>
-    void visit(F&& f, const Name& prefix) { proj.visit(f, prefix / "proj"); }
+    void visit(F&& f, const Name& prefix) {
+      proj.visit(f, prefix / "proj");
+    }
   };
   Params params;
   // Sequential node
@@ -42,7 +44,9 @@ struct Generator {
     LinearParams<DModel, Vocab> proj;
     static constexpr index_t param_count = LinearParams<DModel, Vocab>::param_count;
     template <class F>
-    void visit(F&& f, const Name& prefix) { proj.visit(f, prefix / "proj"); }
+    void visit(F&& f, const Name& prefix) {
+      proj.visit(f, prefix / "proj");
+    }
   };
   Params params;
   // Sequential node

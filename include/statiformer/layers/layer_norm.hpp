@@ -46,8 +46,7 @@ struct LayerNorm {
   /// rows of x → rows of y (y may alias x).
   void run(const float* x, index_t rows, float* y) const {
     for (index_t r = 0; r < rows; ++r)
-      ref::layer_norm_row(x + r * DModel, params.weight.data, params.bias.data, DModel, Kind, eps,
-                          y + r * DModel);
+      ref::layer_norm_row(x + r * DModel, params.weight.data, params.bias.data, DModel, Kind, eps, y + r * DModel);
   }
   /// y = LN(y + x): the residual step of a post-norm layer.
   void add_run(float* y, const float* x, index_t rows) const {

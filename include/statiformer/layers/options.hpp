@@ -7,16 +7,16 @@
 namespace stf {
 
 struct LayerOptions {
-  NormPlacement norm = NormPlacement::post;         ///< post: nn.Transformer*Layer default
+  NormPlacement norm = NormPlacement::post;  ///< post: nn.Transformer*Layer default
   Activation activation = Activation::relu;
   LayerNormKind layer_norm = LayerNormKind::torch;
-  bool bias = true;                                  ///< biases of the attention projections
-  MaskFill fill = MaskFill::neg_inf;                 ///< see AttentionMask
+  bool bias = true;                   ///< biases of the attention projections
+  MaskFill fill = MaskFill::neg_inf;  ///< see AttentionMask
 };
 
 /// The annotated transformer's layers: pre-norm, its LayerNorm, -1e9 mask fill.
-inline constexpr LayerOptions kAnnotated{NormPlacement::pre, Activation::relu,
-                                         LayerNormKind::annotated, true, MaskFill::neg_1e9};
+inline constexpr LayerOptions kAnnotated{NormPlacement::pre, Activation::relu, LayerNormKind::annotated, true,
+                                         MaskFill::neg_1e9};
 
 constexpr index_t max_of(index_t a, index_t b) { return a > b ? a : b; }
 

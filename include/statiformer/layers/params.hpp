@@ -29,7 +29,10 @@ struct Name {
   constexpr Name operator/(index_t i) const {
     char digits[24] = {};
     index_t k = 0;
-    do { digits[k++] = static_cast<char>('0' + i % 10); i /= 10; } while (i);
+    do {
+      digits[k++] = static_cast<char>('0' + i % 10);
+      i /= 10;
+    } while (i);
     char rev[24] = {};
     for (index_t j = 0; j < k; ++j) rev[j] = digits[k - 1 - j];
     return *this / rev;
@@ -53,9 +56,13 @@ struct ParamRef {
 };
 
 template <index_t R, index_t C>
-inline ParamRef param_ref(CMat<R, C>& m) { return {&m.data, R, C}; }
+inline ParamRef param_ref(CMat<R, C>& m) {
+  return {&m.data, R, C};
+}
 template <index_t N>
-inline ParamRef param_ref(CVec<N>& v) { return {&v.data, N, 0}; }
+inline ParamRef param_ref(CVec<N>& v) {
+  return {&v.data, N, 0};
+}
 
 /// y = x Wᵀ + b with PyTorch's [Out, In] weight layout. Bias is part of the schema iff HasBias.
 template <index_t In, index_t Out, bool HasBias = true>

@@ -64,8 +64,8 @@ struct DecoderStack {
   static_assert(check::stack_layers<NLayers>());
   using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm>;
   using Cache = typename Layer::Cache;
-  static constexpr index_t seq_len = Layer::seq_len, mem_len = Layer::mem_len,
-                           d_model = Layer::d_model, n_layers = NLayers;
+  static constexpr index_t seq_len = Layer::seq_len, mem_len = Layer::mem_len, d_model = Layer::d_model,
+                           n_layers = NLayers;
   static constexpr bool final_norm = FinalNorm;
   static constexpr const char* name = "DecoderStack";
   static constexpr index_t scratch_floats = Layer::scratch_floats;
@@ -106,8 +106,7 @@ struct DecoderStack {
     for (index_t i = 0; i < NLayers; ++i) Layer{params.layers[i]}.prepare_memory(memory, caches[i]);
   }
   /// One target row at position pos through every layer (and the final norm). y may alias x.
-  void step(const float* x, index_t pos, index_t mem_valid_len, Cache* caches, float* y,
-            float* scratch) const {
+  void step(const float* x, index_t pos, index_t mem_valid_len, Cache* caches, float* y, float* scratch) const {
     for (index_t i = 0; i < NLayers; ++i)
       Layer{params.layers[i]}.step(i == 0 ? x : y, pos, mem_valid_len, caches[i], y, scratch);
     if constexpr (FinalNorm) Norm{params.norm}.run(y, 1, y);

@@ -1,6 +1,8 @@
 // statiformer — encoder-decoder transformer with greedy decoding over a key/value cache.
 #pragma once
 
+#include <cstdio>
+
 #include <statiformer/graph/memory_plan.hpp>
 #include <statiformer/graph/profiler.hpp>
 #include <statiformer/layers/embedding.hpp>
@@ -57,20 +59,20 @@ class EncoderDecoder {
   // ---- memory plan: steps 0 = encode, 1 = decode ---------------------------------------------
   enum Buffer : index_t { kMemory, kEncScratch, kRow, kStepScratch, kLogits, kBuffers };
   static constexpr MemoryPlan<kBuffers> plan = plan_memory<kBuffers>({{
-      {src_len * d_model, 0, 1},                    // memory: the encoder output, read while decoding
-      {Encoder::scratch_floats, 0, 0},              // encoder scratch
-      {d_model, 1, 1},                              // the target row being decoded
-      {Decoder::step_scratch_floats, 1, 1},         // decoder step scratch
-      {tgt_vocab, 1, 1},                            // log-probabilities of the step
+      {src_len * d_model, 0, 1},             // memory: the encoder output, read while decoding
+      {Encoder::scratch_floats, 0, 0},       // encoder scratch
+      {d_model, 1, 1},                       // the target row being decoded
+      {Decoder::step_scratch_floats, 1, 1},  // decoder step scratch
+      {tgt_vocab, 1, 1},                     // log-probabilities of the step
   }});
 
   // ---- footprint (all constexpr) ----------------------------------------------------------------
   static constexpr index_t param_count = Params::param_count;
   static constexpr index_t weight_bytes = param_count * sizeof(float);       ///< flash (or RAM if loaded)
-  static constexpr index_t const_bytes = sizeof(typename PosEnc::Table);    ///< PE table, flash
+  static constexpr index_t const_bytes = sizeof(typename PosEnc::Table);     ///< PE table, flash
   static constexpr index_t arena_bytes = plan.arena_floats * sizeof(float);  ///< RAM, planned
   static constexpr index_t arena_unplanned_bytes = plan.sum_floats * sizeof(float);
-  static constexpr index_t state_bytes = n_layers * sizeof(Cache);          ///< RAM, K/V caches
+  static constexpr index_t state_bytes = n_layers * sizeof(Cache);  ///< RAM, K/V caches
 
   Params params{};
 
@@ -142,8 +144,8 @@ class EncoderDecoder {
   /// the next-token distribution, until `end_token` is produced (if >= 0) or tgt_len tokens are out.
   /// out must hold tgt_len tokens; out_len receives the count (including start and end).
   template <class Prof = NullProfiler>
-  Status greedy_decode(const int* src, index_t src_valid_len, int start, int end_token, int* out,
-                       index_t& out_len, Prof&& prof = Prof{}) {
+  Status greedy_decode(const int* src, index_t src_valid_len, int start, int end_token, int* out, index_t& out_len,
+                       Prof&& prof = Prof{}) {
     if (Status st = TgtEmbed::check_tokens(&start, 1); st != Status::ok) return st;
     if (Status st = encode(src, src_valid_len, prof); st != Status::ok) return st;
     float logprobs[tgt_vocab];
@@ -158,6 +160,38 @@ class EncoderDecoder {
     }
     out_len = n;
     return Status::ok;
+  }
+
+  /// Prints a torchinfo-like summary through sink(const char*), one line at a time; no heap.
+  template <class Sink>
+  static void summary(Sink&& sink) {
+    char line[160];
+    auto row = [&](const char* layer, index_t index, index_t rows, index_t cols, index_t params) {
+      char name[48];
+      std::snprintf(name, sizeof name, index == index_t(-1) ? "%s" : "%s.%zu", layer, index);
+      char shape[32];
+      std::snprintf(shape, sizeof shape, "[%zu, %zu]", rows, cols);
+      std::snprintf(line, sizeof line, "%-24s %-12s %10zu %10zu", name, shape, params, params * sizeof(float));
+      sink(line);
+    };
+    constexpr index_t none = index_t(-1);
+    std::snprintf(line, sizeof line, "%-24s %-12s %10s %10s", "layer", "output", "params", "bytes");
+    sink(line);
+    row("src_embed+pe", none, src_len, d_model, SrcEmbed::Params::param_count);
+    for (index_t l = 0; l < Encoder::n_layers; ++l)
+      row("encoder.layer", l, src_len, d_model, Encoder::Layer::Params::param_count);
+    if constexpr (Encoder::final_norm) row("encoder.norm", none, src_len, d_model, 2 * d_model);
+    row("tgt_embed+pe", none, 1, d_model, TgtEmbed::Params::param_count);
+    for (index_t l = 0; l < Decoder::n_layers; ++l)
+      row("decoder.layer", l, 1, d_model, Decoder::Layer::Params::param_count);
+    if constexpr (Decoder::final_norm) row("decoder.norm", none, 1, d_model, 2 * d_model);
+    row("generator", none, 1, tgt_vocab, Gen::Params::param_count);
+    std::snprintf(line, sizeof line, "parameters %zu: weights %zu B + PE table %zu B (flash)", param_count,
+                  weight_bytes, const_bytes);
+    sink(line);
+    std::snprintf(line, sizeof line, "RAM: arena %zu B (planned; %zu B without reuse) + K/V caches %zu B", arena_bytes,
+                  arena_unplanned_bytes, state_bytes);
+    sink(line);
   }
 
   /// The encoder output of the last `encode` ([src_len, d_model]; padded rows included).
@@ -175,12 +209,11 @@ class EncoderDecoder {
 };
 
 /// The usual shape of it: identical options in encoder and decoder, final norms on both stacks.
-template <index_t SrcLen, index_t TgtLen, index_t SrcVocab, index_t TgtVocab, index_t DModel,
-          index_t NHeads, index_t DFf, index_t NLayers, LayerOptions Opt = LayerOptions{}>
-using Transformer =
-    EncoderDecoder<Embedding<SrcVocab, DModel>, Embedding<TgtVocab, DModel>,
-                   EncoderStack<EncoderLayer<SrcLen, DModel, NHeads, DFf, Opt>, NLayers, true>,
-                   DecoderStack<DecoderLayer<TgtLen, SrcLen, DModel, NHeads, DFf, Opt>, NLayers, true>,
-                   Generator<DModel, TgtVocab>>;
+template <index_t SrcLen, index_t TgtLen, index_t SrcVocab, index_t TgtVocab, index_t DModel, index_t NHeads,
+          index_t DFf, index_t NLayers, LayerOptions Opt = LayerOptions{}>
+using Transformer = EncoderDecoder<Embedding<SrcVocab, DModel>, Embedding<TgtVocab, DModel>,
+                                   EncoderStack<EncoderLayer<SrcLen, DModel, NHeads, DFf, Opt>, NLayers, true>,
+                                   DecoderStack<DecoderLayer<TgtLen, SrcLen, DModel, NHeads, DFf, Opt>, NLayers, true>,
+                                   Generator<DModel, TgtVocab>>;
 
 }  // namespace stf

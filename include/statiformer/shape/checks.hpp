@@ -28,10 +28,8 @@ constexpr bool tensor_dims_positive() {
 /// layer", "a [S, D1] tensor fed where [S, D2] is expected").
 template <dim_t BoundRows, dim_t BoundCols, dim_t ExpectedRows, dim_t ExpectedCols>
 constexpr bool tensor_shape() {
-  static_assert(BoundRows == ExpectedRows,
-                "shape mismatch: the bound tensor's Rows differ from the expected Rows");
-  static_assert(BoundCols == ExpectedCols,
-                "shape mismatch: the bound tensor's Cols differ from the expected Cols");
+  static_assert(BoundRows == ExpectedRows, "shape mismatch: the bound tensor's Rows differ from the expected Rows");
+  static_assert(BoundCols == ExpectedCols, "shape mismatch: the bound tensor's Cols differ from the expected Cols");
   return true;
 }
 
@@ -73,15 +71,13 @@ constexpr bool input_seq_len() {
 /// Cross-attention: the memory (encoder output) must be [MemLen, DModel] of the decoder.
 template <dim_t MemoryDModel, dim_t DModel>
 constexpr bool memory_dmodel() {
-  static_assert(MemoryDModel == DModel,
-                "cross-attention: the memory's DModel differs from the decoder's DModel");
+  static_assert(MemoryDModel == DModel, "cross-attention: the memory's DModel differs from the decoder's DModel");
   return true;
 }
 
 template <dim_t MemorySeqLen, dim_t MemLen>
 constexpr bool memory_len() {
-  static_assert(MemorySeqLen == MemLen,
-                "cross-attention: the memory's SeqLen differs from the decoder's MemLen");
+  static_assert(MemorySeqLen == MemLen, "cross-attention: the memory's SeqLen differs from the decoder's MemLen");
   return true;
 }
 
@@ -101,8 +97,7 @@ constexpr bool encoder_decoder_memory_len() {
 
 template <dim_t EmbeddingDModel, dim_t ModelDModel>
 constexpr bool embedding_dmodel() {
-  static_assert(EmbeddingDModel == ModelDModel,
-                "Embedding: the embedding's DModel differs from the model's DModel");
+  static_assert(EmbeddingDModel == ModelDModel, "Embedding: the embedding's DModel differs from the model's DModel");
   return true;
 }
 

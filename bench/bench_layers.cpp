@@ -1,0 +1,126 @@
+// Per-layer latency of the reference kernels (Google Benchmark), with FLOP/s counters.
+// Shapes (SeqLen, DModel, NHeads, DFf) from the project's benchmark plan. The SIMD variants and the
+// peers (Eigen, PyTorch, FMA peak) come with the kernel-variant registry.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <vector>
+
+#include <statiformer/statiformer.hpp>
+
+namespace {
+using namespace stf;
+
+/// Deterministic pseudo-random weights for every parameter of `params` (kept alive by the caller).
+template <class Params>
+std::vector<float> random_params(Params& params) {
+  index_t total = 0;
+  params.visit([&](const Name&, ParamRef r) { total += r.size(); }, {});
+  std::vector<float> storage(total);
+  std::uint32_t state = 12345;
+  for (float& v : storage) {
+    state = state * 1664525u + 1013904223u;
+    v = (static_cast<float>(state >> 8) / 16777216.0f - 0.5f) * 0.2f;
+  }
+  index_t offset = 0;
+  params.visit(
+      [&](const Name&, ParamRef r) {
+        *r.data = storage.data() + offset;
+        offset += r.size();
+      },
+      {});
+  return storage;
+}
+
+std::vector<float> random_input(index_t n) {
+  std::vector<float> x(n);
+  for (index_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 7919) % 101) / 50.0f - 1.0f;
+  return x;
+}
+
+template <index_t S, index_t D, index_t H, index_t F>
+void BM_EncoderLayer(benchmark::State& state) {
+  auto layer = std::make_unique<EncoderLayer<S, D, H, F>>();
+  auto w = random_params(layer->params);
+  auto x = random_input(S * D);
+  std::vector<float> y(S * D), scratch(EncoderLayer<S, D, H, F>::scratch_floats);
+  for (auto _ : state) {
+    layer->run(x.data(), y.data(), S, scratch.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double flops = 2.0 * S * D * D * 4 + 2.0 * 2 * S * S * D + 2.0 * 2 * S * D * F;
+  state.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+template <index_t S, index_t D, index_t H>
+void BM_MultiHeadAttention(benchmark::State& state) {
+  auto mha = std::make_unique<MultiHeadAttention<S, S, D, H>>();
+  auto w = random_params(mha->params);
+  auto x = random_input(S * D);
+  std::vector<float> y(S * D), scratch(MultiHeadAttention<S, S, D, H>::scratch_floats);
+  for (auto _ : state) {
+    mha->run(x.data(), x.data(), AttentionMask::padding(S), scratch.data(), y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double flops = 2.0 * S * D * D * 4 + 2.0 * 2 * S * S * D;
+  state.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+template <index_t S, index_t D, index_t F>
+void BM_FeedForward(benchmark::State& state) {
+  auto ff = std::make_unique<FeedForward<S, D, F>>();
+  auto w = random_params(ff->params);
+  auto x = random_input(S * D);
+  std::vector<float> y(S * D), scratch(FeedForward<S, D, F>::scratch_floats);
+  for (auto _ : state) {
+    ff->run(x.data(), S, y.data(), scratch.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["FLOP/s"] = benchmark::Counter(4.0 * S * D * F, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+template <index_t S, index_t D>
+void BM_LayerNorm(benchmark::State& state) {
+  LayerNorm<D> ln{};
+  auto w = random_params(ln.params);
+  auto x = random_input(S * D);
+  std::vector<float> y(S * D);
+  for (auto _ : state) {
+    ln.run(x.data(), S, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+
+/// One greedy-decode step of a 2+2-layer model at a given position (the K/V cache makes it O(pos)).
+void BM_DecodeStep(benchmark::State& state) {
+  using M = Transformer<64, 64, 32, 32, 64, 4, 256, 2>;
+  static M model;
+  auto w = random_params(model.params);
+  int src[64];
+  for (int i = 0; i < 64; ++i) src[i] = i % 32;
+  const auto pos = static_cast<index_t>(state.range(0));
+  float logprobs[32];
+  for (auto _ : state) {
+    state.PauseTiming();
+    (void)model.encode(src, 64);
+    for (index_t t = 0; t < pos; ++t) (void)model.step(1, logprobs);
+    state.ResumeTiming();
+    (void)model.step(1, logprobs);
+    benchmark::DoNotOptimize(logprobs);
+  }
+}
+}  // namespace
+
+BENCHMARK(BM_EncoderLayer<10, 16, 2, 32>);
+BENCHMARK(BM_EncoderLayer<32, 64, 4, 256>);
+BENCHMARK(BM_EncoderLayer<64, 128, 4, 512>);
+BENCHMARK(BM_MultiHeadAttention<10, 16, 2>);
+BENCHMARK(BM_MultiHeadAttention<32, 64, 4>);
+BENCHMARK(BM_MultiHeadAttention<64, 128, 4>);
+BENCHMARK(BM_FeedForward<10, 16, 32>);
+BENCHMARK(BM_FeedForward<32, 64, 256>);
+BENCHMARK(BM_FeedForward<64, 128, 512>);
+BENCHMARK(BM_LayerNorm<32, 64>);
+BENCHMARK(BM_LayerNorm<64, 128>);
+BENCHMARK(BM_DecodeStep)->Arg(0)->Arg(15)->Arg(31)->Arg(63);
+BENCHMARK_MAIN();

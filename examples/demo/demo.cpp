@@ -1,0 +1,148 @@
+// statiformer demo: a small encoder-decoder, trained in PyTorch to reverse digit sequences
+// (tools/train_demo.py), compiled in with its weights (demo_weights.hpp), greedy-decoded with a
+// key/value cache, with no heap.
+//
+//   demo                      decode a few built-in inputs
+//   demo --input "3 1 4 1 5"  decode one input (1 to 10 digits)
+//   demo --repeat N           run every inference N times (same output; latency averaged)
+//
+// Prints each decoding (and fails if it is not the reversed input), the model summary with the
+// weight and arena bytes, and the per-layer latency on this machine.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <statiformer/statiformer.hpp>
+
+#include "demo_weights.hpp"
+
+namespace {
+using namespace stf;
+namespace dm = stf_demo;
+
+using Model =
+    Transformer<dm::kSrcLen, dm::kTgtLen, dm::kVocab, dm::kVocab, dm::kDModel, dm::kNHeads, dm::kDFf, dm::kNLayers>;
+static_assert(Model::arena_bytes + Model::state_bytes <= 24 * 1024, "demo RAM budget");
+Model model;  // static: arena and caches live in .bss
+
+struct Input {
+  int digits[dm::kSrcLen];
+  index_t len;
+};
+
+bool parse_digits(const char* text, Input& in) {
+  in.len = 0;
+  for (const char* p = text; *p; ++p) {
+    if (*p == ' ' || *p == ',') continue;
+    if (*p < '0' || *p > '9') return false;
+    if (in.len == dm::kSrcLen) return false;
+    in.digits[in.len++] = *p - '0';
+  }
+  return in.len > 0;
+}
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  Input inputs[8];
+  index_t n_inputs = 0;
+  long repeat = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
+      if (n_inputs == 8 || !parse_digits(argv[++i], inputs[n_inputs])) {
+        std::fprintf(stderr, "demo: --input takes 1 to %zu digits 0-9, e.g. --input \"3 1 4 1 5\"\n", dm::kSrcLen);
+        return 2;
+      }
+      ++n_inputs;
+    } else if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
+      char* end = nullptr;
+      repeat = std::strtol(argv[++i], &end, 10);
+      if (*end || repeat < 1 || repeat > 1000000) {
+        std::fprintf(stderr, "demo: --repeat takes a count from 1 to 1000000\n");
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr, "usage: demo [--input \"3 1 4 1 5\"]... [--repeat N]\n");
+      return 2;
+    }
+  }
+  if (n_inputs == 0) {
+    const char* defaults[] = {"3 1 4 1 5", "2 7 1 8 2 8 1 8 2 8", "9", "0 1 2 3 4 5 6 7 8 9", "6 6 6 0"};
+    for (const char* d : defaults) (void)parse_digits(d, inputs[n_inputs++]);
+  }
+
+  if (const BindResult r = bind_table(model.params, dm::weights::table); !r) {
+    std::fprintf(stderr, "demo: binding weights failed at %s: %s\n", r.name.c_str(), to_string(r.status));
+    return 1;
+  }
+
+  std::printf(
+      "statiformer demo: reverse a digit sequence (encoder-decoder, %zu+%zu layers, d_model %zu, %zu heads)\n\n",
+      dm::kNLayers, dm::kNLayers, dm::kDModel, dm::kNHeads);
+  Profiler prof(now_ns);
+  int wrong = 0;
+  for (index_t k = 0; k < n_inputs; ++k) {
+    const Input& in = inputs[k];
+    int src[dm::kSrcLen] = {};
+    for (index_t i = 0; i < in.len; ++i) src[i] = dm::kDigit0 + in.digits[i];
+    int out[dm::kTgtLen];
+    index_t n = 0, n_first = 0;
+    int first[dm::kTgtLen];
+    for (long rep = 0; rep < repeat; ++rep) {
+      if (Status st = model.greedy_decode(src, in.len, dm::kBos, dm::kEos, out, n, prof); st != Status::ok) {
+        std::fprintf(stderr, "demo: decoding failed: %s\n", to_string(st));
+        return 1;
+      }
+      if (rep == 0) {
+        n_first = n;
+        std::memcpy(first, out, sizeof out);
+      } else if (n != n_first || std::memcmp(first, out, n * sizeof(int)) != 0) {
+        std::fprintf(stderr, "demo: repetition %ld decoded differently\n", rep);
+        return 1;
+      }
+    }
+    // the answer: BOS, the digits reversed, EOS
+    bool ok = n == in.len + 2 && out[0] == dm::kBos && out[n - 1] == dm::kEos;
+    for (index_t i = 0; ok && i < in.len; ++i) ok = out[1 + i] == dm::kDigit0 + in.digits[in.len - 1 - i];
+    wrong += !ok;
+    std::printf("  input  ");
+    for (index_t i = 0; i < in.len; ++i) std::printf("%d ", in.digits[i]);
+    std::printf("%*s->  output ", static_cast<int>(2 * (dm::kSrcLen - in.len)), "");
+    for (index_t i = 1; i < n; ++i) {
+      if (out[i] == dm::kEos)
+        std::printf("<eos>");
+      else if (out[i] >= dm::kDigit0)
+        std::printf("%d ", out[i] - dm::kDigit0);
+      else
+        std::printf("<%d> ", out[i]);
+    }
+    std::printf("  %s\n", ok ? "correct" : "WRONG");
+  }
+
+  std::printf("\nmodel summary\n");
+  Model::summary([](const char* line) { std::printf("  %s\n", line); });
+
+  const double inferences = static_cast<double>(repeat) * static_cast<double>(n_inputs);
+  std::printf(
+      "\nper-layer latency on this machine (mean per inference over %.0f inferences; decoder rows sum all steps)\n",
+      inferences);
+  double total = 0;
+  for (index_t i = 0; i < prof.size(); ++i) total += static_cast<double>(prof[i].ticks);
+  for (index_t i = 0; i < prof.size(); ++i) {
+    char name[40];
+    std::snprintf(name, sizeof name, std::strstr(prof[i].name, ".layer") ? "%s.%zu" : "%s", prof[i].name,
+                  prof[i].index);
+    std::printf("  %-20s %9.2f us  %5.1f%%  (%llu calls)\n", name,
+                static_cast<double>(prof[i].ticks) / inferences / 1e3,
+                100.0 * static_cast<double>(prof[i].ticks) / total, static_cast<unsigned long long>(prof[i].calls));
+  }
+  std::printf("  %-20s %9.2f us\n", "total", total / inferences / 1e3);
+  std::printf("\n%s\n", wrong ? "SOME DECODINGS ARE WRONG" : "all decodings correct");
+  return wrong ? 1 : 0;
+}
