@@ -7,8 +7,9 @@ Vocabulary (13): 0 PAD, 1 BOS, 2 EOS, 3..12 the digits 0..9.  Source: 1..10 digi
 PAD to 10 (key padding mask); target: BOS + reversed digits + EOS, padded to 12.  The model is
 the encdec_greedy ln=torch structure (tools/stf_torch.TorchEncoderDecoder: embedding*sqrt(D) +
 sinusoidal PE, 2+2 post-norm nn.Transformer layers with relu, final LayerNorms, log_softmax
-generator).  Training stops once greedy decoding is 100% correct on a held-out set of 1000
-random sequences of every length 1..10.
+generator).  Training is a fixed schedule (seed 1234, 3600 Adam steps, about 3.5 minutes on one
+CPU thread); the script then requires greedy decoding to be 100% correct on a held-out set of
+1000 random sequences of every length 1..10 and on every constant sequence (e.g. 0000000000).
 
 Writes examples/demo/demo_weights.hpp, tests/golden/data/demo_reference.txt and
 tools/demo_model.pt (state_dict without the PE table).
@@ -131,13 +132,16 @@ def accuracy(model, seqs, chunk=1000):
 
 
 def train(model, held_out):
-    """Adam, linear warmup then cosine decay to 0 over STEPS; stops early (deterministically)
-    once the probe subset and then the whole held-out set are 100% correct."""
+    """Adam, linear warmup then cosine decay to 0 over STEPS (a fixed, deterministic schedule).
+
+    Logs the accuracy on a 1000-sequence probe subset every EVAL_EVERY steps; returns
+    (steps, seconds, accuracy on the whole held-out set).
+    """
     rng = random.Random(SEED + 1)
     excluded = {tuple(s) for s in held_out}
     probe = held_out[::10]  # 100 per length, cheap to evaluate often
     opt = torch.optim.Adam(model.parameters(), lr=LR, betas=(0.9, 0.98), eps=1e-9)
-    t0, acc = time.time(), 0.0
+    t0 = time.time()
     for step in range(1, STEPS + 1):
         scale = min(step / WARMUP, 0.5 * (1 + math.cos(math.pi * step / STEPS)))
         for g in opt.param_groups:
@@ -147,21 +151,14 @@ def train(model, held_out):
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        if step % EVAL_EVERY == 0 or step == STEPS:
-            probe_acc = accuracy(model, probe)
-            print(f"step {step:5d}  loss {loss.item():.4f}  probe acc {probe_acc:.4f}  "
-                  f"{time.time() - t0:.0f}s", flush=True)
-            if probe_acc == 1.0:
-                acc = accuracy(model, held_out)
-                print(f"  held-out accuracy {acc:.4f}", flush=True)
-                if acc == 1.0:
-                    break
-    if acc < 1.0:
-        acc = accuracy(model, held_out)
-        per_len = [accuracy(model, held_out[i:i + HELD_OUT_PER_LEN])
-                   for i in range(0, len(held_out), HELD_OUT_PER_LEN)]
-        print("  per-length accuracy " + " ".join(f"{a:.3f}" for a in per_len))
-    return step, time.time() - t0, acc
+        if step % EVAL_EVERY == 0:
+            print(f"step {step:5d}  loss {loss.item():.4f}  probe acc {accuracy(model, probe):.4f}"
+                  f"  {time.time() - t0:.0f}s", flush=True)
+    seconds = time.time() - t0
+    per_len = [accuracy(model, held_out[i:i + HELD_OUT_PER_LEN])
+               for i in range(0, len(held_out), HELD_OUT_PER_LEN)]
+    print("held-out accuracy by length 1..10: " + " ".join(f"{a:.3f}" for a in per_len))
+    return STEPS, seconds, sum(per_len) / len(per_len)
 
 
 # --------------------------------------------------------------------------------------------
@@ -256,8 +253,8 @@ def main():
     rep_acc = accuracy(model, repetitive_set())
     print(f"trained {steps} steps in {seconds:.0f}s; held-out accuracy {acc:.4f} "
           f"on {len(held_out)} sequences; constant sequences {rep_acc:.4f}")
-    if acc < 1.0:
-        print("error: did not reach 100% held-out accuracy", file=sys.stderr)
+    if acc < 1.0 or rep_acc < 1.0:
+        print("error: did not reach 100% accuracy", file=sys.stderr)
         return 1
     named = st.canonical_from_torch_encdec(model)
     note = (f"seed {SEED}, {steps} steps, accuracy {100 * acc:.2f}% on {len(held_out)} "
