@@ -12,9 +12,11 @@ CPU thread); the script then requires greedy decoding to be 100% correct on a he
 1000 random sequences of every length 1..10 and on every constant sequence (e.g. 0000000000).
 
 Writes examples/demo/demo_weights.hpp, tests/golden/data/demo_reference.txt and
-tools/demo_model.pt (state_dict without the PE table).
+tools/demo_model.pt (state_dict without the PE table).  With --reuse it skips training, loads
+tools/demo_model.pt, re-checks the accuracy and rewrites the first two (same bytes).
 """
 
+import argparse
 import math
 import os
 import random
@@ -38,7 +40,10 @@ D_MODEL, N_HEADS, D_FF, N_LAYERS = 32, 4, 64, 2
 PAD, BOS, EOS, DIGIT0 = 0, 1, 2, 3
 BATCH, LR, WARMUP, STEPS, EVAL_EVERY = 128, 2e-3, 200, 3600, 300
 HELD_OUT_PER_LEN = 1000
-REFERENCE_TOLERANCE = (1e-5, 1e-5)  # log-probs of magnitude up to ~20
+# The trained model's log-probs reach ~-25 and its activations are larger than a random model's;
+# PyTorch float32 is ~3e-5 (3e-6 relative) from a float64 recomputation, so 1e-5/1e-5 would
+# leave a C++ float32 implementation too little headroom.
+REFERENCE_TOLERANCE = (5e-5, 5e-5)
 
 # --------------------------------------------------------------------------------------------
 # Data
@@ -245,14 +250,24 @@ def write_reference(model):
 
 
 def main():
+    parser = argparse.ArgumentParser(description="train and export the statiformer demo model")
+    parser.add_argument("--reuse", action="store_true",
+                        help="skip training: load tools/demo_model.pt, re-check and re-export")
+    args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(SEED)
     held_out = held_out_set(random.Random(SEED))
     model = build_model()
-    steps, seconds, acc = train(model, held_out)
+    if args.reuse:
+        model.load_state_dict(torch.load(STATE), strict=False)  # PE table is rebuilt
+        steps, seconds = STEPS, 0.0
+        acc = accuracy(model, held_out)
+    else:
+        steps, seconds, acc = train(model, held_out)
     rep_acc = accuracy(model, repetitive_set())
-    print(f"trained {steps} steps in {seconds:.0f}s; held-out accuracy {acc:.4f} "
-          f"on {len(held_out)} sequences; constant sequences {rep_acc:.4f}")
+    how = f"loaded {STATE}" if args.reuse else f"trained {steps} steps in {seconds:.0f}s"
+    print(f"{how}; held-out accuracy {acc:.4f} on {len(held_out)} sequences; "
+          f"constant sequences {rep_acc:.4f}")
     if acc < 1.0 or rep_acc < 1.0:
         print("error: did not reach 100% accuracy", file=sys.stderr)
         return 1
@@ -261,10 +276,11 @@ def main():
             f"held-out sequences")
     write_header(named, note)
     write_reference(model)
-    state = {k: v for k, v in model.state_dict().items() if not k.startswith("pos.")}
-    torch.save(state, STATE)
-    if os.path.getsize(STATE) > 1 << 20:
-        os.remove(STATE)
+    if not args.reuse:
+        state = {k: v for k, v in model.state_dict().items() if not k.startswith("pos.")}
+        torch.save(state, STATE)
+        if os.path.getsize(STATE) > 1 << 20:
+            os.remove(STATE)
     return 0
 
 
