@@ -10,15 +10,12 @@
 #include <statiformer/layers/stack.hpp>
 
 #include "../support/golden.hpp"
+#include "options.hpp"
 
 namespace {
 using namespace stf;
+using stf::test::golden_options;
 using stf::test::GoldenCase;
-
-constexpr LayerOptions options(bool norm_first, Activation act, LayerNormKind ln) {
-  if (ln == LayerNormKind::annotated) return kAnnotated;
-  return {norm_first ? NormPlacement::pre : NormPlacement::post, act, ln, true, MaskFill::neg_inf};
-}
 
 template <class Model, class Cache, index_t NCaches, index_t B, index_t S, index_t M, index_t D>
 void run_batched(const char* name) {
@@ -54,15 +51,15 @@ void run_batched(const char* name) {
 }
 }  // namespace
 
-#define STF_GOLDEN_DECODER_LAYER(name, B, S, M, D, H, F, norm_first, act)                            \
-  TEST_CASE("golden decoder layer " #name, "[golden][decoder]") {                                    \
-    using L = DecoderLayer<S, M, D, H, F, options(norm_first, STF_ACT_##act, LayerNormKind::torch)>; \
-    run_batched<L, L::Cache, 1, B, S, M, D>(#name);                                                  \
+#define STF_GOLDEN_DECODER_LAYER(name, B, S, M, D, H, F, norm_first, act)                                   \
+  TEST_CASE("golden decoder layer " #name, "[golden][decoder]") {                                           \
+    using L = DecoderLayer<S, M, D, H, F, golden_options(norm_first, LayerNormKind::torch, STF_ACT_##act)>; \
+    run_batched<L, L::Cache, 1, B, S, M, D>(#name);                                                         \
   }
-#define STF_GOLDEN_DECODER_STACK(name, B, S, M, D, H, F, N, norm_first, final_norm, ln)        \
-  TEST_CASE("golden decoder stack " #name, "[golden][decoder]") {                              \
-    using L = DecoderLayer<S, M, D, H, F, options(norm_first, Activation::relu, STF_LN_##ln)>; \
-    run_batched<DecoderStack<L, N, bool(final_norm)>, L::Cache, N, B, S, M, D>(#name);         \
+#define STF_GOLDEN_DECODER_STACK(name, B, S, M, D, H, F, N, norm_first, final_norm, ln) \
+  TEST_CASE("golden decoder stack " #name, "[golden][decoder]") {                       \
+    using L = DecoderLayer<S, M, D, H, F, golden_options(norm_first, STF_LN_##ln)>;     \
+    run_batched<DecoderStack<L, N, bool(final_norm)>, L::Cache, N, B, S, M, D>(#name);  \
   }
 // words.hpp must follow the macros above and precede the cases.
 // clang-format off

@@ -7,15 +7,12 @@
 #include <statiformer/models/encoder_decoder.hpp>
 
 #include "../support/golden.hpp"
+#include "options.hpp"
 
 namespace {
 using namespace stf;
+using stf::test::golden_options;
 using stf::test::GoldenCase;
-
-constexpr LayerOptions options(bool norm_first, LayerNormKind ln) {
-  if (ln == LayerNormKind::annotated) return kAnnotated;
-  return {norm_first ? NormPlacement::pre : NormPlacement::post, Activation::relu, ln, true, MaskFill::neg_inf};
-}
 
 template <class Model>
 void run_encdec(const char* name) {
@@ -53,9 +50,9 @@ void run_encdec(const char* name) {
 }
 }  // namespace
 
-#define STF_GOLDEN_ENCDEC(name, S, T, V, D, H, F, N, norm_first, ln)                          \
-  TEST_CASE("golden encoder-decoder " #name, "[golden][encdec]") {                            \
-    run_encdec<Transformer<S, T, V, V, D, H, F, N, options(norm_first, STF_LN_##ln)>>(#name); \
+#define STF_GOLDEN_ENCDEC(name, S, T, V, D, H, F, N, norm_first, ln)                                 \
+  TEST_CASE("golden encoder-decoder " #name, "[golden][encdec]") {                                   \
+    run_encdec<Transformer<S, T, V, V, D, H, F, N, golden_options(norm_first, STF_LN_##ln)>>(#name); \
   }
 // words.hpp must follow the macros above and precede the cases.
 // clang-format off

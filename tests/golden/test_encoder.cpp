@@ -10,15 +10,12 @@
 #include <statiformer/layers/stack.hpp>
 
 #include "../support/golden.hpp"
+#include "options.hpp"
 
 namespace {
 using namespace stf;
+using stf::test::golden_options;
 using stf::test::GoldenCase;
-
-constexpr LayerOptions options(bool norm_first, Activation act, LayerNormKind ln) {
-  if (ln == LayerNormKind::annotated) return kAnnotated;
-  return {norm_first ? NormPlacement::pre : NormPlacement::post, act, ln, true, MaskFill::neg_inf};
-}
 
 /// Runs `Model` (an encoder layer or stack) over each batch item and compares with y.
 template <class Model, index_t B, index_t S, index_t D>
@@ -54,13 +51,13 @@ void run_classifier(const char* name) {
 
 #define STF_GOLDEN_ENCODER_LAYER(name, B, S, D, H, F, norm_first, act)                                               \
   TEST_CASE("golden encoder layer " #name, "[golden][encoder]") {                                                    \
-    run_batched<EncoderLayer<S, D, H, F, options(norm_first, STF_ACT_##act, LayerNormKind::torch)>, B, S, D>(#name); \
+    run_batched<EncoderLayer<S, D, H, F, golden_options(norm_first, LayerNormKind::torch, STF_ACT_##act)>, B, S, D>( \
+        #name);                                                                                                      \
   }
-#define STF_GOLDEN_ENCODER_STACK(name, B, S, D, H, F, N, norm_first, final_norm, ln)                          \
-  TEST_CASE("golden encoder stack " #name, "[golden][encoder]") {                                             \
-    run_batched<EncoderStack<EncoderLayer<S, D, H, F, options(norm_first, Activation::relu, STF_LN_##ln)>, N, \
-                             bool(final_norm)>,                                                               \
-                B, S, D>(#name);                                                                              \
+#define STF_GOLDEN_ENCODER_STACK(name, B, S, D, H, F, N, norm_first, final_norm, ln)                                  \
+  TEST_CASE("golden encoder stack " #name, "[golden][encoder]") {                                                     \
+    run_batched<EncoderStack<EncoderLayer<S, D, H, F, golden_options(norm_first, STF_LN_##ln)>, N, bool(final_norm)>, \
+                B, S, D>(#name);                                                                                      \
   }
 #define STF_GOLDEN_CLASSIFIER(name, S, V, D, H, F, N, C) \
   TEST_CASE("golden classifier " #name, "[golden][classifier]") { run_classifier<S, V, D, H, F, N, C>(#name); }

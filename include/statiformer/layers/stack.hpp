@@ -8,6 +8,21 @@
 
 namespace stf {
 
+/// Parameters of a stack: `layers.<i>.*` for each layer, then `norm.*` with a final norm.
+template <class Layer, index_t NLayers, bool FinalNorm>
+struct StackParams {
+  using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm>;
+  typename Layer::Params layers[NLayers];
+  typename Norm::Params norm;  ///< unused unless FinalNorm
+  static constexpr index_t param_count =
+      NLayers * Layer::Params::param_count + (FinalNorm ? Norm::Params::param_count : 0);
+  template <class F>
+  void visit(F&& f, const Name& prefix) {
+    for (index_t i = 0; i < NLayers; ++i) layers[i].visit(f, prefix / "layers" / i);
+    if constexpr (FinalNorm) norm.visit(f, prefix / "norm");
+  }
+};
+
 /// N encoder layers run in place on one activation buffer, then the optional final norm.
 template <class LayerT, index_t NLayers, bool FinalNorm = false>
 struct EncoderStack {
@@ -19,17 +34,7 @@ struct EncoderStack {
   static constexpr const char* name = "EncoderStack";
   static constexpr index_t scratch_floats = Layer::scratch_floats;
 
-  struct Params {
-    typename Layer::Params layers[NLayers];
-    typename Norm::Params norm;  ///< unused unless FinalNorm
-    static constexpr index_t param_count =
-        NLayers * Layer::Params::param_count + (FinalNorm ? Norm::Params::param_count : 0);
-    template <class F>
-    void visit(F&& f, const Name& prefix) {
-      for (index_t i = 0; i < NLayers; ++i) layers[i].visit(f, prefix / "layers" / i);
-      if constexpr (FinalNorm) norm.visit(f, prefix / "norm");
-    }
-  };
+  using Params = StackParams<Layer, NLayers, FinalNorm>;
   Params params;
 
   template <class X, class Y>
@@ -71,17 +76,7 @@ struct DecoderStack {
   static constexpr index_t scratch_floats = Layer::scratch_floats;
   static constexpr index_t step_scratch_floats = Layer::step_scratch_floats;
 
-  struct Params {
-    typename Layer::Params layers[NLayers];
-    typename Norm::Params norm;
-    static constexpr index_t param_count =
-        NLayers * Layer::Params::param_count + (FinalNorm ? Norm::Params::param_count : 0);
-    template <class F>
-    void visit(F&& f, const Name& prefix) {
-      for (index_t i = 0; i < NLayers; ++i) layers[i].visit(f, prefix / "layers" / i);
-      if constexpr (FinalNorm) norm.visit(f, prefix / "norm");
-    }
-  };
+  using Params = StackParams<Layer, NLayers, FinalNorm>;
   Params params;
 
   template <class X, class M, class Y>
