@@ -1,39 +1,57 @@
 // statiformer — reference kernels, compiled once (shape-erased) with pinned floating-point flags
-// (-ffp-contract=off: no contraction of a*b+c into an fma the source does not spell).
+// (-ffp-contract=off: no contraction of a*b+c into an fma the source does not spell). Plain loops
+// that spell out the canonical order of kernels/api.hpp; the oracle for every variant.
 #include <statiformer/kernels/reference.hpp>
 
+#include <cmath>
+
+#include <statiformer/simd/math.hpp>
+#include <statiformer/simd/scalar.hpp>
+
 namespace stf::ref {
+namespace {
+using S = isa::Vocabulary<isa::scalar>;
+constexpr index_t kLanes = 16;
+
+float exp1(float x) { return simd_math::exp<S>(x); }
+float log1(float x) { return simd_math::log<S>(x); }
+float gelu1(float x) { return simd_math::gelu<S>(x); }
+
+/// Folds 16 lane accumulators in halves: i + (i+8), then +4, +2, +1.
+float fold16(const float* lane) { return S::reduce16(lane); }
+}  // namespace
 
 float dot(const float* a, const float* b, index_t n) noexcept {
-  float acc = 0.0f;
-  for (index_t i = 0; i < n; ++i) acc = math::fma(a[i], b[i], acc);
-  return acc;
+  float lane[kLanes] = {};
+  const index_t padded = (n + kLanes - 1) / kLanes * kLanes;
+  for (index_t k = 0; k < padded; ++k) {
+    const float ak = k < n ? a[k] : 0.0f, bk = k < n ? b[k] : 0.0f;  // zero padding
+    lane[k % kLanes] = std::fma(ak, bk, lane[k % kLanes]);
+  }
+  return fold16(lane);
 }
 
-void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out,
-            float* y) noexcept {
+float sum(const float* x, index_t n) noexcept {
+  float lane[kLanes] = {};
+  const index_t padded = (n + kLanes - 1) / kLanes * kLanes;
+  for (index_t k = 0; k < padded; ++k) lane[k % kLanes] += k < n ? x[k] : 0.0f;
+  return fold16(lane);
+}
+
+void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
+            Fuse act) noexcept {
   for (index_t r = 0; r < rows; ++r) {
     for (index_t o = 0; o < out; ++o) {
       const float acc = dot(x + r * in, w + o * in, in);
       y[r * out + o] = bias ? acc + bias[o] : acc;
     }
+    if (act == Fuse::relu) activation(Activation::relu, y + r * out, out);
+    if (act == Fuse::gelu) activation(Activation::gelu, y + r * out, out);
   }
 }
 
-void relu(float* x, index_t n) noexcept {
-  for (index_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
-}
-
-void gelu(float* x, index_t n) noexcept {
-  constexpr float kInvSqrt2 = 0.70710678118654752440f;
-  for (index_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + math::erf(x[i] * kInvSqrt2));
-}
-
 void activation(Activation a, float* x, index_t n) noexcept {
-  if (a == Activation::relu)
-    relu(x, n);
-  else
-    gelu(x, n);
+  for (index_t i = 0; i < n; ++i) x[i] = a == Activation::relu ? (x[i] > 0.0f ? x[i] : 0.0f) : gelu1(x[i]);
 }
 
 void add(float* y, const float* x, index_t n) noexcept {
@@ -42,19 +60,20 @@ void add(float* y, const float* x, index_t n) noexcept {
 
 void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind, float eps,
                     float* y) noexcept {
-  float sum = 0.0f;
-  for (index_t i = 0; i < n; ++i) sum += x[i];
-  const float mean = sum / static_cast<float>(n);
-  float ss = 0.0f;
-  for (index_t i = 0; i < n; ++i) {
-    const float d = x[i] - mean;
-    ss = math::fma(d, d, ss);
+  const float mean = sum(x, n) / static_cast<float>(n);
+  // sum of squared deviations, canonical order, padded lanes contribute exactly 0
+  float lane[kLanes] = {};
+  const index_t padded = (n + kLanes - 1) / kLanes * kLanes;
+  for (index_t k = 0; k < padded; ++k) {
+    const float d = k < n ? x[k] - mean : 0.0f;
+    lane[k % kLanes] = std::fma(d, d, lane[k % kLanes]);
   }
+  const float ss = fold16(lane);
   if (kind == LayerNormKind::torch) {
-    const float inv = 1.0f / math::sqrt(ss / static_cast<float>(n) + eps);
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
     for (index_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * gain[i] + bias[i];
   } else {
-    const float denom = math::sqrt(ss / static_cast<float>(n - 1)) + eps;
+    const float denom = std::sqrt(ss / static_cast<float>(n - 1)) + eps;
     for (index_t i = 0; i < n; ++i) y[i] = gain[i] * (x[i] - mean) / denom + bias[i];
   }
 }
@@ -62,23 +81,24 @@ void layer_norm_row(const float* x, const float* gain, const float* bias, index_
 void log_softmax_row(float* x, index_t n) noexcept {
   float m = x[0];
   for (index_t i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
-  float sum = 0.0f;
-  for (index_t i = 0; i < n; ++i) sum += math::exp(x[i] - m);
-  const float lse = math::log(sum);
+  float lane[kLanes] = {};
+  const index_t padded = (n + kLanes - 1) / kLanes * kLanes;
+  for (index_t k = 0; k < padded; ++k) lane[k % kLanes] += k < n ? exp1(x[k] - m) : 0.0f;
+  const float lse = log1(fold16(lane));
   for (index_t i = 0; i < n; ++i) x[i] = (x[i] - m) - lse;
 }
 
 void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim, index_t n_keys,
                    RowMask mask, MaskFill fill, float* p, float* out) noexcept {
-  const float scale = math::sqrt(static_cast<float>(head_dim));
+  const float scale = std::sqrt(static_cast<float>(head_dim));
   auto allowed = [&](index_t j) { return j < mask.key_end && (!mask.allow || mask.allow[j] != 0); };
 
-  // 1. scores of the allowed keys, and their maximum
+  // 1. scores of the allowed keys (masked: -inf), and their maximum
   bool any = false;
   float m = 0.0f;
   for (index_t j = 0; j < n_keys; ++j) {
     if (!allowed(j)) {
-      p[j] = 0.0f;
+      p[j] = -INFINITY;
       continue;
     }
     p[j] = dot(q, k + j * kv_stride, head_dim) / scale;
@@ -92,27 +112,32 @@ void attention_row(const float* q, const float* k, const float* v, index_t kv_st
     for (index_t d = 0; d < head_dim; ++d) {
       float acc = 0.0f;
       if (w != 0.0f)
-        for (index_t j = 0; j < n_keys; ++j) acc = math::fma(w, v[j * kv_stride + d], acc);
+        for (index_t j = 0; j < n_keys; ++j) acc = std::fma(w, v[j * kv_stride + d], acc);
       out[d] = acc;
     }
     return;
   }
-  // 3. softmax over the allowed keys
-  float sum = 0.0f;
-  for (index_t j = 0; j < n_keys; ++j) {
-    if (!allowed(j)) continue;
-    p[j] = math::exp(p[j] - m);
-    sum += p[j];
-  }
-  for (index_t j = 0; j < n_keys; ++j)
-    if (allowed(j)) p[j] /= sum;
-  // 4. weighted sum of the allowed values
+  // 3. softmax: exp(s - max) (exactly 0 for masked keys), canonical sum, division
+  for (index_t j = 0; j < n_keys; ++j) p[j] = exp1(p[j] - m);
+  const float total = sum(p, n_keys);
+  for (index_t j = 0; j < n_keys; ++j) p[j] = p[j] / total;
+  // 4. weighted sum of the allowed values, in key order
   for (index_t d = 0; d < head_dim; ++d) {
     float acc = 0.0f;
     for (index_t j = 0; j < n_keys; ++j)
-      if (allowed(j)) acc = math::fma(p[j], v[j * kv_stride + d], acc);
+      if (allowed(j)) acc = std::fma(p[j], v[j * kv_stride + d], acc);
     out[d] = acc;
   }
+}
+
+void exp(const float* x, float* y, index_t n) noexcept {
+  for (index_t i = 0; i < n; ++i) y[i] = exp1(x[i]);
+}
+void log(const float* x, float* y, index_t n) noexcept {
+  for (index_t i = 0; i < n; ++i) y[i] = log1(x[i]);
+}
+void gelu(const float* x, float* y, index_t n) noexcept {
+  for (index_t i = 0; i < n; ++i) y[i] = gelu1(x[i]);
 }
 
 }  // namespace stf::ref

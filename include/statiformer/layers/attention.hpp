@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include <statiformer/kernels/reference.hpp>
+#include <statiformer/kernels/api.hpp>
 #include <statiformer/layers/params.hpp>
 
 namespace stf {
@@ -53,8 +53,8 @@ inline void attention_head(const float* q, index_t q_stride, const float* k, con
                            float* out, index_t out_stride, float* weights) {
   for (index_t i = 0; i < seq_q; ++i) {
     float* pi = weights ? weights + i * seq_k : p;
-    ref::attention_row(q + i * q_stride, k, v, kv_stride, head_dim, seq_k, mask.row(i, seq_k), mask.fill, pi,
-                       out + i * out_stride);
+    ActiveKernels::attention_row(q + i * q_stride, k, v, kv_stride, head_dim, seq_k, mask.row(i, seq_k), mask.fill, pi,
+                                 out + i * out_stride);
   }
 }
 }  // namespace detail
@@ -155,16 +155,16 @@ struct MultiHeadAttention {
     float* vb = kb + SeqK * DModel;
     float* p = vb + SeqK * DModel;
     const auto& P = params;
-    ref::linear(xq, SeqQ, DModel, P.q.weight.data, P.q.bias_or_null(), DModel, qb);
-    ref::linear(xkv, SeqK, DModel, P.k.weight.data, P.k.bias_or_null(), DModel, kb);
-    ref::linear(xkv, SeqK, DModel, P.v.weight.data, P.v.bias_or_null(), DModel, vb);
+    ActiveKernels::linear(xq, SeqQ, DModel, P.q.weight.data, P.q.bias_or_null(), DModel, qb);
+    ActiveKernels::linear(xkv, SeqK, DModel, P.k.weight.data, P.k.bias_or_null(), DModel, kb);
+    ActiveKernels::linear(xkv, SeqK, DModel, P.v.weight.data, P.v.bias_or_null(), DModel, vb);
     for (index_t h = 0; h < NHeads; ++h) {
       const index_t off = h * head_dim;
       // the context of head h overwrites its own query slice (read before written, row by row)
       detail::attention_head(qb + off, DModel, kb + off, vb + off, DModel, head_dim, SeqQ, SeqK, mask, p, qb + off,
                              DModel, weights ? weights + h * SeqQ * SeqK : nullptr);
     }
-    ref::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
+    ActiveKernels::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
   }
 };
 

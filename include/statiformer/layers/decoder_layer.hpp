@@ -94,21 +94,21 @@ struct DecoderLayer {
     } else {
       norm1.run(y, SeqLen, t);
       self_attn.run(t, t, self_mask, inner, t);
-      ref::add(y, t, n);
+      ActiveKernels::add(y, t, n);
       norm2.run(y, SeqLen, t);
       cross_attn.run(t, memory, cross_mask, inner, t);
-      ref::add(y, t, n);
+      ActiveKernels::add(y, t, n);
       norm3.run(y, SeqLen, t);
       ff.run(t, SeqLen, t, inner);
-      ref::add(y, t, n);
+      ActiveKernels::add(y, t, n);
     }
   }
 
   /// Computes the cross-attention keys and values of a memory [MemLen, DModel] into the cache.
   void prepare_memory(const float* memory, Cache& cache) const {
     const auto& ca = params.cross_attn;
-    ref::linear(memory, MemLen, DModel, ca.k.weight.data, ca.k.bias_or_null(), DModel, cache.cross_k.data);
-    ref::linear(memory, MemLen, DModel, ca.v.weight.data, ca.v.bias_or_null(), DModel, cache.cross_v.data);
+    ActiveKernels::linear(memory, MemLen, DModel, ca.k.weight.data, ca.k.bias_or_null(), DModel, cache.cross_k.data);
+    ActiveKernels::linear(memory, MemLen, DModel, ca.v.weight.data, ca.v.bias_or_null(), DModel, cache.cross_v.data);
   }
 
   /// One incremental step: row x (the target at position pos) → row y, appending this position's
@@ -126,25 +126,27 @@ struct DecoderLayer {
 
     auto self_attend = [&](const float* in, float* out) {
       const auto& sa = params.self_attn;
-      ref::linear(in, 1, DModel, sa.q.weight.data, sa.q.bias_or_null(), DModel, q);
-      ref::linear(in, 1, DModel, sa.k.weight.data, sa.k.bias_or_null(), DModel, cache.self_k.data + pos * DModel);
-      ref::linear(in, 1, DModel, sa.v.weight.data, sa.v.bias_or_null(), DModel, cache.self_v.data + pos * DModel);
+      ActiveKernels::linear(in, 1, DModel, sa.q.weight.data, sa.q.bias_or_null(), DModel, q);
+      ActiveKernels::linear(in, 1, DModel, sa.k.weight.data, sa.k.bias_or_null(), DModel,
+                            cache.self_k.data + pos * DModel);
+      ActiveKernels::linear(in, 1, DModel, sa.v.weight.data, sa.v.bias_or_null(), DModel,
+                            cache.self_v.data + pos * DModel);
       for (index_t h = 0; h < NHeads; ++h) {
         const index_t off = h * head_dim;
-        ref::attention_row(q + off, cache.self_k.data + off, cache.self_v.data + off, DModel, head_dim, pos + 1,
-                           ref::RowMask{pos + 1, nullptr}, Opt.fill, p, q + off);
+        ActiveKernels::attention_row(q + off, cache.self_k.data + off, cache.self_v.data + off, DModel, head_dim,
+                                     pos + 1, ref::RowMask{pos + 1, nullptr}, Opt.fill, p, q + off);
       }
-      ref::linear(q, 1, DModel, sa.o.weight.data, sa.o.bias_or_null(), DModel, out);
+      ActiveKernels::linear(q, 1, DModel, sa.o.weight.data, sa.o.bias_or_null(), DModel, out);
     };
     auto cross_attend = [&](const float* in, float* out) {
       const auto& ca = params.cross_attn;
-      ref::linear(in, 1, DModel, ca.q.weight.data, ca.q.bias_or_null(), DModel, q);
+      ActiveKernels::linear(in, 1, DModel, ca.q.weight.data, ca.q.bias_or_null(), DModel, q);
       for (index_t h = 0; h < NHeads; ++h) {
         const index_t off = h * head_dim;
-        ref::attention_row(q + off, cache.cross_k.data + off, cache.cross_v.data + off, DModel, head_dim, MemLen,
-                           ref::RowMask{mem_valid_len, nullptr}, Opt.fill, p, q + off);
+        ActiveKernels::attention_row(q + off, cache.cross_k.data + off, cache.cross_v.data + off, DModel, head_dim,
+                                     MemLen, ref::RowMask{mem_valid_len, nullptr}, Opt.fill, p, q + off);
       }
-      ref::linear(q, 1, DModel, ca.o.weight.data, ca.o.bias_or_null(), DModel, out);
+      ActiveKernels::linear(q, 1, DModel, ca.o.weight.data, ca.o.bias_or_null(), DModel, out);
     };
 
     if constexpr (Opt.norm == NormPlacement::post) {
@@ -157,13 +159,13 @@ struct DecoderLayer {
     } else {
       norm1.run(y, 1, t);
       self_attend(t, t);
-      ref::add(y, t, DModel);
+      ActiveKernels::add(y, t, DModel);
       norm2.run(y, 1, t);
       cross_attend(t, t);
-      ref::add(y, t, DModel);
+      ActiveKernels::add(y, t, DModel);
       norm3.run(y, 1, t);
       ff.run(t, 1, t, inner);
-      ref::add(y, t, DModel);
+      ActiveKernels::add(y, t, DModel);
     }
   }
 };

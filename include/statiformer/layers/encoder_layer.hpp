@@ -79,10 +79,10 @@ struct EncoderLayer {
       norm1.run(x, SeqLen, t);
       attn.run(t, t, mask, inner, t);
       copy_if_distinct(x, y, n);
-      ref::add(y, t, n);
+      ActiveKernels::add(y, t, n);
       norm2.run(y, SeqLen, t);
       ff.run(t, SeqLen, t, inner);
-      ref::add(y, t, n);
+      ActiveKernels::add(y, t, n);
     }
   }
 

@@ -2,21 +2,22 @@
 #pragma once
 
 #include <statiformer/graph/node.hpp>
-#include <statiformer/kernels/reference.hpp>
+#include <statiformer/kernels/api.hpp>
 #include <statiformer/layers/params.hpp>
 
 namespace stf {
 
 /// y = W2 · act(W1 x + b1) + b2 for each row, optionally followed by act (one of the tutorial
-/// encoders applies the activation after the second projection too). Row by row, so the scratch
-/// is one hidden row [DFf], and y may alias x.
+/// encoders applies the activation after the second projection too). Blocks of up to kRowBlock rows
+/// at a time, so the scratch is O(block · DFf), not O(SeqLen · DFf), and y may alias x.
 template <index_t SeqLen, index_t DModel, index_t DFf, Activation Act = Activation::relu, bool OutActivation = false>
 struct FeedForward {
   static_assert(check::layer_dims_positive<SeqLen, DModel>());
   static_assert(check::layer_dims_positive<SeqLen, DFf>());
   static constexpr index_t seq_len = SeqLen, d_model = DModel, d_ff = DFf;
   static constexpr const char* name = "FeedForward";
-  static constexpr index_t scratch_floats = DFf + DModel;
+  static constexpr index_t kRowBlock = SeqLen < 8 ? SeqLen : 8;
+  static constexpr index_t scratch_floats = kRowBlock * (DFf + DModel);
 
   struct Params {
     LinearParams<DModel, DFf> linear1;
@@ -51,13 +52,15 @@ struct FeedForward {
   /// rows of x → rows of y (y may alias x).
   void run(const float* x, index_t rows, float* y, float* scratch) const {
     float* hidden = scratch;
-    float* out = scratch + DFf;
-    for (index_t r = 0; r < rows; ++r) {
-      ref::linear(x + r * DModel, 1, DModel, params.linear1.weight.data, params.linear1.bias.data, DFf, hidden);
-      ref::activation(Act, hidden, DFf);
-      ref::linear(hidden, 1, DFf, params.linear2.weight.data, params.linear2.bias.data, DModel, out);
-      if constexpr (OutActivation) ref::activation(Act, out, DModel);
-      for (index_t c = 0; c < DModel; ++c) y[r * DModel + c] = out[c];
+    float* out = scratch + kRowBlock * DFf;
+    const auto& p = params;
+    for (index_t r = 0; r < rows; r += kRowBlock) {
+      const index_t n = rows - r < kRowBlock ? rows - r : kRowBlock;
+      ActiveKernels::linear(x + r * DModel, n, DModel, p.linear1.weight.data, p.linear1.bias.data, DFf, hidden,
+                            fuse(Act));
+      ActiveKernels::linear(hidden, n, DFf, p.linear2.weight.data, p.linear2.bias.data, DModel, out,
+                            OutActivation ? fuse(Act) : Fuse::none);
+      for (index_t i = 0; i < n * DModel; ++i) y[r * DModel + i] = out[i];
     }
   }
 };

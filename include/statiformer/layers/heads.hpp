@@ -2,7 +2,7 @@
 #pragma once
 
 #include <statiformer/graph/node.hpp>
-#include <statiformer/kernels/reference.hpp>
+#include <statiformer/kernels/api.hpp>
 #include <statiformer/layers/params.hpp>
 
 namespace stf {
@@ -33,9 +33,9 @@ struct ProjectionHead {
   }
 
   void run(const float* x, index_t rows, float* y) const {
-    ref::linear(x, rows, DModel, params.proj.weight.data, params.proj.bias.data, Out, y);
+    ActiveKernels::linear(x, rows, DModel, params.proj.weight.data, params.proj.bias.data, Out, y);
     if constexpr (LogSoftmax)
-      for (index_t r = 0; r < rows; ++r) ref::log_softmax_row(y + r * Out, Out);
+      for (index_t r = 0; r < rows; ++r) ActiveKernels::log_softmax_row(y + r * Out, Out);
   }
 };
 

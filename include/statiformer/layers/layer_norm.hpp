@@ -2,7 +2,7 @@
 #pragma once
 
 #include <statiformer/graph/node.hpp>
-#include <statiformer/kernels/reference.hpp>
+#include <statiformer/kernels/api.hpp>
 #include <statiformer/layers/params.hpp>
 
 namespace stf {
@@ -46,11 +46,12 @@ struct LayerNorm {
   /// rows of x → rows of y (y may alias x).
   void run(const float* x, index_t rows, float* y) const {
     for (index_t r = 0; r < rows; ++r)
-      ref::layer_norm_row(x + r * DModel, params.weight.data, params.bias.data, DModel, Kind, eps, y + r * DModel);
+      ActiveKernels::layer_norm_row(x + r * DModel, params.weight.data, params.bias.data, DModel, Kind, eps,
+                                    y + r * DModel);
   }
   /// y = LN(y + x): the residual step of a post-norm layer.
   void add_run(float* y, const float* x, index_t rows) const {
-    ref::add(y, x, rows * DModel);
+    ActiveKernels::add(y, x, rows * DModel);
     run(y, rows, y);
   }
 };

@@ -1,0 +1,65 @@
+// statiformer — the kernel interface: one set of shape-erased operations, implemented once as
+// templates over the SIMD vocabulary (kernels/generic.hpp) and compiled once per instruction set
+// (src/kernels/variant_<isa>.cpp). `Kernels<isa::active>` is what layers call; the naive reference
+// (kernels/reference.hpp) is the oracle every variant must equal bit for bit.
+//
+// Canonical order (what makes the bits independent of the vector width):
+//  - a dot product or sum over n elements runs on 16 lanes: element k goes to lane k mod 16,
+//    the input is zero-padded to a multiple of 16, each lane accumulates in sequence (fma for
+//    products, + for sums), and the 16 lanes are folded in halves: i + (i+8), then +4, +2, +1;
+//  - an attention output accumulates its values in key order with fma, lane by lane over HeadDim;
+//  - exp, log and GELU are simd/math.hpp's, built from single IEEE operations;
+//  - a bias is added after the dot product, an activation applied after the bias.
+//
+// Variant naming: Kernels<isa::TAG>::op — TAG in {scalar, avx2, avx512, neon, mve}.
+#pragma once
+
+#include <cstdint>
+
+#include <statiformer/config.hpp>
+#include <statiformer/simd/isa.hpp>
+
+namespace stf {
+
+/// Activation fused into a linear layer's output.
+enum class Fuse : std::uint8_t { none, relu, gelu };
+constexpr Fuse fuse(Activation a) { return a == Activation::relu ? Fuse::relu : Fuse::gelu; }
+
+namespace ref {
+/// Which keys one query row may attend to: key j is allowed iff j < key_end and (allow is null or
+/// allow[j] != 0).
+struct RowMask {
+  index_t key_end;
+  const std::uint8_t* allow;
+};
+}  // namespace ref
+
+template <class Tag>
+struct Kernels {
+  /// y[r, o] = act(x[r, :] · w[o, :] + bias[o]) for x [rows, in], w [out, in] (PyTorch's layout),
+  /// bias nullable. y must not alias x.
+  static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
+                     Fuse act = Fuse::none) noexcept;
+  /// One query row of scaled dot-product attention over n_keys keys of one head (see
+  /// ref::attention_row for the contract).
+  static void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim,
+                            index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) noexcept;
+  static void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,
+                             float eps, float* y) noexcept;
+  static void log_softmax_row(float* x, index_t n) noexcept;
+  static void activation(Activation a, float* x, index_t n) noexcept;
+  static void add(float* y, const float* x, index_t n) noexcept;
+  static float dot(const float* a, const float* b, index_t n) noexcept;
+  static float sum(const float* x, index_t n) noexcept;
+  static void exp(const float* x, float* y, index_t n) noexcept;
+  static void log(const float* x, float* y, index_t n) noexcept;
+  static void gelu(const float* x, float* y, index_t n) noexcept;
+  /// Whether the CPU running this can execute this variant.
+  static bool supported() noexcept;
+  static const char* name() noexcept;
+};
+
+/// The variant layers call: the best one the compile flags allow.
+using ActiveKernels = Kernels<isa::active>;
+
+}  // namespace stf

@@ -1,0 +1,304 @@
+// statiformer — every kernel, written once on the SIMD vocabulary I = isa::Vocabulary<Tag>, in the
+// canonical order of kernels/api.hpp. Included only by src/kernels/variant_<isa>.cpp, each compiled
+// with its ISA's flags; layers see only kernels/api.hpp.
+#pragma once
+
+#include <cmath>
+
+#include <statiformer/kernels/api.hpp>
+#include <statiformer/simd/math.hpp>
+#include <statiformer/simd/scalar.hpp>
+
+namespace stf::kernels_detail {
+
+template <class Tag>
+struct Generic {
+  using I = isa::Vocabulary<Tag>;
+  using V = typename I::V;
+  static constexpr index_t L = I::lanes;
+  static constexpr index_t kSub = 16 / L;  ///< vectors per 16-lane block
+  static_assert(16 % L == 0, "a vector must hold a divisor of 16 lanes");
+
+  /// Lanes of sub-vector s of a block that holds `count` valid elements.
+  static constexpr index_t sub_count(index_t count, index_t s) {
+    return count > s * L ? (count - s * L < L ? count - s * L : L) : 0;
+  }
+
+  // ---- reductions in the canonical order ------------------------------------------------------
+  static float dot(const float* a, const float* b, index_t n) {
+    V acc[kSub];
+    for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
+    index_t k = 0;
+    for (; k + 16 <= n; k += 16)
+      for (index_t s = 0; s < kSub; ++s) acc[s] = I::fma(I::load(a + k + s * L), I::load(b + k + s * L), acc[s]);
+    if (k < n)
+      for (index_t s = 0; s < kSub; ++s) {
+        const index_t c = sub_count(n - k, s);
+        acc[s] = I::fma(I::load_partial(a + k + s * L, c), I::load_partial(b + k + s * L, c), acc[s]);
+      }
+    return I::reduce16(acc);
+  }
+
+  static float sum(const float* x, index_t n) {
+    V acc[kSub];
+    for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
+    index_t k = 0;
+    for (; k + 16 <= n; k += 16)
+      for (index_t s = 0; s < kSub; ++s) acc[s] = I::add(acc[s], I::load(x + k + s * L));
+    if (k < n)
+      for (index_t s = 0; s < kSub; ++s) acc[s] = I::add(acc[s], I::load_partial(x + k + s * L, sub_count(n - k, s)));
+    return I::reduce16(acc);
+  }
+
+  // ---- element-wise ------------------------------------------------------------------------------
+  template <class F>
+  static void map(const float* x, float* y, index_t n, F f) {
+    index_t i = 0;
+    for (; i + L <= n; i += L) I::store(y + i, f(I::load(x + i)));
+    if (i < n) I::store_partial(y + i, f(I::load_partial(x + i, n - i)), n - i);
+  }
+
+  static void activation(Activation a, float* x, index_t n) {
+    if (a == Activation::relu)
+      map(x, x, n, [](V v) { return simd_math::relu<I>(v); });
+    else
+      map(x, x, n, [](V v) { return simd_math::gelu<I>(v); });
+  }
+
+  static void add(float* y, const float* x, index_t n) {
+    index_t i = 0;
+    for (; i + L <= n; i += L) I::store(y + i, I::add(I::load(y + i), I::load(x + i)));
+    if (i < n) I::store_partial(y + i, I::add(I::load_partial(y + i, n - i), I::load_partial(x + i, n - i)), n - i);
+  }
+
+  // ---- matrix product: register tiles of R rows × O outputs, each a 16-lane accumulator ---------
+  template <index_t R, index_t O>
+  static void tile(const float* x, index_t in, const float* w, const float* bias, float* y, index_t y_stride) {
+    V acc[R][O][kSub];
+    for (index_t r = 0; r < R; ++r)
+      for (index_t o = 0; o < O; ++o)
+        for (index_t s = 0; s < kSub; ++s) acc[r][o][s] = I::zero();
+    index_t k = 0;
+    for (; k + 16 <= in; k += 16)
+      for (index_t s = 0; s < kSub; ++s) {
+        V xv[R];
+        for (index_t r = 0; r < R; ++r) xv[r] = I::load(x + r * in + k + s * L);
+        for (index_t o = 0; o < O; ++o) {
+          const V wv = I::load(w + o * in + k + s * L);
+          for (index_t r = 0; r < R; ++r) acc[r][o][s] = I::fma(xv[r], wv, acc[r][o][s]);
+        }
+      }
+    if (k < in)
+      for (index_t s = 0; s < kSub; ++s) {
+        const index_t c = sub_count(in - k, s);
+        V xv[R];
+        for (index_t r = 0; r < R; ++r) xv[r] = I::load_partial(x + r * in + k + s * L, c);
+        for (index_t o = 0; o < O; ++o) {
+          const V wv = I::load_partial(w + o * in + k + s * L, c);
+          for (index_t r = 0; r < R; ++r) acc[r][o][s] = I::fma(xv[r], wv, acc[r][o][s]);
+        }
+      }
+    for (index_t r = 0; r < R; ++r)
+      for (index_t o = 0; o < O; ++o) {
+        const float v = I::reduce16(acc[r][o]);
+        y[r * y_stride + o] = bias ? v + bias[o] : v;
+      }
+  }
+
+  template <index_t R>
+  static void tile_row_block(const float* x, index_t in, const float* w, const float* bias, index_t out, float* y) {
+    constexpr index_t O = I::tile_cols;
+    index_t o = 0;
+    for (; o + O <= out; o += O) tile<R, O>(x, in, w + o * in, bias ? bias + o : nullptr, y + o, out);
+    for (; o < out; ++o) tile<R, 1>(x, in, w + o * in, bias ? bias + o : nullptr, y + o, out);
+  }
+
+  static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
+                     Fuse act) {
+    constexpr index_t R = I::tile_rows;
+    index_t r = 0;
+    for (; r + R <= rows; r += R) tile_row_block<R>(x + r * in, in, w, bias, out, y + r * out);
+    for (; r < rows; ++r) tile_row_block<1>(x + r * in, in, w, bias, out, y + r * out);
+    if (act != Fuse::none) activation(act == Fuse::relu ? Activation::relu : Activation::gelu, y, rows * out);
+  }
+
+  // ---- normalization and softmax -------------------------------------------------------------
+  static void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,
+                             float eps, float* y) {
+    const float mean = sum(x, n) / static_cast<float>(n);
+    const V vmean = I::set1(mean);
+    V acc[kSub];
+    for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
+    for (index_t k = 0; k < n; k += 16)
+      for (index_t s = 0; s < kSub; ++s) {
+        const index_t c = sub_count(n - k, s);
+        const V d = I::keep_first(I::sub(I::load_partial(x + k + s * L, c), vmean), c);
+        acc[s] = I::fma(d, d, acc[s]);
+      }
+    const float ss = I::reduce16(acc);
+    index_t i = 0;
+    if (kind == LayerNormKind::torch) {
+      const V inv = I::set1(1.0f / std::sqrt(ss / static_cast<float>(n) + eps));
+      auto f = [&](V xv, V g, V b) { return I::add(I::mul(I::mul(I::sub(xv, vmean), inv), g), b); };
+      for (; i + L <= n; i += L) I::store(y + i, f(I::load(x + i), I::load(gain + i), I::load(bias + i)));
+      if (i < n)
+        I::store_partial(
+            y + i, f(I::load_partial(x + i, n - i), I::load_partial(gain + i, n - i), I::load_partial(bias + i, n - i)),
+            n - i);
+    } else {
+      const V denom = I::set1(std::sqrt(ss / static_cast<float>(n - 1)) + eps);
+      auto f = [&](V xv, V g, V b) { return I::add(I::div(I::mul(g, I::sub(xv, vmean)), denom), b); };
+      for (; i + L <= n; i += L) I::store(y + i, f(I::load(x + i), I::load(gain + i), I::load(bias + i)));
+      if (i < n)
+        I::store_partial(
+            y + i, f(I::load_partial(x + i, n - i), I::load_partial(gain + i, n - i), I::load_partial(bias + i, n - i)),
+            n - i);
+    }
+  }
+
+  static float max_of(const float* x, index_t n) {
+    float m = x[0];
+    index_t i = 0;
+    if (n >= L) {
+      V vm = I::load(x);
+      for (i = L; i + L <= n; i += L) vm = I::max(I::load(x + i), vm);
+      const float t = I::reduce_max(vm);
+      m = t > m ? t : m;
+    }
+    for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+    return m;
+  }
+
+  static void log_softmax_row(float* x, index_t n) {
+    const float m = max_of(x, n);
+    const V vm = I::set1(m);
+    V acc[kSub];
+    for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
+    for (index_t k = 0; k < n; k += 16)
+      for (index_t s = 0; s < kSub; ++s) {
+        const index_t c = sub_count(n - k, s);
+        const V e = I::keep_first(simd_math::exp<I>(I::sub(I::load_partial(x + k + s * L, c), vm)), c);
+        acc[s] = I::add(acc[s], e);
+      }
+    using S = isa::Vocabulary<isa::scalar>;
+    const V lse = I::set1(simd_math::log<S>(I::reduce16(acc)));
+    map(x, x, n, [&](V v) { return I::sub(I::sub(v, vm), lse); });
+  }
+
+  // ---- attention ------------------------------------------------------------------------------
+  static void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim,
+                            index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) {
+    const float scale = std::sqrt(static_cast<float>(head_dim));
+    auto allowed = [&](index_t j) { return j < mask.key_end && (!mask.allow || mask.allow[j] != 0); };
+    bool any = false;
+    float m = 0.0f;
+    for (index_t j = 0; j < n_keys; ++j) {
+      if (!allowed(j)) {
+        p[j] = -INFINITY;
+        continue;
+      }
+      p[j] = dot(q, k + j * kv_stride, head_dim) / scale;
+      m = (!any || p[j] > m) ? p[j] : m;
+      any = true;
+    }
+    if (!any) {
+      const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
+      for (index_t j = 0; j < n_keys; ++j) p[j] = w;
+      weighted_values(
+          p, v, kv_stride, head_dim, n_keys, [&](index_t) { return w != 0.0f; }, out);
+      return;
+    }
+    const V vm = I::set1(m);
+    map(p, p, n_keys, [&](V s) { return simd_math::exp<I>(I::sub(s, vm)); });
+    const V total = I::set1(sum(p, n_keys));
+    map(p, p, n_keys, [&](V e) { return I::div(e, total); });
+    weighted_values(p, v, kv_stride, head_dim, n_keys, allowed, out);
+  }
+
+  /// out[d] = Σ_j p[j] · v[j][d] over the keys `use(j)` accepts, in key order, lane-wise over d.
+  template <class Use>
+  static void weighted_values(const float* p, const float* v, index_t kv_stride, index_t head_dim, index_t n_keys,
+                              Use use, float* out) {
+    index_t d = 0;
+    for (; d + L <= head_dim; d += L) {
+      V acc = I::zero();
+      for (index_t j = 0; j < n_keys; ++j)
+        if (use(j)) acc = I::fma(I::set1(p[j]), I::load(v + j * kv_stride + d), acc);
+      I::store(out + d, acc);
+    }
+    if (d < head_dim) {
+      const index_t c = head_dim - d;
+      V acc = I::zero();
+      for (index_t j = 0; j < n_keys; ++j)
+        if (use(j)) acc = I::fma(I::set1(p[j]), I::load_partial(v + j * kv_stride + d, c), acc);
+      I::store_partial(out + d, acc, c);
+    }
+  }
+};
+
+}  // namespace stf::kernels_detail
+
+namespace stf {
+
+// Kernels<Tag>'s members, defined from Generic<Tag>; each variant translation unit instantiates
+// them for its own tag: `template struct stf::Kernels<stf::isa::avx2>;`.
+template <class Tag>
+void Kernels<Tag>::linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out,
+                          float* y, Fuse act) noexcept {
+  kernels_detail::Generic<Tag>::linear(x, rows, in, w, bias, out, y, act);
+}
+template <class Tag>
+void Kernels<Tag>::attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim,
+                                 index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) noexcept {
+  kernels_detail::Generic<Tag>::attention_row(q, k, v, kv_stride, head_dim, n_keys, mask, fill, p, out);
+}
+template <class Tag>
+void Kernels<Tag>::layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,
+                                  float eps, float* y) noexcept {
+  kernels_detail::Generic<Tag>::layer_norm_row(x, gain, bias, n, kind, eps, y);
+}
+template <class Tag>
+void Kernels<Tag>::log_softmax_row(float* x, index_t n) noexcept {
+  kernels_detail::Generic<Tag>::log_softmax_row(x, n);
+}
+template <class Tag>
+void Kernels<Tag>::activation(Activation a, float* x, index_t n) noexcept {
+  kernels_detail::Generic<Tag>::activation(a, x, n);
+}
+template <class Tag>
+void Kernels<Tag>::add(float* y, const float* x, index_t n) noexcept {
+  kernels_detail::Generic<Tag>::add(y, x, n);
+}
+template <class Tag>
+float Kernels<Tag>::dot(const float* a, const float* b, index_t n) noexcept {
+  return kernels_detail::Generic<Tag>::dot(a, b, n);
+}
+template <class Tag>
+float Kernels<Tag>::sum(const float* x, index_t n) noexcept {
+  return kernels_detail::Generic<Tag>::sum(x, n);
+}
+template <class Tag>
+void Kernels<Tag>::exp(const float* x, float* y, index_t n) noexcept {
+  using G = kernels_detail::Generic<Tag>;
+  G::map(x, y, n, [](typename G::V v) { return simd_math::exp<typename G::I>(v); });
+}
+template <class Tag>
+void Kernels<Tag>::log(const float* x, float* y, index_t n) noexcept {
+  using G = kernels_detail::Generic<Tag>;
+  G::map(x, y, n, [](typename G::V v) { return simd_math::log<typename G::I>(v); });
+}
+template <class Tag>
+void Kernels<Tag>::gelu(const float* x, float* y, index_t n) noexcept {
+  using G = kernels_detail::Generic<Tag>;
+  G::map(x, y, n, [](typename G::V v) { return simd_math::gelu<typename G::I>(v); });
+}
+template <class Tag>
+bool Kernels<Tag>::supported() noexcept {
+  return isa::Vocabulary<Tag>::supported();
+}
+template <class Tag>
+const char* Kernels<Tag>::name() noexcept {
+  return isa::Vocabulary<Tag>::name;
+}
+
+}  // namespace stf

@@ -1,0 +1,83 @@
+// statiformer — SIMD vocabulary, Armv8.1-M Helium / MVE with floating point (4 lanes, 8 Q
+// registers): Cortex-M55. No vector division or square root: those run lane by lane.
+#pragma once
+
+#include <arm_mve.h>
+
+#include <cmath>
+
+#include <statiformer/config.hpp>
+#include <statiformer/simd/isa.hpp>
+
+namespace stf::isa {
+
+template <>
+struct Vocabulary<mve> {
+  using V = float32x4_t;
+  static constexpr index_t lanes = 4;
+  static constexpr const char* name = "mve";
+  static bool supported() { return true; }                ///< can this CPU run it
+  static constexpr index_t tile_rows = 1, tile_cols = 1;  // 8 Q registers: one 16-lane accumulator
+
+  static V load(const float* p) { return vld1q_f32(p); }
+  static V load_partial(const float* p, index_t n) {
+    return vldrwq_z_f32(p, vctp32q(static_cast<uint32_t>(n < 4 ? n : 4)));
+  }
+  static void store(float* p, V v) { vst1q_f32(p, v); }
+  static void store_partial(float* p, V v, index_t n) {
+    vstrwq_p_f32(p, v, vctp32q(static_cast<uint32_t>(n < 4 ? n : 4)));
+  }
+  static V set1(float x) { return vdupq_n_f32(x); }
+  static V zero() { return vdupq_n_f32(0.0f); }
+  static V add(V a, V b) { return vaddq_f32(a, b); }
+  static V sub(V a, V b) { return vsubq_f32(a, b); }
+  static V mul(V a, V b) { return vmulq_f32(a, b); }
+  static V fma(V a, V b, V c) { return vfmaq_f32(c, a, b); }
+  static V max(V a, V b) { return vpselq_f32(a, b, vcmpgtq_f32(a, b)); }  // b when unordered
+  static V min(V a, V b) { return vpselq_f32(a, b, vcmpltq_f32(a, b)); }
+  static V abs(V a) { return vabsq_f32(a); }
+  static V div(V a, V b) {
+    return lanewise(a, b, [](float x, float y) { return x / y; });
+  }
+  static V sqrt(V a) {
+    return lanewise(a, a, [](float x, float) { return std::sqrt(x); });
+  }
+  static V keep_first(V v, index_t n) {
+    return vpselq_f32(v, vdupq_n_f32(0.0f), vctp32q(static_cast<uint32_t>(n < 4 ? n : 4)));
+  }
+  static V select_gt(V a, V b, V x, V y) { return vpselq_f32(x, y, vcmpgtq_f32(a, b)); }
+  static V select_nan(V x, V y) { return vpselq_f32(y, x, vcmpeqq_f32(x, x)); }
+  static V pow2i(V n) {
+    const int32x4_t e = vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127));
+    return vreinterpretq_f32_s32(vshlq_n_s32(e, 23));
+  }
+  static void split_exponent(V x, V& m, V& e) {
+    const int32x4_t bits = vreinterpretq_s32_f32(x);
+    e = vcvtq_f32_s32(vsubq_s32(vshrq_n_s32(bits, 23), vdupq_n_s32(127)));
+    m = vreinterpretq_f32_s32(vorrq_s32(vandq_s32(bits, vdupq_n_s32(0x007fffff)), vdupq_n_s32(0x3f800000)));
+  }
+  static float reduce16(const V* acc) {
+    const V s8a = vaddq_f32(acc[0], acc[2]), s8b = vaddq_f32(acc[1], acc[3]);
+    const V s4 = vaddq_f32(s8a, s8b);
+    const float s2a = vgetq_lane_f32(s4, 0) + vgetq_lane_f32(s4, 2);
+    const float s2b = vgetq_lane_f32(s4, 1) + vgetq_lane_f32(s4, 3);
+    return s2a + s2b;
+  }
+  static float reduce_max(V v) {
+    float m = vgetq_lane_f32(v, 0);
+    for (float x : {vgetq_lane_f32(v, 1), vgetq_lane_f32(v, 2), vgetq_lane_f32(v, 3)}) m = x > m ? x : m;
+    return m;
+  }
+
+ private:
+  template <class F>
+  static V lanewise(V a, V b, F f) {
+    float x[4], y[4];
+    vst1q_f32(x, a);
+    vst1q_f32(y, b);
+    for (int i = 0; i < 4; ++i) x[i] = f(x[i], y[i]);
+    return vld1q_f32(x);
+  }
+};
+
+}  // namespace stf::isa

@@ -1,0 +1,70 @@
+// statiformer — SIMD vocabulary, x86-64 AVX2 + FMA (8 lanes). Include only in translation units
+// compiled with -mavx2 -mfma.
+#pragma once
+
+#include <immintrin.h>
+
+#include <statiformer/config.hpp>
+#include <statiformer/simd/isa.hpp>
+
+namespace stf::isa {
+
+template <>
+struct Vocabulary<avx2> {
+  using V = __m256;
+  static constexpr index_t lanes = 8;
+  static constexpr const char* name = "avx2";
+  static bool supported() {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }  ///< can this CPU run it
+  static constexpr index_t tile_rows = 2, tile_cols = 2;
+
+  static __m256i prefix_mask(index_t n) {  // lanes < n all-ones
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), idx);
+  }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static V load_partial(const float* p, index_t n) { return _mm256_maskload_ps(p, prefix_mask(n)); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static void store_partial(float* p, V v, index_t n) { _mm256_maskstore_ps(p, prefix_mask(n), v); }
+  static V set1(float x) { return _mm256_set1_ps(x); }
+  static V zero() { return _mm256_setzero_ps(); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm256_div_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }  // b when unordered
+  static V min(V a, V b) { return _mm256_min_ps(a, b); }
+  static V sqrt(V a) { return _mm256_sqrt_ps(a); }
+  static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  static V keep_first(V v, index_t n) { return _mm256_and_ps(v, _mm256_castsi256_ps(prefix_mask(n))); }
+  static V select_gt(V a, V b, V x, V y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
+  static V select_nan(V x, V y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); }
+  static V pow2i(V n) {
+    const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+  }
+  static void split_exponent(V x, V& m, V& e) {
+    const __m256i bits = _mm256_castps_si256(x);
+    e = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srai_epi32(bits, 23), _mm256_set1_epi32(127)));
+    m = _mm256_castsi256_ps(
+        _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x3f800000)));
+  }
+  /// Canonical 16-lane sum of acc[0] (lanes 0-7) and acc[1] (lanes 8-15).
+  static float reduce16(const V* acc) {
+    const __m256 s8 = _mm256_add_ps(acc[0], acc[1]);
+    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+  }
+  static float reduce_max(V v) {
+    alignas(32) float t[8];
+    _mm256_store_ps(t, v);
+    float m = t[0];
+    for (int i = 1; i < 8; ++i) m = t[i] > m ? t[i] : m;
+    return m;
+  }
+};
+
+}  // namespace stf::isa

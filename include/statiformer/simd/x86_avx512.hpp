@@ -1,0 +1,68 @@
+// statiformer — SIMD vocabulary, x86-64 AVX-512F (16 lanes). Include only in translation units
+// compiled with -mavx512f.
+#pragma once
+
+#include <immintrin.h>
+
+#include <statiformer/config.hpp>
+#include <statiformer/simd/isa.hpp>
+
+namespace stf::isa {
+
+template <>
+struct Vocabulary<avx512> {
+  using V = __m512;
+  static constexpr index_t lanes = 16;
+  static constexpr const char* name = "avx512";
+  static bool supported() { return __builtin_cpu_supports("avx512f"); }  ///< can this CPU run it
+  static constexpr index_t tile_rows = 4, tile_cols = 4;
+
+  static __mmask16 prefix(index_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V load_partial(const float* p, index_t n) { return _mm512_maskz_loadu_ps(prefix(n), p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static void store_partial(float* p, V v, index_t n) { _mm512_mask_storeu_ps(p, prefix(n), v); }
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V zero() { return _mm512_setzero_ps(); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }  // b when unordered
+  static V min(V a, V b) { return _mm512_min_ps(a, b); }
+  static V sqrt(V a) { return _mm512_sqrt_ps(a); }
+  static V abs(V a) {
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)));
+  }
+  static V keep_first(V v, index_t n) { return _mm512_maskz_mov_ps(prefix(n), v); }
+  static V select_gt(V a, V b, V x, V y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), y, x); }
+  static V select_nan(V x, V y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x); }
+  static V pow2i(V n) {
+    const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+  }
+  static void split_exponent(V x, V& m, V& e) {
+    const __m512i bits = _mm512_castps_si512(x);
+    e = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srai_epi32(bits, 23), _mm512_set1_epi32(127)));
+    m = _mm512_castsi512_ps(
+        _mm512_or_si512(_mm512_and_si512(bits, _mm512_set1_epi32(0x007fffff)), _mm512_set1_epi32(0x3f800000)));
+  }
+  /// Canonical 16-lane sum: fold halves (8, 4, 2, 1).
+  static float reduce16(const V* acc) {
+    const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(acc[0]),
+                                    _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[0]), 1)));
+    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+  }
+  static float reduce_max(V v) {
+    alignas(64) float t[16];
+    _mm512_store_ps(t, v);
+    float m = t[0];
+    for (int i = 1; i < 16; ++i) m = t[i] > m ? t[i] : m;
+    return m;
+  }
+};
+
+}  // namespace stf::isa

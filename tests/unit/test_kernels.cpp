@@ -1,0 +1,204 @@
+// Every kernel variant of this build (kernels/registry.hpp) gives the same bits as the reference,
+// over sizes around the 16-lane block and the register tiles; variants the CPU cannot run are
+// skipped at run time. Plus the accuracy of the library's own exp, log and GELU against libm.
+#include <catch2/catch.hpp>
+
+#include <boost/hana/for_each.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <statiformer/kernels/reference.hpp>
+#include <statiformer/kernels/registry.hpp>
+
+using namespace stf;
+
+namespace {
+std::vector<float> data(index_t n, std::uint32_t seed, float scale = 1.0f) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = (static_cast<float>(seed >> 8) / 16777216.0f - 0.5f) * 2.0f * scale;
+  }
+  return v;
+}
+
+bool same_bits(float a, float b) {
+  if (std::isnan(a) && std::isnan(b)) return true;
+  std::uint32_t x, y;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  return x == y;
+}
+
+/// Index of the first element whose bits differ, or -1.
+long first_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  for (index_t i = 0; i < a.size(); ++i)
+    if (!same_bits(a[i], b[i])) return static_cast<long>(i);
+  return -1;
+}
+
+template <class F>
+void for_each_variant(F&& f) {
+  boost::hana::for_each(kernel_registry::variants, [&](auto t) {
+    using K = Kernels<typename decltype(t)::type>;
+    if (!K::supported()) {
+      WARN("variant " << K::name() << " skipped: this CPU cannot run it");
+      return;
+    }
+    f(K{});
+  });
+}
+
+// Sizes below, equal to, between one and two, and multiples of the 16-lane block and of the vectors.
+const index_t kSizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 100};
+}  // namespace
+
+TEST_CASE("kernel variants: dot and sum equal the reference bit for bit", "[kernels]") {
+  for_each_variant([](auto k) {
+    using K = decltype(k);
+    for (index_t n : kSizes) {
+      const auto a = data(n, 1 + static_cast<std::uint32_t>(n)), b = data(n, 99 + static_cast<std::uint32_t>(n));
+      INFO(K::name() << " n=" << n);
+      CHECK(same_bits(K::dot(a.data(), b.data(), n), ref::dot(a.data(), b.data(), n)));
+      CHECK(same_bits(K::sum(a.data(), n), ref::sum(a.data(), n)));
+    }
+  });
+}
+
+TEST_CASE("kernel variants: linear (with bias, fused activations) equals the reference", "[kernels]") {
+  for_each_variant([](auto k) {
+    using K = decltype(k);
+    for (index_t rows : {1, 2, 3, 4, 5, 7, 9})
+      for (index_t in : {1, 5, 8, 15, 16, 17, 33, 64})
+        for (index_t out : {1, 2, 3, 4, 5, 7, 13})
+          for (Fuse act : {Fuse::none, Fuse::relu, Fuse::gelu})
+            for (bool with_bias : {true, false}) {
+              const auto x = data(rows * in, 3), w = data(out * in, 4), b = data(out, 5);
+              std::vector<float> got(rows * out), want(rows * out);
+              const float* bias = with_bias ? b.data() : nullptr;
+              K::linear(x.data(), rows, in, w.data(), bias, out, got.data(), act);
+              ref::linear(x.data(), rows, in, w.data(), bias, out, want.data(), act);
+              INFO(K::name() << " rows=" << rows << " in=" << in << " out=" << out << " act=" << int(act)
+                             << " bias=" << with_bias);
+              CHECK(first_difference(got, want) == -1);
+            }
+  });
+}
+
+TEST_CASE("kernel variants: attention rows equal the reference, every mask", "[kernels]") {
+  for_each_variant([](auto k) {
+    using K = decltype(k);
+    for (index_t hd : {1, 3, 4, 5, 8, 16, 17, 32})
+      for (index_t n_keys : {1, 2, 7, 16, 17, 40})
+        for (int mask_kind = 0; mask_kind < 4; ++mask_kind)
+          for (MaskFill fill : {MaskFill::neg_inf, MaskFill::neg_1e9}) {
+            const index_t stride = hd + 3;  // rows of K/V inside a wider matrix, as in multi-head
+            const auto q = data(hd, 7), kv = data(n_keys * stride, 8), vv = data(n_keys * stride, 9);
+            std::vector<std::uint8_t> allow(n_keys);
+            for (index_t j = 0; j < n_keys; ++j) allow[j] = mask_kind == 3 ? 0 : (j % 3 != 1);
+            ref::RowMask mask{n_keys, nullptr};
+            if (mask_kind == 1) mask.key_end = (n_keys + 1) / 2;  // padding
+            if (mask_kind >= 2) mask.allow = allow.data();        // holes; 3: everything masked
+            std::vector<float> p1(n_keys), p2(n_keys), o1(hd), o2(hd);
+            K::attention_row(q.data(), kv.data(), vv.data(), stride, hd, n_keys, mask, fill, p1.data(), o1.data());
+            ref::attention_row(q.data(), kv.data(), vv.data(), stride, hd, n_keys, mask, fill, p2.data(), o2.data());
+            INFO(K::name() << " head_dim=" << hd << " keys=" << n_keys << " mask=" << mask_kind
+                           << " fill=" << int(fill));
+            CHECK(first_difference(p1, p2) == -1);
+            CHECK(first_difference(o1, o2) == -1);
+          }
+  });
+}
+
+TEST_CASE("kernel variants: layer norm, log_softmax, activations, exp, log equal the reference", "[kernels]") {
+  for_each_variant([](auto k) {
+    using K = decltype(k);
+    for (index_t n : kSizes) {
+      INFO(K::name() << " n=" << n);
+      const auto x = data(n, 11, 3.0f), g = data(n, 12), b = data(n, 13);
+      for (LayerNormKind kind : {LayerNormKind::torch, LayerNormKind::annotated}) {
+        if (kind == LayerNormKind::annotated && n < 2) continue;
+        std::vector<float> got(n), want(n);
+        K::layer_norm_row(x.data(), g.data(), b.data(), n, kind, 1e-5f, got.data());
+        ref::layer_norm_row(x.data(), g.data(), b.data(), n, kind, 1e-5f, want.data());
+        CHECK(first_difference(got, want) == -1);
+      }
+      auto got = data(n, 14, 20.0f), want = got;
+      K::log_softmax_row(got.data(), n);
+      ref::log_softmax_row(want.data(), n);
+      CHECK(first_difference(got, want) == -1);
+      for (Activation a : {Activation::relu, Activation::gelu}) {
+        got = data(n, 15, 6.0f);
+        want = got;
+        K::activation(a, got.data(), n);
+        ref::activation(a, want.data(), n);
+        CHECK(first_difference(got, want) == -1);
+      }
+      auto src = data(n, 16, 90.0f);
+      K::exp(src.data(), got.data(), n);
+      ref::exp(src.data(), want.data(), n);
+      CHECK(first_difference(got, want) == -1);
+      for (float& v : src) v = std::fabs(v) * 1e3f;
+      K::log(src.data(), got.data(), n);
+      ref::log(src.data(), want.data(), n);
+      CHECK(first_difference(got, want) == -1);
+    }
+  });
+}
+
+TEST_CASE("kernel variants: special values (0, -0, ±inf, NaN, huge, tiny) give the reference's bits", "[kernels]") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> specials = {0.0f,    -0.0f,  inf,     -inf,   nan,   88.7f,  88.73f, -87.3f, -87.34f,
+                                       -100.0f, 1e-40f, -1e-40f, 1e-30f, 3e38f, -3e38f, 1.0f,   -1.0f,  0.5f};
+  for_each_variant([&](auto k) {
+    using K = decltype(k);
+    const index_t n = specials.size();
+    std::vector<float> got(n), want(n);
+    K::exp(specials.data(), got.data(), n);
+    ref::exp(specials.data(), want.data(), n);
+    CHECK(first_difference(got, want) == -1);
+    K::gelu(specials.data(), got.data(), n);
+    ref::gelu(specials.data(), want.data(), n);
+    CHECK(first_difference(got, want) == -1);
+    K::log(specials.data(), got.data(), n);
+    ref::log(specials.data(), want.data(), n);
+    CHECK(first_difference(got, want) == -1);
+  });
+}
+
+TEST_CASE("own exp, log and GELU are accurate (vs double-precision libm)", "[kernels][math]") {
+  double worst_exp = 0, worst_log = 0, worst_gelu = 0;
+  for (int i = 0; i <= 200000; ++i) {
+    const float x = -87.0f + 175.0f * static_cast<float>(i) / 200000.0f;
+    float y;
+    ref::exp(&x, &y, 1);
+    worst_exp = std::max(worst_exp, std::fabs(y - std::exp(double(x))) / std::exp(double(x)));
+    const float u = std::ldexp(1.0f + static_cast<float>(i) / 200000.0f, (i % 200) - 100);
+    ref::log(&u, &y, 1);
+    const double lu = std::log(double(u));
+    worst_log = std::max(worst_log, std::fabs(y - lu) / std::max(std::fabs(lu), 1e-3));
+    const float g = -10.0f + 20.0f * static_cast<float>(i) / 200000.0f;
+    ref::gelu(&g, &y, 1);
+    // the argument -x/√2 is rounded to float, as PyTorch's own float GELU does; measure the rest
+    const float arg = g * -0.707106781186547524f;
+    const double want = 0.5 * g * std::erfc(double(arg));
+    worst_gelu = std::max(worst_gelu, std::fabs(y - want) / std::max(std::fabs(want), 1e-30));
+  }
+  INFO("max relative error: exp " << worst_exp << ", log " << worst_log << ", gelu " << worst_gelu);
+  CHECK(worst_exp < 2.5e-7);
+  CHECK(worst_log < 2.5e-7);
+  CHECK(worst_gelu < 1e-6);
+  float y;
+  const float zero = 0.0f, neg = -1.0f, ninf = -std::numeric_limits<float>::infinity();
+  ref::log(&zero, &y, 1);
+  CHECK(y == ninf);
+  ref::log(&neg, &y, 1);
+  CHECK(std::isnan(y));
+  ref::exp(&ninf, &y, 1);
+  CHECK(y == 0.0f);
+}
