@@ -3,6 +3,8 @@
 // and its first example's log-probabilities to 1e-5.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,8 @@ using namespace stf;
 namespace dm = stf_demo;
 
 namespace {
+/// FNV-1a of the demo's memory and per-step log-probabilities for three inputs (see the test).
+constexpr std::uint64_t kDemoHash = 0xbd83557b9cff2478ull;
 using Demo =
     Transformer<dm::kSrcLen, dm::kTgtLen, dm::kVocab, dm::kVocab, dm::kDModel, dm::kNHeads, dm::kDFf, dm::kNLayers>;
 Demo model;
@@ -47,4 +51,38 @@ TEST_CASE("demo model decodes exactly as the trained PyTorch model", "[e2e][demo
   for (index_t t = 0; t + 1 < dm::kTgtLen; ++t)
     REQUIRE(model.step(tokens[t], logprobs.data() + t * dm::kVocab) == Status::ok);
   stf::test::check_close(c, "logprobs_0", logprobs.data(), c.data("logprobs_0", logprobs.size()), logprobs.size());
+}
+
+namespace {
+/// FNV-1a over bytes.
+std::uint64_t fnv1a(const void* data, index_t n, std::uint64_t h = 0xcbf29ce484222325ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (index_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+}  // namespace
+
+// The bits of the demo model's outputs are part of the contract: every target and every kernel
+// variant (reference, scalar, AVX2, AVX-512, NEON, Helium) must produce exactly these. The value is
+// committed here; a change to it is a change of the canonical arithmetic and must be deliberate.
+TEST_CASE("demo model output hash is the committed one", "[e2e][demo][hash]") {
+  REQUIRE(bind_table(model.params, dm::weights::table).status == Status::ok);
+  const int inputs[3][5] = {{3, 1, 4, 1, 5}, {9, 9, 0, 0, 1}, {2, 7, 1, 8, 2}};
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const auto& digits : inputs) {
+    int src[dm::kSrcLen] = {};
+    for (int i = 0; i < 5; ++i) src[i] = dm::kDigit0 + digits[i];
+    int out[dm::kTgtLen];
+    index_t n = 0;
+    REQUIRE(model.greedy_decode(src, 5, dm::kBos, dm::kEos, out, n) == Status::ok);
+    REQUIRE(model.encode(src, 5) == Status::ok);
+    h = fnv1a(model.memory().data, 5 * dm::kDModel * sizeof(float), h);
+    float logprobs[dm::kVocab];
+    for (index_t t = 0; t + 1 < n; ++t) {
+      REQUIRE(model.step(out[t], logprobs) == Status::ok);
+      h = fnv1a(logprobs, sizeof logprobs, h);
+    }
+  }
+  std::printf("demo output hash (%s kernels): %016llx\n", ActiveKernels::name(), static_cast<unsigned long long>(h));
+  CHECK(h == kDemoHash);
 }
