@@ -1,11 +1,17 @@
-// Per-layer latency of the reference kernels (Google Benchmark), with FLOP/s counters.
-// Shapes (SeqLen, DModel, NHeads, DFf) from the project's benchmark plan. The SIMD variants and the
-// peers (Eigen, PyTorch, FMA peak) come with the kernel-variant registry.
+// Latency of the layers (with the kernels the build's flags select) and of every kernel variant
+// of the registry next to the naive reference (Google Benchmark), with FLOP/s counters.
+// Layer shapes (SeqLen, DModel, NHeads, DFf) from the project's benchmark plan.
 #include <benchmark/benchmark.h>
+
+#include <boost/hana/for_each.hpp>
+
+#include <string>
 
 #include <memory>
 #include <vector>
 
+#include <statiformer/kernels/reference.hpp>
+#include <statiformer/kernels/registry.hpp>
 #include <statiformer/statiformer.hpp>
 
 namespace {
@@ -123,4 +129,67 @@ BENCHMARK(BM_FeedForward<64, 128, 512>);
 BENCHMARK(BM_LayerNorm<32, 64>);
 BENCHMARK(BM_LayerNorm<64, 128>);
 BENCHMARK(BM_DecodeStep)->Arg(0)->Arg(15)->Arg(31)->Arg(63);
-BENCHMARK_MAIN();
+
+namespace {
+/// Kernel benchmarks for one implementation of the kernel interface (a variant or the reference).
+template <class Linear, class Attention, class Norm>
+void register_kernels(const std::string& name, Linear linear, Attention attention, Norm norm) {
+  struct Shape {
+    index_t rows, in, out;
+  };
+  for (Shape sh : {Shape{10, 16, 16}, Shape{10, 16, 32}, Shape{32, 64, 64}, Shape{32, 64, 256}, Shape{64, 128, 512},
+                   Shape{128, 256, 1024}, Shape{1, 256, 1024}}) {
+    const std::string label = "kernel/linear/" + name + "/" + std::to_string(sh.rows) + "x" + std::to_string(sh.in) +
+                              "x" + std::to_string(sh.out);
+    benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
+      const auto x = random_input(sh.rows * sh.in), w = random_input(sh.out * sh.in), b = random_input(sh.out);
+      std::vector<float> y(sh.rows * sh.out);
+      for (auto _ : state) {
+        linear(x.data(), sh.rows, sh.in, w.data(), b.data(), sh.out, y.data(), Fuse::none);
+        benchmark::DoNotOptimize(y.data());
+      }
+      state.counters["FLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(sh.rows * sh.in * sh.out),
+                                                    benchmark::Counter::kIsIterationInvariantRate);
+      state.counters["bytes"] = static_cast<double>((sh.rows * sh.in + sh.out * sh.in + sh.rows * sh.out) * 4);
+    });
+  }
+  for (index_t keys : {10, 64, 128}) {
+    const index_t hd = 32;
+    const std::string label = "kernel/attention_row/" + name + "/hd32xkeys" + std::to_string(keys);
+    benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
+      const auto q = random_input(hd), k = random_input(keys * hd), v = random_input(keys * hd);
+      std::vector<float> p(keys), out(hd);
+      for (auto _ : state) {
+        attention(q.data(), k.data(), v.data(), hd, hd, keys, ref::RowMask{keys, nullptr}, MaskFill::neg_inf, p.data(),
+                  out.data());
+        benchmark::DoNotOptimize(out.data());
+      }
+      state.counters["FLOP/s"] =
+          benchmark::Counter(4.0 * static_cast<double>(keys * hd), benchmark::Counter::kIsIterationInvariantRate);
+    });
+  }
+  const std::string label = "kernel/layer_norm_row/" + name + "/512";
+  benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
+    const auto x = random_input(512), g = random_input(512), b = random_input(512);
+    std::vector<float> y(512);
+    for (auto _ : state) {
+      norm(x.data(), g.data(), b.data(), 512, LayerNormKind::torch, 1e-5f, y.data());
+      benchmark::DoNotOptimize(y.data());
+    }
+  });
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_kernels("reference", ref::linear, ref::attention_row, ref::layer_norm_row);
+  boost::hana::for_each(kernel_registry::variants, [](auto t) {
+    using K = Kernels<typename decltype(t)::type>;
+    if (!K::supported()) return;  // this CPU cannot run it
+    register_kernels(K::name(), K::linear, K::attention_row, K::layer_norm_row);
+  });
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
