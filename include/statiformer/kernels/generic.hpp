@@ -98,9 +98,19 @@ struct Generic {
           for (index_t r = 0; r < R; ++r) acc[r][o][s] = I::fma(xv[r], wv, acc[r][o][s]);
         }
       }
+    float sums[R * O];
+    if constexpr (R * O == 16 && kSub == 1 && requires(const V* a, float* f) { I::reduce16x16(a, f); }) {
+      V flat[16];
+      for (index_t r = 0; r < R; ++r)
+        for (index_t o = 0; o < O; ++o) flat[r * O + o] = acc[r][o][0];
+      I::reduce16x16(flat, sums);
+    } else {
+      for (index_t r = 0; r < R; ++r)
+        for (index_t o = 0; o < O; ++o) sums[r * O + o] = I::reduce16(acc[r][o]);
+    }
     for (index_t r = 0; r < R; ++r)
       for (index_t o = 0; o < O; ++o) {
-        const float v = I::reduce16(acc[r][o]);
+        const float v = sums[r * O + o];
         y[r * y_stride + o] = bias ? v + bias[o] : v;
       }
   }

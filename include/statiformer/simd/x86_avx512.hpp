@@ -56,6 +56,24 @@ struct Vocabulary<avx512> {
     const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
     return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
   }
+  /// out[k] = reduce16(&acc[k]) for 16 accumulators at once: the same fold (i + i+8, +4, +2, +1)
+  /// done as a transpose-and-add tree, 15 additions instead of 64.
+  static void reduce16x16(const V* acc, float* out) {
+    V s[8], u[4], v[2];
+    for (int m = 0; m < 8; ++m)  // lanes i + i+8: [acc 2m (8) | acc 2m+1 (8)]
+      s[m] = _mm512_add_ps(_mm512_shuffle_f32x4(acc[2 * m], acc[2 * m + 1], 0x44),
+                           _mm512_shuffle_f32x4(acc[2 * m], acc[2 * m + 1], 0xEE));
+    for (int r = 0; r < 4; ++r)  // + lane i+4: quads = accumulators 4r..4r+3
+      u[r] = _mm512_add_ps(_mm512_shuffle_f32x4(s[2 * r], s[2 * r + 1], 0x88),
+                           _mm512_shuffle_f32x4(s[2 * r], s[2 * r + 1], 0xDD));
+    for (int p = 0; p < 2; ++p)  // + lane i+2: quad j = [acc 8p+j (2) | acc 8p+4+j (2)]
+      v[p] = _mm512_add_ps(_mm512_shuffle_ps(u[2 * p], u[2 * p + 1], 0x44),
+                           _mm512_shuffle_ps(u[2 * p], u[2 * p + 1], 0xEE));
+    // + lane i+1: lane 4j + t holds accumulator j + 4t
+    const V w = _mm512_add_ps(_mm512_shuffle_ps(v[0], v[1], 0x88), _mm512_shuffle_ps(v[0], v[1], 0xDD));
+    const __m512i to_natural = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    _mm512_storeu_ps(out, _mm512_permutexvar_ps(to_natural, w));
+  }
   static float reduce_max(V v) {
     alignas(64) float t[16];
     _mm512_store_ps(t, v);
