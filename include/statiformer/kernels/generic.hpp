@@ -72,8 +72,10 @@ struct Generic {
   }
 
   // ---- matrix product: register tiles of R rows × O outputs, each a 16-lane accumulator ---------
+  /// y[r, o] = x[r] · w[o] (+ bias[o]) for an R × O tile; w rows are w_stride floats apart.
   template <index_t R, index_t O>
-  static void tile(const float* x, index_t in, const float* w, const float* bias, float* y, index_t y_stride) {
+  static void tile(const float* x, index_t in, const float* w, index_t w_stride, const float* bias, float* y,
+                   index_t y_stride) {
     V acc[R][O][kSub];
     for (index_t r = 0; r < R; ++r)
       for (index_t o = 0; o < O; ++o)
@@ -84,7 +86,7 @@ struct Generic {
         V xv[R];
         for (index_t r = 0; r < R; ++r) xv[r] = I::load(x + r * in + k + s * L);
         for (index_t o = 0; o < O; ++o) {
-          const V wv = I::load(w + o * in + k + s * L);
+          const V wv = I::load(w + o * w_stride + k + s * L);
           for (index_t r = 0; r < R; ++r) acc[r][o][s] = I::fma(xv[r], wv, acc[r][o][s]);
         }
       }
@@ -94,7 +96,7 @@ struct Generic {
         V xv[R];
         for (index_t r = 0; r < R; ++r) xv[r] = I::load_partial(x + r * in + k + s * L, c);
         for (index_t o = 0; o < O; ++o) {
-          const V wv = I::load_partial(w + o * in + k + s * L, c);
+          const V wv = I::load_partial(w + o * w_stride + k + s * L, c);
           for (index_t r = 0; r < R; ++r) acc[r][o][s] = I::fma(xv[r], wv, acc[r][o][s]);
         }
       }
@@ -115,20 +117,32 @@ struct Generic {
       }
   }
 
+  /// Outputs per tile: tile_cols, or for a single row (a matrix-vector product) the vocabulary's
+  /// gemv_cols where it has one (more accumulators, since no row shares the weight loads).
   template <index_t R>
-  static void tile_row_block(const float* x, index_t in, const float* w, const float* bias, index_t out, float* y) {
-    constexpr index_t O = I::tile_cols;
+  static constexpr index_t cols_for_rows() {
+    if constexpr (R == 1 && requires { I::gemv_cols; })
+      return I::gemv_cols;
+    else
+      return I::tile_cols;
+  }
+
+  template <index_t R>
+  static void tile_row_block(const float* x, index_t in, const float* w, index_t w_stride, const float* bias,
+                             index_t out, float* y, index_t y_stride) {
+    constexpr index_t O = cols_for_rows<R>();
     index_t o = 0;
-    for (; o + O <= out; o += O) tile<R, O>(x, in, w + o * in, bias ? bias + o : nullptr, y + o, out);
-    for (; o < out; ++o) tile<R, 1>(x, in, w + o * in, bias ? bias + o : nullptr, y + o, out);
+    for (; o + O <= out; o += O)
+      tile<R, O>(x, in, w + o * w_stride, w_stride, bias ? bias + o : nullptr, y + o, y_stride);
+    for (; o < out; ++o) tile<R, 1>(x, in, w + o * w_stride, w_stride, bias ? bias + o : nullptr, y + o, y_stride);
   }
 
   static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
                      Fuse act) {
     constexpr index_t R = I::tile_rows;
     index_t r = 0;
-    for (; r + R <= rows; r += R) tile_row_block<R>(x + r * in, in, w, bias, out, y + r * out);
-    for (; r < rows; ++r) tile_row_block<1>(x + r * in, in, w, bias, out, y + r * out);
+    for (; r + R <= rows; r += R) tile_row_block<R>(x + r * in, in, w, in, bias, out, y + r * out, out);
+    for (; r < rows; ++r) tile_row_block<1>(x + r * in, in, w, in, bias, out, y + r * out, out);
     if (act != Fuse::none) activation(act == Fuse::relu ? Activation::relu : Activation::gelu, y, rows * out);
   }
 
@@ -200,6 +214,8 @@ struct Generic {
                             index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) {
     const float scale = std::sqrt(static_cast<float>(head_dim));
     auto allowed = [&](index_t j) { return j < mask.key_end && (!mask.allow || mask.allow[j] != 0); };
+    // every key's dot product at once (a matrix-vector product over the K rows), then the mask
+    tile_row_block<1>(q, head_dim, k, kv_stride, nullptr, n_keys, p, n_keys);
     bool any = false;
     float m = 0.0f;
     for (index_t j = 0; j < n_keys; ++j) {
@@ -207,7 +223,7 @@ struct Generic {
         p[j] = -INFINITY;
         continue;
       }
-      p[j] = dot(q, k + j * kv_stride, head_dim) / scale;
+      p[j] = p[j] / scale;
       m = (!any || p[j] > m) ? p[j] : m;
       any = true;
     }

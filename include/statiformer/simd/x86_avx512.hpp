@@ -16,6 +16,7 @@ struct Vocabulary<avx512> {
   static constexpr const char* name = "avx512";
   static bool supported() { return __builtin_cpu_supports("avx512f"); }  ///< can this CPU run it
   static constexpr index_t tile_rows = 4, tile_cols = 4;
+  static constexpr index_t gemv_cols = 16;  ///< one row: 16 accumulators, reduced by reduce16x16
 
   static __mmask16 prefix(index_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
   static V load(const float* p) { return _mm512_loadu_ps(p); }
