@@ -25,9 +25,9 @@ static_assert(EncoderStack<EncoderLayer<7, 16, 4, 32>, 2, false>::Params::param_
 // ---- scratch sizes -------------------------------------------------------------------------------
 // MHA: Q [SeqQ, D] (reused for the context), K and V [SeqK, D], one score row [SeqK].
 static_assert(MultiHeadAttention<7, 11, 16, 4>::scratch_floats == 7 * 16 + 2 * 11 * 16 + 11);
-// FF runs blocks of up to 8 rows: a hidden block and an output block.
+// FF runs blocks of up to 32 rows: a hidden block and an output block.
 static_assert(FeedForward<7, 16, 32>::scratch_floats == 7 * (32 + 16));
-static_assert(FeedForward<64, 16, 32>::scratch_floats == 8 * (32 + 16));
+static_assert(FeedForward<64, 16, 32>::scratch_floats == 32 * (32 + 16));
 // Encoder layer: a sublayer output [S, D] plus the larger inner scratch.
 static_assert(EncoderLayer<7, 16, 4, 32>::scratch_floats == 7 * 16 + (7 * 16 + 2 * 7 * 16 + 7));
 

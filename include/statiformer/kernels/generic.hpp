@@ -140,9 +140,18 @@ struct Generic {
   static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
                      Fuse act) {
     constexpr index_t R = I::tile_rows;
-    index_t r = 0;
-    for (; r + R <= rows; r += R) tile_row_block<R>(x + r * in, in, w, in, bias, out, y + r * out, out);
-    for (; r < rows; ++r) tile_row_block<1>(x + r * in, in, w, in, bias, out, y + r * out, out);
+    // Cache blocking: a block of weight rows (~64 KiB) stays in cache while every input row passes.
+    constexpr index_t kBlockBytes = 64 * 1024;
+    index_t ob = kBlockBytes / (in * sizeof(float));
+    ob = ob < 16 ? 16 : ob / 16 * 16;
+    for (index_t o0 = 0; o0 < out; o0 += ob) {
+      const index_t n = out - o0 < ob ? out - o0 : ob;
+      const float* wb = w + o0 * in;
+      const float* bb = bias ? bias + o0 : nullptr;
+      index_t r = 0;
+      for (; r + R <= rows; r += R) tile_row_block<R>(x + r * in, in, wb, in, bb, n, y + r * out + o0, out);
+      for (; r < rows; ++r) tile_row_block<1>(x + r * in, in, wb, in, bb, n, y + r * out + o0, out);
+    }
     if (act != Fuse::none) activation(act == Fuse::relu ? Activation::relu : Activation::gelu, y, rows * out);
   }
 
@@ -242,9 +251,39 @@ struct Generic {
   }
 
   /// out[d] = Σ_j p[j] · v[j][d] over the keys `use(j)` accepts, in key order, lane-wise over d.
+  /// NV accumulators (head_dim in ((NV-1)·L, NV·L]) held in registers, keys in the outer loop.
+  template <index_t NV, class Use>
+  static void weighted_values_regs(const float* p, const float* v, index_t kv_stride, index_t head_dim, index_t n_keys,
+                                   Use use, float* out) {
+    const index_t tail = head_dim - (NV - 1) * L;  // lanes of the last vector, 1..L
+    V acc[NV];
+    for (index_t i = 0; i < NV; ++i) acc[i] = I::zero();
+    for (index_t j = 0; j < n_keys; ++j) {
+      if (!use(j)) continue;
+      const V pj = I::set1(p[j]);
+      const float* vj = v + j * kv_stride;
+      for (index_t i = 0; i + 1 < NV; ++i) acc[i] = I::fma(pj, I::load(vj + i * L), acc[i]);
+      acc[NV - 1] = I::fma(pj, I::load_partial(vj + (NV - 1) * L, tail), acc[NV - 1]);
+    }
+    for (index_t i = 0; i + 1 < NV; ++i) I::store(out + i * L, acc[i]);
+    I::store_partial(out + (NV - 1) * L, acc[NV - 1], tail);
+  }
+
   template <class Use>
   static void weighted_values(const float* p, const float* v, index_t kv_stride, index_t head_dim, index_t n_keys,
                               Use use, float* out) {
+    switch ((head_dim + L - 1) / L) {
+      case 1:
+        return weighted_values_regs<1>(p, v, kv_stride, head_dim, n_keys, use, out);
+      case 2:
+        return weighted_values_regs<2>(p, v, kv_stride, head_dim, n_keys, use, out);
+      case 3:
+        return weighted_values_regs<3>(p, v, kv_stride, head_dim, n_keys, use, out);
+      case 4:
+        return weighted_values_regs<4>(p, v, kv_stride, head_dim, n_keys, use, out);
+      default:
+        break;
+    }
     index_t d = 0;
     for (; d + L <= head_dim; d += L) {
       V acc = I::zero();

@@ -8,7 +8,7 @@
 namespace stf {
 
 /// y = W2 · act(W1 x + b1) + b2 for each row, optionally followed by act (one of the tutorial
-/// encoders applies the activation after the second projection too). Blocks of up to kRowBlock rows
+/// encoders applies the activation after the second projection too). Blocks of up to kRowBlock (32) rows
 /// at a time, so the scratch is O(block · DFf), not O(SeqLen · DFf), and y may alias x.
 template <index_t SeqLen, index_t DModel, index_t DFf, Activation Act = Activation::relu, bool OutActivation = false>
 struct FeedForward {
@@ -16,7 +16,7 @@ struct FeedForward {
   static_assert(check::layer_dims_positive<SeqLen, DFf>());
   static constexpr index_t seq_len = SeqLen, d_model = DModel, d_ff = DFf;
   static constexpr const char* name = "FeedForward";
-  static constexpr index_t kRowBlock = SeqLen < 8 ? SeqLen : 8;
+  static constexpr index_t kRowBlock = SeqLen < 32 ? SeqLen : 32;
   static constexpr index_t scratch_floats = kRowBlock * (DFf + DModel);
 
   struct Params {
