@@ -1,0 +1,312 @@
+#!/usr/bin/python3
+"""PyTorch's nn.TransformerEncoderLayer at the shapes of bench_peers, single-threaded, written as
+Google Benchmark JSON so that bench/report/report.py reads it with the C++ results.
+
+Run with Debian's interpreter (python3-torch is installed for it, not for a pyenv python3):
+
+    /usr/bin/python3 bench/peers/torch_bench.py --out build/bench/torch.json [--quick]
+
+Each layer is nn.TransformerEncoderLayer(D, H, F, dropout=0.0, batch_first=True) in eval mode under
+torch.inference_mode(), with torch.set_num_threads(1), on one sequence [1, S, D] with no padding
+mask. Its weights are the ones bench_peers binds to stf::EncoderLayer and the Eigen peer (the same
+LCG, in the same order), and so is the input.
+
+Benchmarks (names as in bench_peers):
+  EncoderLayer/torch/<S>x<D>x<H>x<F>      the plain call. In 1.13 this takes the eval fast path
+                                          (one native op, aten::_transformer_encoder_layer_fwd)
+                                          when its conditions hold; which path ran is detected
+                                          with the profiler and written in the label.
+  EncoderLayer/torch_std/<S>x<D>x<H>x<F>  (--standard-path, default in full mode) the same layer
+                                          forced onto the standard Python path by an all-zero float
+                                          src_mask, which adds 0 to the scores.
+
+Timing: warm-up, then iterations per repetition calibrated to --min-time seconds, --repetitions
+repetitions; real time (perf_counter) and CPU time (process_time) per forward call; entries per
+repetition plus mean/median/stddev aggregates, as Google Benchmark writes them.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import sysconfig
+import time
+
+# One thread everywhere, before torch (and its BLAS) are loaded.
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "1")
+
+SHAPES = [(10, 16, 2, 32), (32, 64, 4, 256), (64, 128, 4, 512), (128, 256, 8, 1024), (128, 512, 8, 2048)]
+FAST_PATH_OP = "aten::_transformer_encoder_layer_fwd"
+
+
+def encoder_flops(s, d, f):
+    """Matrix products only, as stf_peers::encoder_flops: 8·S·D² + 4·S²·D + 4·S·D·F."""
+    return 8 * s * d * d + 4 * s * s * d + 4 * s * d * f
+
+
+def encoder_bytes(param_count, s, d):
+    """Parameters read, input read, output written (float32), as stf_peers::encoder_bytes."""
+    return 4 * (param_count + 2 * s * d)
+
+
+def lcg_floats(n, np):
+    """The n floats of bench_peers' random_params: state = state·1664525 + 1013904223 (mod 2³²)
+    from 12345, value = ((state >> 8) / 2²⁴ - 0.5) · 0.2 in float32. Vectorized by jumping ahead
+    a block of states at a time."""
+    a, c, mask = 1664525, 1013904223, 0xFFFFFFFF
+    block = 4096
+    first = []
+    state = 12345
+    for _ in range(min(n, block)):
+        state = (state * a + c) & mask
+        first.append(state)
+    # jump-ahead by `block` steps: s -> A·s + C
+    big_a, big_c = 1, 0
+    for _ in range(block):
+        big_a, big_c = (big_a * a) & mask, (big_c * a + c) & mask
+    states = np.empty(n, dtype=np.uint64)
+    cur = np.array(first, dtype=np.uint64)
+    pos = 0
+    while pos < n:
+        take = min(block, n - pos)
+        states[pos:pos + take] = cur[:take]
+        pos += take
+        cur = (cur * np.uint64(big_a) + np.uint64(big_c)) & np.uint64(mask)
+    top = (states >> np.uint64(8)).astype(np.float32)
+    return (top / np.float32(16777216.0) - np.float32(0.5)) * np.float32(0.2)
+
+
+def bench_input(n, np):
+    """bench_peers' input: x[i] = ((i·7919) mod 101) / 50 - 1 in float32."""
+    i = np.arange(n, dtype=np.int64)
+    return ((i * 7919) % 101).astype(np.float32) / np.float32(50.0) - np.float32(1.0)
+
+
+def make_layer(torch, np, s, d, h, f):
+    layer = torch.nn.TransformerEncoderLayer(d, h, f, dropout=0.0, batch_first=True).eval()
+    # stf's visit order: self_attn.{q,k,v,o}.{weight,bias}, ff.linear{1,2}.{weight,bias}, norm{1,2}
+    sizes = [d * d, d] * 4 + [f * d, f, d * f, d, d, d, d, d]
+    flat = torch.from_numpy(lcg_floats(sum(sizes), np))
+    parts = list(torch.split(flat, sizes))
+    q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, l1_w, l1_b, l2_w, l2_b, n1_w, n1_b, n2_w, n2_b = parts
+    with torch.no_grad():
+        attn = layer.self_attn
+        attn.in_proj_weight.copy_(torch.cat([q_w, k_w, v_w]).view(3 * d, d))
+        attn.in_proj_bias.copy_(torch.cat([q_b, k_b, v_b]))
+        attn.out_proj.weight.copy_(o_w.view(d, d))
+        attn.out_proj.bias.copy_(o_b)
+        layer.linear1.weight.copy_(l1_w.view(f, d))
+        layer.linear1.bias.copy_(l1_b)
+        layer.linear2.weight.copy_(l2_w.view(d, f))
+        layer.linear2.bias.copy_(l2_b)
+        layer.norm1.weight.copy_(n1_w)
+        layer.norm1.bias.copy_(n1_b)
+        layer.norm2.weight.copy_(n2_w)
+        layer.norm2.bias.copy_(n2_b)
+    x = torch.from_numpy(bench_input(s * d, np)).view(1, s, d)
+    param_count = sum(p.numel() for p in layer.parameters())
+    return layer, x, param_count
+
+
+def ran_fast_path(torch, call):
+    """Whether `call()` ran the fused eval fast path (seen by the autograd profiler)."""
+    with torch.autograd.profiler.profile() as prof:
+        call()
+    return any(e.name == FAST_PATH_OP for e in prof.function_events)
+
+
+def time_call(call, min_time, repetitions, warmup_time):
+    """[(iterations, real seconds per call, cpu seconds per call)] per repetition."""
+    t_end = time.perf_counter() + warmup_time
+    warm = 0
+    while warm < 3 or time.perf_counter() < t_end:
+        call()
+        warm += 1
+    # calibrate: grow the iteration count until one batch takes >= min_time (as Google Benchmark)
+    iters = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            call()
+        elapsed = time.perf_counter() - t0
+        if elapsed >= min_time or iters >= 1_000_000_000:
+            break
+        iters = max(iters + 1, int(iters * min(10.0, 1.4 * min_time / max(elapsed, 1e-9))))
+    runs = []
+    for _ in range(repetitions):
+        r0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(iters):
+            call()
+        r1, c1 = time.perf_counter(), time.process_time()
+        runs.append((iters, (r1 - r0) / iters, (c1 - c0) / iters))
+    return runs
+
+
+def dpkg_query(fmt, package):
+    try:
+        return subprocess.run(["dpkg-query", "-W", f"-f={fmt}", package], capture_output=True, text=True,
+                              check=False).stdout
+    except OSError:
+        return ""
+
+
+def blas_info(torch):
+    """Which BLAS torch's matrix products go through: the Debian alternative, and the library
+    actually mapped into this process after a product."""
+    multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
+    alt = f"/etc/alternatives/libblas.so.3-{multiarch}"
+    selected = os.path.realpath(alt) if os.path.exists(alt) else "(no alternative)"
+    torch.mm(torch.ones(64, 64), torch.ones(64, 64))
+    loaded = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            name = os.path.basename(path)
+            if any(k in name for k in ("blas", "mkl", "blis", "atlas")):
+                loaded.add(os.path.realpath(path))
+    status = dpkg_query("${Status}", "libopenblas0-serial")
+    return {
+        "blas_alternative": f"{alt} -> {selected}",
+        "blas_loaded": ", ".join(sorted(loaded)) or "(none found in /proc/self/maps)",
+        "libopenblas0_serial": "installed" if "install ok installed" in status else "not installed",
+        "blas_is_openblas_serial": "yes" if any("openblas-serial" in p for p in loaded) else "no",
+    }
+
+
+def gb_entry(name, family, reps, rep, iters, real_s, cpu_s, flops, nbytes, label, run_type="iteration",
+             aggregate=None):
+    e = {
+        "name": name if aggregate is None else f"{name}_{aggregate}",
+        "family_index": family,
+        "per_family_instance_index": 0,
+        "run_name": name,
+        "run_type": run_type,
+        "repetitions": reps,
+        "repetition_index": rep,
+        "threads": 1,
+        "iterations": iters,
+        "real_time": real_s * 1e9,
+        "cpu_time": cpu_s * 1e9,
+        "time_unit": "ns",
+        "FLOP/s": flops / real_s if real_s > 0 else 0.0,
+        "bytes": nbytes,
+        "bytes_per_second": nbytes / real_s if real_s > 0 else 0.0,
+        "label": label,
+    }
+    if aggregate is not None:
+        e.pop("repetition_index")
+        e["aggregate_name"] = aggregate
+        e["aggregate_unit"] = "time"
+    return e
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="Google Benchmark JSON file to write")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 1 repetition, 10 ms per shape")
+    ap.add_argument("--min-time", type=float, default=None, help="seconds per repetition (default 0.5)")
+    ap.add_argument("--repetitions", type=int, default=None, help="repetitions (default 5)")
+    ap.add_argument("--standard-path", choices=("auto", "yes", "no"), default="auto",
+                    help="also time the standard (non-fast) path; auto: yes unless --quick")
+    ap.add_argument("--filter", default="", help="only shapes whose SxDxHxF contains this text")
+    args = ap.parse_args()
+    min_time = args.min_time if args.min_time is not None else (0.01 if args.quick else 0.5)
+    reps = args.repetitions if args.repetitions is not None else (1 if args.quick else 5)
+    warmup = 0.02 if args.quick else 0.2
+    standard = args.standard_path == "yes" or (args.standard_path == "auto" and not args.quick)
+
+    try:
+        import numpy as np
+        import torch
+    except ImportError as e:
+        print(f"torch_bench: PyTorch is not available to {sys.executable} ({e}); "
+              "install python3-torch and run with /usr/bin/python3", file=sys.stderr)
+        return 2
+
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    blas = blas_info(torch)
+    if blas["blas_is_openblas_serial"] != "yes":
+        print("torch_bench: WARNING: torch is not using Debian's OpenBLAS (serial); with the reference "
+              "BLAS it is 25-40x slower. Install libopenblas0-serial and select it:\n"
+              "  update-alternatives --config libblas.so.3-x86_64-linux-gnu\n"
+              f"  now: {blas['blas_alternative']}; loaded: {blas['blas_loaded']}", file=sys.stderr)
+
+    benchmarks = []
+    paths = {}
+    family = 0
+    with torch.inference_mode():
+        for (s, d, h, f) in SHAPES:
+            shape = f"{s}x{d}x{h}x{f}"
+            if args.filter and args.filter not in shape:
+                continue
+            layer, x, param_count = make_layer(torch, np, s, d, h, f)
+            zero_mask = torch.zeros(s, s)
+            variants = [("torch", lambda: layer(x))]
+            if standard:
+                variants.append(("torch_std", lambda: layer(x, src_mask=zero_mask)))
+            flops = encoder_flops(s, d, f)
+            nbytes = encoder_bytes(param_count, s, d)
+            for impl, call in variants:
+                name = f"EncoderLayer/{impl}/{shape}"
+                fast = ran_fast_path(torch, call)
+                label = ("fast path (" + FAST_PATH_OP + ")") if fast else "standard path"
+                paths[name] = label
+                runs = time_call(call, min_time, reps, warmup)
+                for rep, (iters, real_s, cpu_s) in enumerate(runs):
+                    benchmarks.append(gb_entry(name, family, reps, rep, iters, real_s, cpu_s, flops, nbytes, label))
+                if reps > 1:
+                    reals = [r for _, r, _ in runs]
+                    cpus = [c for _, _, c in runs]
+                    for agg, fn in (("mean", statistics.mean), ("median", statistics.median),
+                                    ("stddev", statistics.stdev)):
+                        e = gb_entry(name, family, reps, 0, len(runs), fn(reals), fn(cpus), flops, nbytes, label,
+                                     run_type="aggregate", aggregate=agg)
+                        if agg == "stddev":  # a rate of a spread means nothing
+                            e.pop("FLOP/s")
+                            e.pop("bytes_per_second")
+                        benchmarks.append(e)
+                med = statistics.median(r for _, r, _ in runs)
+                print(f"{name:42s} {med * 1e6:12.1f} us  {flops / med / 1e9:8.2f} GFLOP/s  [{label}]")
+                family += 1
+
+    used_paths = sorted(set(paths.values()))
+    context = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "host_name": socket.gethostname(),
+        "executable": os.path.abspath(__file__),
+        "num_cpus": os.cpu_count(),
+        "mhz_per_cpu": 0,
+        "cpu_scaling_enabled": False,
+        "caches": [],
+        "load_avg": list(os.getloadavg()),
+        "library_build_type": "release",
+        "python": f"{sys.executable} {platform.python_version()}",
+        "torch_version": torch.__version__,
+        "torch_package": dpkg_query("${Package} ${Version}", "python3-torch") or "(not a Debian package)",
+        "torch_num_threads": str(torch.get_num_threads()),
+        "torch_timing": f"min_time {min_time} s, {reps} repetitions, warm-up {warmup} s, inference_mode, eval",
+        "torch_paths": "; ".join(f"{n}: {p}" for n, p in paths.items()),
+        "torch_fast_path": ("yes" if all("fast" in p for n, p in paths.items() if "/torch/" in n) else
+                            "no" if not any("fast" in p for n, p in paths.items() if "/torch/" in n) else "mixed"),
+        **blas,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as out:
+        json.dump({"context": context, "benchmarks": benchmarks}, out, indent=2)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread; BLAS: {blas['blas_loaded']}; "
+          f"paths: {', '.join(used_paths)} -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

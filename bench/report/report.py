@@ -1,0 +1,363 @@
+#!/usr/bin/python3
+"""Benchmark report: reads Google Benchmark JSON files (bench_layers, bench_peers, bench_stf_<isa>,
+bench/peers/torch_bench.py) and writes a Markdown table and a PNG plot.
+
+    /usr/bin/python3 bench/report/report.py --md build/bench/report.md --png build/bench/report.png \\
+        build/bench/*.json
+
+Benchmark names it understands:
+  EncoderLayer/<impl>/<S>x<D>x<H>x<F>   one encoder layer per implementation (stf.<variant>, eigen,
+                                        torch, torch_std): latency, ratios, % of the FMA peak
+  FmaPeak/<isa>/<n>chains               the measured FMA peak (the highest FLOP/s is "the peak")
+  anything else (bench_layers)          listed per layer with its latency and FLOP/s
+
+Latency of a benchmark: its "median" aggregate when it was repeated, else the median over its
+repetitions (real time by default; --time cpu for CPU time). Only the standard library and
+matplotlib (Debian: python3-matplotlib) are used; without matplotlib no PNG is written.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+
+UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+ENCODER_RE = re.compile(r"^EncoderLayer/([^/]+)/(\d+)x(\d+)x(\d+)x(\d+)$")
+FMA_RE = re.compile(r"^FmaPeak/([^/]+)/(\d+)chains$")
+IMPL_ORDER = ["stf.scalar", "stf.avx2", "stf.avx512", "stf.neon", "stf.mve", "eigen", "torch", "torch_std"]
+IMPL_TITLE = {
+    "eigen": "Eigen 3.4",
+    "torch": "PyTorch",
+    "torch_std": "PyTorch (standard path)",
+}
+
+
+def impl_title(impl):
+    if impl.startswith("stf."):
+        return f"stf ({impl[4:]})"
+    return IMPL_TITLE.get(impl, impl)
+
+
+def impl_key(impl):
+    return (IMPL_ORDER.index(impl) if impl in IMPL_ORDER else len(IMPL_ORDER), impl)
+
+
+class Result:
+    """One benchmark (all repetitions of one run_name) of one file."""
+
+    def __init__(self, run_name, source):
+        self.name = run_name
+        self.source = source
+        self.iterations = []  # entries with run_type iteration
+        self.aggregates = {}  # aggregate_name -> entry
+        self.label = ""
+
+    def ns(self, entry, field):
+        return entry[field] * UNIT_NS[entry.get("time_unit", "ns")]
+
+    def latency_ns(self, field):
+        if "median" in self.aggregates:
+            return self.ns(self.aggregates["median"], field)
+        vals = [self.ns(e, field) for e in self.iterations]
+        return statistics.median(vals) if vals else None
+
+    def counter(self, key):
+        if "median" in self.aggregates and key in self.aggregates["median"]:
+            return self.aggregates["median"][key]
+        vals = [e[key] for e in self.iterations if key in e]
+        return statistics.median(vals) if vals else None
+
+    def repetitions(self):
+        return len(self.iterations)
+
+
+def load(paths):
+    """-> (results by run_name in first-seen order, contexts [(path, context)])."""
+    results, contexts, duplicates = {}, [], set()
+    for path in paths:
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            print(f"report: skipping {path}: {e}", file=sys.stderr)
+            continue
+        contexts.append((path, data.get("context", {})))
+        for e in data.get("benchmarks", []):
+            if e.get("error_occurred"):
+                print(f"report: {path}: {e.get('name')} failed: {e.get('error_message', '')}", file=sys.stderr)
+                continue
+            run_name = e.get("run_name", e["name"])
+            if run_name in results and results[run_name].source != path:
+                if run_name not in duplicates:
+                    print(f"report: {run_name} is in {results[run_name].source} and {path}; keeping the first",
+                          file=sys.stderr)
+                    duplicates.add(run_name)
+                continue
+            r = results.setdefault(run_name, Result(run_name, path))
+            if e.get("run_type") == "aggregate":
+                r.aggregates[e.get("aggregate_name", "")] = e
+            else:
+                r.iterations.append(e)
+            if e.get("label"):
+                r.label = e["label"]
+    return results, contexts
+
+
+def fmt_time(ns):
+    if ns is None:
+        return "–"
+    if ns < 1e3:
+        return f"{ns:.0f} ns"
+    if ns < 1e6:
+        return f"{ns / 1e3:.3g} µs" if ns < 1e5 else f"{ns / 1e3:.0f} µs"
+    if ns < 1e9:
+        return f"{ns / 1e6:.3g} ms" if ns < 1e8 else f"{ns / 1e6:.0f} ms"
+    return f"{ns / 1e9:.3g} s"
+
+
+def fmt_ratio(x):
+    if x is None:
+        return "–"
+    return f"{x:.3g}×" if x < 100 else f"{x:.0f}×"
+
+
+def encoder_flops(s, d, f):
+    return 8 * s * d * d + 4 * s * s * d + 4 * s * d * f
+
+
+def build(results, field):
+    """-> encoder {shape: {impl: Result}}, fma {isa: Result}, others [Result]."""
+    encoder, fma, others = {}, {}, []
+    for r in results.values():
+        m = ENCODER_RE.match(r.name)
+        if m:
+            shape = tuple(int(v) for v in m.group(2, 3, 4, 5))
+            encoder.setdefault(shape, {})[m.group(1)] = r
+            continue
+        m = FMA_RE.match(r.name)
+        if m:
+            fma[m.group(1)] = r
+            continue
+        if r.latency_ns(field) is not None:
+            others.append(r)
+    return encoder, fma, others
+
+
+def peak_of(fma):
+    """(FLOP/s, isa) of the highest measured FMA peak, or (None, None)."""
+    best = (None, None)
+    for isa, r in fma.items():
+        v = r.counter("FLOP/s")
+        if v and (best[0] is None or v > best[0]):
+            best = (v, isa)
+    return best
+
+
+def markdown(results, contexts, field, notes):
+    encoder, fma, others = build(results, field)
+    peak, peak_isa = peak_of(fma)
+    shapes = sorted(encoder, key=lambda s: encoder_flops(s[0], s[1], s[3]))
+    impls = sorted({i for per in encoder.values() for i in per}, key=impl_key)
+    stf_impls = [i for i in impls if i.startswith("stf.")]
+    peers = [i for i in impls if not i.startswith("stf.")]
+    out = []
+    w = out.append
+    w("# statiformer benchmark report\n")
+    for n in notes:
+        w(f"> {n}\n")
+    w(f"Latency: median of the repetitions, {'real (wall-clock)' if field == 'real_time' else 'CPU'} time per "
+      f"forward call, one thread, batch 1, all tokens valid. "
+      f"GFLOP/s counts the matrix products only: 8·S·D² + 4·S²·D + 4·S·D·F. "
+      + (f"Peak: the measured FMA peak of this core, {peak / 1e9:.1f} GFLOP/s ({peak_isa})." if peak else
+         "No FMA peak was measured.") + "\n")
+
+    if shapes:
+        w("## Encoder layer (post-norm, ReLU): latency\n")
+        w("Shape is (SeqLen × DModel × NHeads × DFf). `best stf / X` is the latency of the fastest stf "
+          "kernel variant divided by X's (above 1: stf is slower).\n")
+        head = ["shape", "MFLOP"] + [impl_title(i) for i in impls]
+        if stf_impls:
+            head += [f"best stf / {impl_title(p)}" for p in peers]
+        w("| " + " | ".join(head) + " |")
+        w("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+        for shape in shapes:
+            per = encoder[shape]
+            lat = {i: per[i].latency_ns(field) if i in per else None for i in impls}
+            row = ["×".join(map(str, shape)), f"{encoder_flops(shape[0], shape[1], shape[3]) / 1e6:.3g}"]
+            row += [fmt_time(lat[i]) for i in impls]
+            stf_lat = [lat[i] for i in stf_impls if lat[i]]
+            best = min(stf_lat) if stf_lat else None
+            if stf_impls:
+                row += [fmt_ratio(best / lat[p]) if best and lat[p] else "–" for p in peers]
+            w("| " + " | ".join(row) + " |")
+        w("")
+
+        w("## Encoder layer: GFLOP/s (% of the FMA peak)\n")
+        head = ["shape"] + [impl_title(i) for i in impls]
+        w("| " + " | ".join(head) + " |")
+        w("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+        for shape in shapes:
+            per = encoder[shape]
+            flops = encoder_flops(shape[0], shape[1], shape[3])
+            row = ["×".join(map(str, shape))]
+            for i in impls:
+                t = per[i].latency_ns(field) if i in per else None
+                if not t:
+                    row.append("–")
+                    continue
+                rate = flops / (t * 1e-9)
+                row.append(f"{rate / 1e9:.3g}" + (f" ({100 * rate / peak:.1f}%)" if peak else ""))
+            w("| " + " | ".join(row) + " |")
+        w("")
+        for impl in impls:
+            labs = {per[impl].label for per in encoder.values() if impl in per and per[impl].label}
+            if len(labs) == 1:
+                w(f"{impl_title(impl)} ran the {labs.pop()} at every shape.\n")
+            elif labs:
+                w(f"{impl_title(impl)}: " + "; ".join(
+                    f"{'×'.join(map(str, s))}: {encoder[s][impl].label}" for s in shapes
+                    if impl in encoder[s] and encoder[s][impl].label) + "\n")
+        if stf_impls and len(stf_impls) > 1:
+            best = []
+            for shape in shapes:
+                lat = {i: encoder[shape][i].latency_ns(field) for i in stf_impls if i in encoder[shape]}
+                lat = {i: t for i, t in lat.items() if t}
+                if lat:
+                    best.append(min(lat, key=lat.get))
+            if best:
+                names = sorted(set(best), key=impl_key)
+                w("Fastest stf variant: " + (f"{names[0]} at every shape." if len(names) == 1 else
+                                            ", ".join(f"{'×'.join(map(str, s))}: {b}" for s, b in zip(shapes, best)))
+                  + "\n")
+
+    if fma:
+        w("## FMA peak of this core\n")
+        w("Independent FMA chains (c = c·a + b) in registers; one multiply-add = 2 FLOP.\n")
+        w("| benchmark | GFLOP/s | time per call |")
+        w("|---|---:|---:|")
+        for isa in sorted(fma, key=lambda i: fma[i].counter("FLOP/s") or 0):
+            r = fma[isa]
+            w(f"| `{r.name}` | {(r.counter('FLOP/s') or 0) / 1e9:.1f} | {fmt_time(r.latency_ns(field))} |")
+        w("")
+
+    if others:
+        w("## stf per layer and per kernel (bench_layers)\n")
+        w("| benchmark | latency | GFLOP/s | % of peak |")
+        w("|---|---:|---:|---:|")
+        for r in others:
+            rate = r.counter("FLOP/s")
+            w(f"| `{r.name}` | {fmt_time(r.latency_ns(field))} | "
+              f"{f'{rate / 1e9:.3g}' if rate else '–'} | "
+              f"{f'{100 * rate / peak:.2f}%' if rate and peak else '–'} |")
+        w("")
+
+    w("## Runs\n")
+    keys = ["date", "host_name", "num_cpus", "mhz_per_cpu", "load_avg", "stf_kernels", "stf_build", "eigen_peer",
+            "fma_peak_isas", "torch_version", "torch_package", "torch_num_threads", "torch_fast_path",
+            "blas_alternative", "blas_loaded", "libopenblas0_serial", "torch_timing"]
+    for path, ctx in contexts:
+        w(f"- `{os.path.basename(path)}` ({os.path.basename(str(ctx.get('executable', '?')))})")
+        for k in keys:
+            if k in ctx and ctx[k] not in ("", None):
+                v = ctx[k]
+                if isinstance(v, list):
+                    v = ", ".join(f"{x:.2f}" if isinstance(x, float) else str(x) for x in v)
+                w(f"  - {k}: {v}")
+    w("")
+    return "\n".join(out)
+
+
+def plot(results, field, png):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report: matplotlib is not available (apt-get install python3-matplotlib); no PNG written",
+              file=sys.stderr)
+        return False
+    encoder, fma, _ = build(results, field)
+    if not encoder:
+        print("report: no EncoderLayer results; no PNG written", file=sys.stderr)
+        return False
+    shapes = sorted(encoder, key=lambda s: encoder_flops(s[0], s[1], s[3]))
+    impls = sorted({i for per in encoder.values() for i in per}, key=impl_key)
+    xs = list(range(len(shapes)))
+    xlabels = ["×".join(map(str, s)) for s in shapes]
+    fig, (ax_t, ax_f) = plt.subplots(1, 2, figsize=(14, 5.8))
+    markers = "osD^v<>phX*"
+    for n, impl in enumerate(impls):
+        lat, rate, px = [], [], []
+        for x, shape in zip(xs, shapes):
+            r = encoder[shape].get(impl)
+            t = r.latency_ns(field) if r else None
+            if t:
+                px.append(x)
+                lat.append(t / 1e3)
+                rate.append(encoder_flops(shape[0], shape[1], shape[3]) / (t * 1e-9) / 1e9)
+        title = impl_title(impl)
+        labs = {encoder[s][impl].label for s in shapes if impl in encoder[s] and encoder[s][impl].label}
+        if len(labs) == 1 and "path" not in title:
+            title += f", {labs.pop().split(' (')[0]}"
+        style = dict(marker=markers[n % len(markers)], linewidth=2, markersize=7, label=title)
+        if impl.startswith("stf."):
+            style["linestyle"] = "-"
+        else:
+            style["linestyle"] = "--"
+        ax_t.plot(px, lat, **style)
+        ax_f.plot(px, rate, **style)
+    ax_t.set_yscale("log")
+    ax_t.set_ylabel("latency per layer forward [µs] (log)")
+    ax_t.set_title("Encoder layer latency (lower is better)")
+    ax_f.set_yscale("log")
+    ax_f.set_ylabel("GFLOP/s (matrix products) (log)")
+    ax_f.set_title("Encoder layer throughput vs FMA peak")
+    for isa, r in sorted(fma.items(), key=lambda kv: -(kv[1].counter("FLOP/s") or 0)):
+        v = r.counter("FLOP/s")
+        if v:
+            ax_f.axhline(v / 1e9, color="grey", linestyle=":", linewidth=1.2)
+            ax_f.annotate(f"FMA peak {isa}: {v / 1e9:.0f} GFLOP/s", (xs[-1], v / 1e9), textcoords="offset points",
+                          xytext=(0, 3), ha="right", fontsize=9, color="dimgrey")
+    for ax in (ax_t, ax_f):
+        ax.set_xticks(xs)
+        ax.set_xticklabels(xlabels, rotation=20)
+        ax.set_xlabel("shape: SeqLen×DModel×NHeads×DFf")
+        ax.grid(True, which="major", alpha=0.35)
+        ax.grid(True, which="minor", alpha=0.12)
+    ax_t.legend(fontsize=9, loc="upper left")
+    fig.suptitle("statiformer vs peers: one nn.TransformerEncoderLayer forward, float32, one thread", fontsize=12)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("inputs", nargs="+", help="Google Benchmark JSON files")
+    ap.add_argument("--md", default="report.md", help="Markdown output (default report.md)")
+    ap.add_argument("--png", default="report.png", help="PNG output (default report.png)")
+    ap.add_argument("--time", choices=("real", "cpu"), default="real", help="which time is the latency")
+    ap.add_argument("--note", action="append", default=[], help="a line quoted at the top of the report")
+    args = ap.parse_args()
+    field = "real_time" if args.time == "real" else "cpu_time"
+    results, contexts = load([p for p in args.inputs if os.path.exists(p)])
+    missing = [p for p in args.inputs if not os.path.exists(p)]
+    for p in missing:
+        print(f"report: {p} does not exist; left out", file=sys.stderr)
+    if not results:
+        print("report: no benchmark results", file=sys.stderr)
+        return 1
+    md = markdown(results, contexts, field, args.note)
+    with open(args.md, "w") as f:
+        f.write(md)
+    print(f"report: wrote {args.md}")
+    if plot(results, field, args.png):
+        print(f"report: wrote {args.png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
