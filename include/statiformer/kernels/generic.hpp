@@ -9,8 +9,8 @@
 #include <statiformer/simd/math.hpp>
 #include <statiformer/simd/scalar.hpp>
 
-// Register tiles only stay in registers when their small constant loops are fully unrolled.
-#define STF_UNROLL _Pragma("GCC unroll 16")
+// Register tiles only stay in registers when their small constant loops are fully unrolled:
+// those loops carry `#pragma GCC unroll 16`.
 
 namespace stf::kernels_detail {
 
@@ -30,28 +30,36 @@ struct Generic {
   // ---- reductions in the canonical order ------------------------------------------------------
   static float dot(const float* a, const float* b, index_t n) {
     V acc[kSub];
-    STF_UNROLL
+#pragma GCC unroll 16
     for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
     index_t k = 0;
-    for (; k + 16 <= n; k += 16) STF_UNROLL
-    for (index_t s = 0; s < kSub; ++s) acc[s] = I::fma(I::load(a + k + s * L), I::load(b + k + s * L), acc[s]);
-    if (k < n) STF_UNROLL
-    for (index_t s = 0; s < kSub; ++s) {
-      const index_t c = sub_count(n - k, s);
-      acc[s] = I::fma(I::load_partial(a + k + s * L, c), I::load_partial(b + k + s * L, c), acc[s]);
+    for (; k + 16 <= n; k += 16) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) acc[s] = I::fma(I::load(a + k + s * L), I::load(b + k + s * L), acc[s]);
+    }
+    if (k < n) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) {
+        const index_t c = sub_count(n - k, s);
+        acc[s] = I::fma(I::load_partial(a + k + s * L, c), I::load_partial(b + k + s * L, c), acc[s]);
+      }
     }
     return I::reduce16(acc);
   }
 
   static float sum(const float* x, index_t n) {
     V acc[kSub];
-    STF_UNROLL
+#pragma GCC unroll 16
     for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
     index_t k = 0;
-    for (; k + 16 <= n; k += 16) STF_UNROLL
-    for (index_t s = 0; s < kSub; ++s) acc[s] = I::add(acc[s], I::load(x + k + s * L));
-    if (k < n) STF_UNROLL
-    for (index_t s = 0; s < kSub; ++s) acc[s] = I::add(acc[s], I::load_partial(x + k + s * L, sub_count(n - k, s)));
+    for (; k + 16 <= n; k += 16) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) acc[s] = I::add(acc[s], I::load(x + k + s * L));
+    }
+    if (k < n) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) acc[s] = I::add(acc[s], I::load_partial(x + k + s * L, sub_count(n - k, s)));
+    }
     return I::reduce16(acc);
   }
 
@@ -82,53 +90,67 @@ struct Generic {
   static void tile(const float* x, index_t in, const float* w, index_t w_stride, const float* bias, float* y,
                    index_t y_stride) {
     V acc[R][O][kSub];
-    STF_UNROLL
-    for (index_t r = 0; r < R; ++r) STF_UNROLL
-    for (index_t o = 0; o < O; ++o) STF_UNROLL
-    for (index_t s = 0; s < kSub; ++s) acc[r][o][s] = I::zero();
-    index_t k = 0;
-    for (; k + 16 <= in; k += 16) STF_UNROLL
-    for (index_t s = 0; s < kSub; ++s) {
-      V xv[R];
-      STF_UNROLL
-      for (index_t r = 0; r < R; ++r) xv[r] = I::load(x + r * in + k + s * L);
-      STF_UNROLL
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
       for (index_t o = 0; o < O; ++o) {
-        const V wv = I::load(w + o * w_stride + k + s * L);
-        STF_UNROLL
-        for (index_t r = 0; r < R; ++r) acc[r][o][s] = I::fma(xv[r], wv, acc[r][o][s]);
+#pragma GCC unroll 16
+        for (index_t s = 0; s < kSub; ++s) acc[r][o][s] = I::zero();
       }
     }
-    if (k < in) STF_UNROLL
-    for (index_t s = 0; s < kSub; ++s) {
-      const index_t c = sub_count(in - k, s);
-      V xv[R];
-      STF_UNROLL
-      for (index_t r = 0; r < R; ++r) xv[r] = I::load_partial(x + r * in + k + s * L, c);
-      STF_UNROLL
-      for (index_t o = 0; o < O; ++o) {
-        const V wv = I::load_partial(w + o * w_stride + k + s * L, c);
-        STF_UNROLL
-        for (index_t r = 0; r < R; ++r) acc[r][o][s] = I::fma(xv[r], wv, acc[r][o][s]);
+    index_t k = 0;
+    for (; k + 16 <= in; k += 16) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) {
+        V xv[R];
+#pragma GCC unroll 16
+        for (index_t r = 0; r < R; ++r) xv[r] = I::load(x + r * in + k + s * L);
+#pragma GCC unroll 16
+        for (index_t o = 0; o < O; ++o) {
+          const V wv = I::load(w + o * w_stride + k + s * L);
+#pragma GCC unroll 16
+          for (index_t r = 0; r < R; ++r) acc[r][o][s] = I::fma(xv[r], wv, acc[r][o][s]);
+        }
+      }
+    }
+    if (k < in) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) {
+        const index_t c = sub_count(in - k, s);
+        V xv[R];
+#pragma GCC unroll 16
+        for (index_t r = 0; r < R; ++r) xv[r] = I::load_partial(x + r * in + k + s * L, c);
+#pragma GCC unroll 16
+        for (index_t o = 0; o < O; ++o) {
+          const V wv = I::load_partial(w + o * w_stride + k + s * L, c);
+#pragma GCC unroll 16
+          for (index_t r = 0; r < R; ++r) acc[r][o][s] = I::fma(xv[r], wv, acc[r][o][s]);
+        }
       }
     }
     float sums[R * O];
     if constexpr (R * O == 16 && kSub == 1 && requires(const V* a, float* f) { I::reduce16x16(a, f); }) {
       V flat[16];
-      STF_UNROLL
-      for (index_t r = 0; r < R; ++r) STF_UNROLL
-      for (index_t o = 0; o < O; ++o) flat[r * O + o] = acc[r][o][0];
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+        for (index_t o = 0; o < O; ++o) flat[r * O + o] = acc[r][o][0];
+      }
       I::reduce16x16(flat, sums);
     } else {
-      STF_UNROLL
-      for (index_t r = 0; r < R; ++r) STF_UNROLL
-      for (index_t o = 0; o < O; ++o) sums[r * O + o] = I::reduce16(acc[r][o]);
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+        for (index_t o = 0; o < O; ++o) sums[r * O + o] = I::reduce16(acc[r][o]);
+      }
     }
-    STF_UNROLL
-    for (index_t r = 0; r < R; ++r) STF_UNROLL
-    for (index_t o = 0; o < O; ++o) {
-      const float v = sums[r * O + o];
-      y[r * y_stride + o] = bias ? v + bias[o] : v;
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (index_t o = 0; o < O; ++o) {
+        const float v = sums[r * O + o];
+        y[r * y_stride + o] = bias ? v + bias[o] : v;
+      }
     }
   }
 
@@ -176,13 +198,15 @@ struct Generic {
     const float mean = sum(x, n) / static_cast<float>(n);
     const V vmean = I::set1(mean);
     V acc[kSub];
-    STF_UNROLL
+#pragma GCC unroll 16
     for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
-    for (index_t k = 0; k < n; k += 16) STF_UNROLL
-    for (index_t s = 0; s < kSub; ++s) {
-      const index_t c = sub_count(n - k, s);
-      const V d = I::keep_first(I::sub(I::load_partial(x + k + s * L, c), vmean), c);
-      acc[s] = I::fma(d, d, acc[s]);
+    for (index_t k = 0; k < n; k += 16) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) {
+        const index_t c = sub_count(n - k, s);
+        const V d = I::keep_first(I::sub(I::load_partial(x + k + s * L, c), vmean), c);
+        acc[s] = I::fma(d, d, acc[s]);
+      }
     }
     const float ss = I::reduce16(acc);
     index_t i = 0;
@@ -222,13 +246,15 @@ struct Generic {
     const float m = max_of(x, n);
     const V vm = I::set1(m);
     V acc[kSub];
-    STF_UNROLL
+#pragma GCC unroll 16
     for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
-    for (index_t k = 0; k < n; k += 16) STF_UNROLL
-    for (index_t s = 0; s < kSub; ++s) {
-      const index_t c = sub_count(n - k, s);
-      const V e = I::keep_first(simd_math::exp<I>(I::sub(I::load_partial(x + k + s * L, c), vm)), c);
-      acc[s] = I::add(acc[s], e);
+    for (index_t k = 0; k < n; k += 16) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) {
+        const index_t c = sub_count(n - k, s);
+        const V e = I::keep_first(simd_math::exp<I>(I::sub(I::load_partial(x + k + s * L, c), vm)), c);
+        acc[s] = I::add(acc[s], e);
+      }
     }
     using S = isa::Vocabulary<isa::scalar>;
     const V lse = I::set1(simd_math::log<S>(I::reduce16(acc)));
@@ -274,17 +300,17 @@ struct Generic {
                                    Use use, float* out) {
     const index_t tail = head_dim - (NV - 1) * L;  // lanes of the last vector, 1..L
     V acc[NV];
-    STF_UNROLL
+#pragma GCC unroll 16
     for (index_t i = 0; i < NV; ++i) acc[i] = I::zero();
     for (index_t j = 0; j < n_keys; ++j) {
       if (!use(j)) continue;
       const V pj = I::set1(p[j]);
       const float* vj = v + j * kv_stride;
-      STF_UNROLL
+#pragma GCC unroll 16
       for (index_t i = 0; i + 1 < NV; ++i) acc[i] = I::fma(pj, I::load(vj + i * L), acc[i]);
       acc[NV - 1] = I::fma(pj, I::load_partial(vj + (NV - 1) * L, tail), acc[NV - 1]);
     }
-    STF_UNROLL
+#pragma GCC unroll 16
     for (index_t i = 0; i + 1 < NV; ++i) I::store(out + i * L, acc[i]);
     I::store_partial(out + (NV - 1) * L, acc[NV - 1], tail);
   }
