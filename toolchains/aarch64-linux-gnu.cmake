@@ -2,6 +2,7 @@
 # qemu-aarch64 through CMAKE_CROSSCOMPILING_EMULATOR, so ctest and Catch2's test discovery work.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
+set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
 set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 set(CMAKE_FIND_ROOT_PATH /usr/aarch64-linux-gnu)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
@@ -10,9 +11,5 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 
-find_program(STF_QEMU_AARCH64 qemu-aarch64)
-if(NOT STF_QEMU_AARCH64)
-  # Without an emulator, Catch2's test discovery silently finds zero tests: refuse instead.
-  message(FATAL_ERROR "toolchains/aarch64-linux-gnu.cmake: qemu-aarch64 not found (apt-get install qemu-user)")
-endif()
-set(CMAKE_CROSSCOMPILING_EMULATOR ${STF_QEMU_AARCH64};-L;/usr/aarch64-linux-gnu)
+include(${CMAKE_CURRENT_LIST_DIR}/emulator.cmake)
+stf_require_emulator(qemu-aarch64 qemu-user -L /usr/aarch64-linux-gnu)

@@ -16,6 +16,7 @@
 #include <statiformer/statiformer.hpp>
 
 #include "demo_weights.hpp"
+#include "logprob_hash.hpp"
 
 namespace {
 using namespace stf;
@@ -123,6 +124,25 @@ int main(int argc, char** argv) {
         std::printf("<%d> ", out[i]);
     }
     std::printf("  %s\n", ok ? "correct" : "WRONG");
+  }
+
+  {  // the cross-target fingerprint of the numerics (the firmware prints the same line)
+    int src[dm::kSrcLen] = {};
+    for (index_t i = 0; i < inputs[0].len; ++i) src[i] = dm::kDigit0 + inputs[0].digits[i];
+    std::uint64_t hash = 0;
+    index_t steps = 0;
+    if (dm::logprob_hash(model, src, inputs[0].len, dm::kBos, dm::kEos, hash, steps) != Status::ok) return 1;
+    std::printf("\nlogprob hash of \"");
+    for (index_t i = 0; i < inputs[0].len; ++i) std::printf(i ? " %d" : "%d", inputs[0].digits[i]);
+    std::printf("\" (FNV-1a 64 of the per-step log-probabilities, %zu steps): 0x%016llx\n", steps,
+                static_cast<unsigned long long>(hash));
+    const bool reference_input = inputs[0].len == 5 && inputs[0].digits[0] == 3 && inputs[0].digits[1] == 1 &&
+                                 inputs[0].digits[2] == 4 && inputs[0].digits[3] == 1 && inputs[0].digits[4] == 5;
+    if (reference_input && hash != dm::kCommittedLogprobHash) {
+      std::printf("the log-probabilities differ from the committed hash 0x%016llx\n",
+                  static_cast<unsigned long long>(dm::kCommittedLogprobHash));
+      return 1;
+    }
   }
 
   std::printf("\nmodel summary\n");

@@ -5,6 +5,7 @@
 
 #include <boost/hana/for_each.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -153,10 +154,19 @@ TEST_CASE("kernel variants: layer norm, log_softmax, activations, exp, log equal
 
 TEST_CASE("kernel variants: special values (0, -0, ±inf, NaN, huge, tiny) give the reference's bits", "[kernels]") {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  const std::vector<float> specials = {0.0f,    -0.0f,  inf,     -inf,   nan,   88.7f,  88.73f, -87.3f, -87.34f,
-                                       -100.0f, 1e-40f, -1e-40f, 1e-30f, 3e38f, -3e38f, 1.0f,   -1.0f,  0.5f};
+  const std::vector<float> all_specials = {0.0f,    -0.0f,  inf,     -inf,   nan,   88.7f,  88.73f, -87.3f, -87.34f,
+                                           -100.0f, 1e-40f, -1e-40f, 1e-30f, 3e38f, -3e38f, 1.0f,   -1.0f,  0.5f};
   for_each_variant([&](auto k) {
     using K = decltype(k);
+    std::vector<float> specials = all_specials;
+#if defined(__arm__) && !defined(__aarch64__)
+    // armv7 NEON arithmetic always flushes denormals to zero (the one documented exception to
+    // bit-identity): its variant is checked on every other value here.
+    if (std::string(K::name()) == "neon")
+      specials.erase(std::remove_if(specials.begin(), specials.end(),
+                                    [](float v) { return v != 0.0f && std::fabs(v) < 1.17549435e-38f; }),
+                     specials.end());
+#endif
     const index_t n = specials.size();
     std::vector<float> got(n), want(n);
     K::exp(specials.data(), got.data(), n);

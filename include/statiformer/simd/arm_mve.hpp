@@ -5,6 +5,7 @@
 #include <arm_mve.h>
 
 #include <cmath>
+#include <initializer_list>
 
 #include <statiformer/config.hpp>
 #include <statiformer/simd/isa.hpp>

@@ -1,0 +1,129 @@
+// Encoder-layer benchmark firmware: stf::EncoderLayer (post-norm, float32, full-length input) at
+// (SeqLen, DModel, NHeads, DFf) = (10,16,2,32), (32,64,4,128), (64,64,4,256), as exact instruction
+// counts per forward under qemu -icount shift=0 (SysTick readings summed over every phase offset,
+// see cycles.hpp), next to the CMSIS-DSP reference counts of issue 5 (qemu 7.2, GCC 12.2).
+// Weights and inputs are pseudo-random (the counts do not depend on the values' magnitudes).
+#include <cmath>
+#include <cstdint>
+
+#include <statiformer/statiformer.hpp>
+
+#include "cycles.hpp"
+#include "firmware.h"
+
+namespace {
+using namespace stf;
+
+constexpr index_t kMaxParams = 64 * 1024;
+alignas(kTensorAlign) float pool[kMaxParams];  // every case binds its parameters from here
+
+std::uint32_t rng_state = 0x2545F491u;
+float uniform(float a) {  // xorshift32 → [-a, a)
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 17;
+  rng_state ^= rng_state << 5;
+  return a * (static_cast<float>(rng_state >> 8) * (2.0f / 16777216.0f) - 1.0f);
+}
+
+void put_grouped(std::uint64_t v, int width) {  // 1,234,567
+  char text[32];
+  int n = 0, digits = 0;
+  do {
+    if (digits && digits % 3 == 0) text[n++] = ',';
+    text[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+    ++digits;
+  } while (v);
+  for (int i = n; i < width; ++i) fw_putc(' ');
+  while (n) fw_putc(text[--n]);
+}
+
+struct Reference {  // CMSIS-DSP instruction counts from the issue
+  std::uint64_t m4_plain_c, m4_cmsis, m55_helium;
+};
+
+std::uint64_t measurement_overhead = 0;  // instructions inside an empty pair of readings
+bool exact = true;
+
+template <index_t S, index_t D, index_t H, index_t F>
+void bench(const Reference& ref) {
+  using Layer = EncoderLayer<S, D, H, F, LayerOptions{.norm = NormPlacement::post}>;
+  static_assert(Layer::Params::param_count <= kMaxParams);
+  static Layer layer{};
+  static Tensor<S, D> x, y;
+  alignas(kTensorAlign) static float scratch[Layer::scratch_floats];
+
+  index_t used = 0;
+  layer.params.visit(
+      [&](const Name&, ParamRef p) {
+        *p.data = pool + used;
+        used += p.size();
+      },
+      Name{});
+  const float a = 1.0f / std::sqrt(static_cast<float>(D));
+  for (index_t i = 0; i < used; ++i) pool[i] = uniform(a);
+  for (float& v : x.data) v = uniform(1.0f);
+
+  if (layer.forward(x, y, S, scratch) != Status::ok) {  // warm-up, and the arguments are valid
+    fw_puts("forward failed\n");
+    fw_exit(1);
+  }
+  std::uint64_t ticks = 0;
+  fw::for_each_phase([&] {
+    const std::uint64_t t0 = fw::systick_now();
+    (void)layer.forward(x, y, S, scratch);
+    ticks += fw::systick_now() - t0;
+  });
+  std::uint64_t insns = 0;
+  exact = fw::exact_instructions(ticks, insns) && exact;
+  insns -= measurement_overhead;
+
+  fw_puts("  (");
+  fw_put_u(S, 2);
+  fw_puts(", ");
+  fw_put_u(D, 2);
+  fw_puts(", ");
+  fw_put_u(H, 1);
+  fw_puts(", ");
+  fw_put_u(F, 3);
+  fw_puts(")");
+  put_grouped(insns, 14);
+  put_grouped(ref.m4_plain_c, 14);
+  put_grouped(ref.m4_cmsis, 14);
+  put_grouped(ref.m55_helium, 14);
+  // the fair comparison: M55 against Helium CMSIS-DSP, M4/M7 against plain C on the M4
+  const std::uint64_t base = fw::kSysTickHz == 32000000u ? ref.m55_helium : ref.m4_plain_c;
+  fw_put_f(static_cast<double>(insns) / static_cast<double>(base), 2, 8);
+  fw_puts("x   (y[0] = ");
+  fw_put_f(static_cast<double>(y.data[0]), 4, 0);
+  fw_puts(")\n");
+  if (!std::isfinite(y.data[0])) exact = false;
+}
+}  // namespace
+
+int main() {
+  fw::systick_start();
+  std::uint64_t ticks = 0;
+  fw::for_each_phase([&] {
+    const std::uint64_t t0 = fw::systick_now();
+    ticks += fw::systick_now() - t0;
+  });
+  exact = fw::exact_instructions(ticks, measurement_overhead);
+
+  fw_puts("stf::EncoderLayer, post-norm, float32: instructions per forward on " STF_FW_CORE
+          " (qemu-system-arm -M " STF_FW_MACHINE " -icount shift=0; SysTick readings summed over ");
+  fw_put_u(fw::kPeriodInsns, 0);
+  fw_puts(" phase offsets)\n");
+  fw_puts("  (S,  D,  H,   F)   statiformer   M4 plain C   M4 CMSIS-DSP   M55 Helium   ratio\n");
+  fw_puts("                     (this core)   -O2 (ref)    (ref)          CMSIS (ref)  (vs ");
+  fw_puts(fw::kSysTickHz == 32000000u ? "M55 Helium)\n" : "M4 plain C)\n");
+  bench<10, 16, 2, 32>({155921, 189490, 43962});
+  bench<32, 64, 4, 128>({6533033, 6875781, 1014280});
+  bench<64, 64, 4, 256>({20543458, 21390805, 3089951});
+  fw_puts(exact ? "counts exact: every phase sum was a whole number of instructions\n"
+                : "WARNING: a phase sum was not a whole number of instructions, or an output was not finite\n");
+  fw_puts("stack high-water: ");
+  fw_put_u(fw_stack_high_water(), 0);
+  fw_puts(" B\n");
+  return exact ? 0 : 1;
+}
