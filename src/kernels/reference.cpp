@@ -130,6 +130,14 @@ void attention_row(const float* q, const float* k, const float* v, index_t kv_st
   }
 }
 
+void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* k, const float* v, index_t kv_stride,
+                    index_t head_dim, index_t n_keys, const RowMask* masks, MaskFill fill, float* p, float* out,
+                    index_t out_stride) noexcept {
+  for (index_t r = 0; r < n_rows; ++r)
+    attention_row(q + r * q_stride, k, v, kv_stride, head_dim, n_keys, masks[r], fill, p + r * n_keys,
+                  out + r * out_stride);
+}
+
 void exp(const float* x, float* y, index_t n) noexcept {
   for (index_t i = 0; i < n; ++i) y[i] = exp1(x[i]);
 }

@@ -116,6 +116,40 @@ TEST_CASE("kernel variants: attention rows equal the reference, every mask", "[k
   });
 }
 
+TEST_CASE("kernel variants: groups of attention rows (causal, padded, aliased outputs) equal the reference",
+          "[kernels]") {
+  for_each_variant([](auto k) {
+    using K = decltype(k);
+    for (index_t hd : {1, 5, 8, 16, 17, 32, 64, 80})
+      for (index_t rows : {1, 2, 3, 4, 5, 9})
+        for (index_t n_keys : {1, 3, 16, 33})
+          for (int mask_kind = 0; mask_kind < 3; ++mask_kind) {
+            const index_t d_model = hd + 5;  // heads inside a wider row, as in multi-head attention
+            const auto qsrc = data(rows * d_model, 21), kv = data(n_keys * d_model, 22),
+                       vv = data(n_keys * d_model, 23);
+            std::vector<std::uint8_t> allow(rows * n_keys);
+            for (index_t i = 0; i < allow.size(); ++i) allow[i] = i % 4 != 2;
+            std::vector<ref::RowMask> masks(rows);
+            for (index_t r = 0; r < rows; ++r) {
+              masks[r] = {n_keys, nullptr};
+              if (mask_kind == 1) masks[r].key_end = r + 1 < n_keys ? r + 1 : n_keys;  // causal
+              if (mask_kind == 2) masks[r].allow = allow.data() + r * n_keys;          // holes, some rows empty
+            }
+            for (MaskFill fill : {MaskFill::neg_inf, MaskFill::neg_1e9}) {
+              auto got = qsrc, want = qsrc;  // outputs alias the query rows, as in the layers
+              std::vector<float> p1(rows * n_keys), p2(rows * n_keys);
+              K::attention_rows(got.data(), d_model, rows, kv.data(), vv.data(), d_model, hd, n_keys, masks.data(),
+                                fill, p1.data(), got.data(), d_model);
+              ref::attention_rows(want.data(), d_model, rows, kv.data(), vv.data(), d_model, hd, n_keys, masks.data(),
+                                  fill, p2.data(), want.data(), d_model);
+              INFO(K::name() << " head_dim=" << hd << " rows=" << rows << " keys=" << n_keys << " mask=" << mask_kind);
+              CHECK(first_difference(p1, p2) == -1);
+              CHECK(first_difference(got, want) == -1);
+            }
+          }
+  });
+}
+
 TEST_CASE("kernel variants: layer norm, log_softmax, activations, exp, log equal the reference", "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);

@@ -21,6 +21,10 @@
 
 namespace stf {
 
+/// Query rows one attention_rows call processes together (their scores share the K loads, their
+/// outputs the V loads); attention scratch holds this many score rows.
+inline constexpr index_t kAttentionRowGroup = 4;
+
 /// Activation fused into a linear layer's output.
 enum class Fuse : std::uint8_t { none, relu, gelu };
 constexpr Fuse fuse(Activation a) { return a == Activation::relu ? Fuse::relu : Fuse::gelu; }
@@ -44,6 +48,12 @@ struct Kernels {
   /// ref::attention_row for the contract).
   static void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim,
                             index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) noexcept;
+  /// attention_row for n_rows query rows: row r reads q + r·q_stride with masks[r], leaves its
+  /// weights in p + r·n_keys and writes out + r·out_stride (which may alias its own query row).
+  /// Same bits as n_rows calls of attention_row.
+  static void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* k, const float* v,
+                             index_t kv_stride, index_t head_dim, index_t n_keys, const ref::RowMask* masks,
+                             MaskFill fill, float* p, float* out, index_t out_stride) noexcept;
   static void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,
                              float eps, float* y) noexcept;
   static void log_softmax_row(float* x, index_t n) noexcept;

@@ -87,8 +87,8 @@ struct Generic {
   // ---- matrix product: register tiles of R rows × O outputs, each a 16-lane accumulator ---------
   /// y[r, o] = x[r] · w[o] (+ bias[o]) for an R × O tile; w rows are w_stride floats apart.
   template <index_t R, index_t O>
-  static void tile(const float* x, index_t in, const float* w, index_t w_stride, const float* bias, float* y,
-                   index_t y_stride) {
+  static void tile(const float* x, index_t x_stride, index_t in, const float* w, index_t w_stride, const float* bias,
+                   float* y, index_t y_stride) {
     V acc[R][O][kSub];
 #pragma GCC unroll 16
     for (index_t r = 0; r < R; ++r) {
@@ -104,7 +104,7 @@ struct Generic {
       for (index_t s = 0; s < kSub; ++s) {
         V xv[R];
 #pragma GCC unroll 16
-        for (index_t r = 0; r < R; ++r) xv[r] = I::load(x + r * in + k + s * L);
+        for (index_t r = 0; r < R; ++r) xv[r] = I::load(x + r * x_stride + k + s * L);
 #pragma GCC unroll 16
         for (index_t o = 0; o < O; ++o) {
           const V wv = I::load(w + o * w_stride + k + s * L);
@@ -119,7 +119,7 @@ struct Generic {
         const index_t c = sub_count(in - k, s);
         V xv[R];
 #pragma GCC unroll 16
-        for (index_t r = 0; r < R; ++r) xv[r] = I::load_partial(x + r * in + k + s * L, c);
+        for (index_t r = 0; r < R; ++r) xv[r] = I::load_partial(x + r * x_stride + k + s * L, c);
 #pragma GCC unroll 16
         for (index_t o = 0; o < O; ++o) {
           const V wv = I::load_partial(w + o * w_stride + k + s * L, c);
@@ -165,13 +165,14 @@ struct Generic {
   }
 
   template <index_t R>
-  static void tile_row_block(const float* x, index_t in, const float* w, index_t w_stride, const float* bias,
-                             index_t out, float* y, index_t y_stride) {
+  static void tile_row_block(const float* x, index_t x_stride, index_t in, const float* w, index_t w_stride,
+                             const float* bias, index_t out, float* y, index_t y_stride) {
     constexpr index_t O = cols_for_rows<R>();
     index_t o = 0;
     for (; o + O <= out; o += O)
-      tile<R, O>(x, in, w + o * w_stride, w_stride, bias ? bias + o : nullptr, y + o, y_stride);
-    for (; o < out; ++o) tile<R, 1>(x, in, w + o * w_stride, w_stride, bias ? bias + o : nullptr, y + o, y_stride);
+      tile<R, O>(x, x_stride, in, w + o * w_stride, w_stride, bias ? bias + o : nullptr, y + o, y_stride);
+    for (; o < out; ++o)
+      tile<R, 1>(x, x_stride, in, w + o * w_stride, w_stride, bias ? bias + o : nullptr, y + o, y_stride);
   }
 
   static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
@@ -186,8 +187,8 @@ struct Generic {
       const float* wb = w + o0 * in;
       const float* bb = bias ? bias + o0 : nullptr;
       index_t r = 0;
-      for (; r + R <= rows; r += R) tile_row_block<R>(x + r * in, in, wb, in, bb, n, y + r * out + o0, out);
-      for (; r < rows; ++r) tile_row_block<1>(x + r * in, in, wb, in, bb, n, y + r * out + o0, out);
+      for (; r + R <= rows; r += R) tile_row_block<R>(x + r * in, in, in, wb, in, bb, n, y + r * out + o0, out);
+      for (; r < rows; ++r) tile_row_block<1>(x + r * in, in, in, wb, in, bb, n, y + r * out + o0, out);
     }
     if (act != Fuse::none) activation(act == Fuse::relu ? Activation::relu : Activation::gelu, y, rows * out);
   }
@@ -262,16 +263,18 @@ struct Generic {
   }
 
   // ---- attention ------------------------------------------------------------------------------
-  static void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim,
-                            index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) {
-    const float scale = std::sqrt(static_cast<float>(head_dim));
-    auto allowed = [&](index_t j) { return j < mask.key_end && (!mask.allow || mask.allow[j] != 0); };
-    // every key's dot product at once (a matrix-vector product over the K rows), then the mask
-    tile_row_block<1>(q, head_dim, k, kv_stride, nullptr, n_keys, p, n_keys);
+  static bool allowed(const ref::RowMask& mask, index_t j) {
+    return j < mask.key_end && (!mask.allow || mask.allow[j] != 0);
+  }
+
+  /// Turns one row of raw scores into attention weights in place: masked keys -inf, allowed ones
+  /// divided by scale, then exp(s - max) (0 for masked), the canonical sum, and the division.
+  /// Returns false, leaving the row unnormalized, when every key is masked.
+  static bool softmax_scores(float* p, index_t n_keys, const ref::RowMask& mask, float scale) {
     bool any = false;
     float m = 0.0f;
     for (index_t j = 0; j < n_keys; ++j) {
-      if (!allowed(j)) {
+      if (!allowed(mask, j)) {
         p[j] = -INFINITY;
         continue;
       }
@@ -279,18 +282,134 @@ struct Generic {
       m = (!any || p[j] > m) ? p[j] : m;
       any = true;
     }
-    if (!any) {
-      const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
-      for (index_t j = 0; j < n_keys; ++j) p[j] = w;
-      weighted_values(
-          p, v, kv_stride, head_dim, n_keys, [&](index_t) { return w != 0.0f; }, out);
-      return;
-    }
+    if (!any) return false;
     const V vm = I::set1(m);
     map(p, p, n_keys, [&](V s) { return simd_math::exp<I>(I::sub(s, vm)); });
     const V total = I::set1(sum(p, n_keys));
     map(p, p, n_keys, [&](V e) { return I::div(e, total); });
-    weighted_values(p, v, kv_stride, head_dim, n_keys, allowed, out);
+    return true;
+  }
+
+  static constexpr index_t kAttentionRows = kAttentionRowGroup;
+
+  /// attention_row for n_rows query rows (row r: q + r·q_stride, masks[r], weights p + r·n_keys,
+  /// output out + r·out_stride, which may alias its query row): the scores of a group of rows are
+  /// one register-tiled product with the K rows, and their values share each V row's loads.
+  static void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* k, const float* v,
+                             index_t kv_stride, index_t head_dim, index_t n_keys, const ref::RowMask* masks,
+                             MaskFill fill, float* p, float* out, index_t out_stride) {
+    const float scale = std::sqrt(static_cast<float>(head_dim));
+    constexpr index_t R = I::tile_rows < kAttentionRows ? I::tile_rows : kAttentionRows;
+    for (index_t r0 = 0; r0 < n_rows; r0 += kAttentionRows) {
+      const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
+      const float* qg = q + r0 * q_stride;
+      float* pg = p + r0 * n_keys;
+      index_t r = 0;
+      for (; r + R <= nr; r += R)
+        tile_row_block<R>(qg + r * q_stride, q_stride, head_dim, k, kv_stride, nullptr, n_keys, pg + r * n_keys,
+                          n_keys);
+      for (; r < nr; ++r)
+        tile_row_block<1>(qg + r * q_stride, q_stride, head_dim, k, kv_stride, nullptr, n_keys, pg + r * n_keys,
+                          n_keys);
+      bool all_any = true;
+      bool any[kAttentionRows];
+      for (r = 0; r < nr; ++r) all_any &= any[r] = softmax_scores(pg + r * n_keys, n_keys, masks[r0 + r], scale);
+      const index_t nv = (head_dim + L - 1) / L;
+      if (all_any && nv <= 4) {
+        weighted_values_rows(nr, nv, pg, n_keys, v, kv_stride, head_dim, n_keys, masks + r0, out + r0 * out_stride,
+                             out_stride);
+        continue;
+      }
+      for (r = 0; r < nr; ++r) {
+        float* pr = pg + r * n_keys;
+        float* o = out + (r0 + r) * out_stride;
+        if (any[r]) {
+          const ref::RowMask& mask = masks[r0 + r];
+          weighted_values(
+              pr, v, kv_stride, head_dim, n_keys, [&](index_t j) { return allowed(mask, j); }, o);
+        } else {  // every key masked: the documented convention
+          const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
+          for (index_t j = 0; j < n_keys; ++j) pr[j] = w;
+          weighted_values(
+              pr, v, kv_stride, head_dim, n_keys, [&](index_t) { return w != 0.0f; }, o);
+        }
+      }
+    }
+  }
+
+  static void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim,
+                            index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) {
+    attention_rows(q, head_dim, 1, k, v, kv_stride, head_dim, n_keys, &mask, fill, p, out, head_dim);
+  }
+
+  /// The values of NR rows at once (NV vectors per row in registers), each row's keys in order.
+  template <index_t NR, index_t NV>
+  static void weighted_values_rows_fixed(const float* p, index_t p_stride, const float* v, index_t kv_stride,
+                                         index_t head_dim, index_t n_keys, const ref::RowMask* masks, float* out,
+                                         index_t out_stride) {
+    const index_t tail = head_dim - (NV - 1) * L;
+    V acc[NR][NV];
+#pragma GCC unroll 16
+    for (index_t r = 0; r < NR; ++r) {
+#pragma GCC unroll 16
+      for (index_t i = 0; i < NV; ++i) acc[r][i] = I::zero();
+    }
+    for (index_t j = 0; j < n_keys; ++j) {
+      bool use[NR];
+      bool any = false;
+#pragma GCC unroll 16
+      for (index_t r = 0; r < NR; ++r) any |= use[r] = allowed(masks[r], j);
+      if (!any) continue;
+      const float* vj = v + j * kv_stride;
+      V vv[NV];
+#pragma GCC unroll 16
+      for (index_t i = 0; i + 1 < NV; ++i) vv[i] = I::load(vj + i * L);
+      vv[NV - 1] = I::load_partial(vj + (NV - 1) * L, tail);
+#pragma GCC unroll 16
+      for (index_t r = 0; r < NR; ++r) {
+        if (!use[r]) continue;
+        const V pj = I::set1(p[r * p_stride + j]);
+#pragma GCC unroll 16
+        for (index_t i = 0; i < NV; ++i) acc[r][i] = I::fma(pj, vv[i], acc[r][i]);
+      }
+    }
+#pragma GCC unroll 16
+    for (index_t r = 0; r < NR; ++r) {
+#pragma GCC unroll 16
+      for (index_t i = 0; i + 1 < NV; ++i) I::store(out + r * out_stride + i * L, acc[r][i]);
+      I::store_partial(out + r * out_stride + (NV - 1) * L, acc[r][NV - 1], tail);
+    }
+  }
+
+  template <index_t NR>
+  static void weighted_values_rows_nv(index_t nv, const float* p, index_t p_stride, const float* v, index_t kv_stride,
+                                      index_t head_dim, index_t n_keys, const ref::RowMask* masks, float* out,
+                                      index_t out_stride) {
+    switch (nv) {
+      case 1:
+        return weighted_values_rows_fixed<NR, 1>(p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
+      case 2:
+        return weighted_values_rows_fixed<NR, 2>(p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
+      case 3:
+        return weighted_values_rows_fixed<NR, 3>(p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
+      default:
+        return weighted_values_rows_fixed<NR, 4>(p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
+    }
+  }
+
+  static void weighted_values_rows(index_t nr, index_t nv, const float* p, index_t p_stride, const float* v,
+                                   index_t kv_stride, index_t head_dim, index_t n_keys, const ref::RowMask* masks,
+                                   float* out, index_t out_stride) {
+    switch (nr) {
+      case 1:
+        return weighted_values_rows_nv<1>(nv, p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
+      case 2:
+        return weighted_values_rows_nv<2>(nv, p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
+      case 3:
+        return weighted_values_rows_nv<3>(nv, p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
+      default:
+        return weighted_values_rows_nv<4>(nv, p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
+    }
   }
 
   /// out[d] = Σ_j p[j] · v[j][d] over the keys `use(j)` accepts, in key order, lane-wise over d.
@@ -362,6 +481,13 @@ template <class Tag>
 void Kernels<Tag>::attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim,
                                  index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) noexcept {
   kernels_detail::Generic<Tag>::attention_row(q, k, v, kv_stride, head_dim, n_keys, mask, fill, p, out);
+}
+template <class Tag>
+void Kernels<Tag>::attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* k, const float* v,
+                                  index_t kv_stride, index_t head_dim, index_t n_keys, const ref::RowMask* masks,
+                                  MaskFill fill, float* p, float* out, index_t out_stride) noexcept {
+  kernels_detail::Generic<Tag>::attention_rows(q, q_stride, n_rows, k, v, kv_stride, head_dim, n_keys, masks, fill, p,
+                                               out, out_stride);
 }
 template <class Tag>
 void Kernels<Tag>::layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,

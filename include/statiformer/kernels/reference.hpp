@@ -45,6 +45,12 @@ void log_softmax_row(float* x, index_t n) noexcept;
 void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim, index_t n_keys,
                    RowMask mask, MaskFill fill, float* p, float* out) noexcept;
 
+/// attention_row for n_rows query rows (see Kernels::attention_rows): row r reads q + r·q_stride with
+/// masks[r], leaves its weights in p + r·n_keys, writes out + r·out_stride (may alias its query row).
+void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* k, const float* v, index_t kv_stride,
+                    index_t head_dim, index_t n_keys, const RowMask* masks, MaskFill fill, float* p, float* out,
+                    index_t out_stride) noexcept;
+
 /// Element-wise exp, log, GELU (the simd/math.hpp functions, one lane at a time).
 void exp(const float* x, float* y, index_t n) noexcept;
 void log(const float* x, float* y, index_t n) noexcept;

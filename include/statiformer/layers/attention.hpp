@@ -45,16 +45,19 @@ constexpr AttentionMask bool_mask(const BoolMask<MaskRows, MaskCols>& m, MaskFil
 }
 
 namespace detail {
-/// Scaled dot-product attention of one head over all query rows (shape-erased).
-/// q rows at q + i*q_stride, k/v rows at k/v + j*kv_stride, out rows at out + i*out_stride;
-/// weights (nullable) [seq_q, seq_k]; p: scratch of seq_k floats.
+/// Scaled dot-product attention of one head over all query rows (shape-erased), in groups of
+/// kAttentionRowGroup rows. q rows at q + i*q_stride, k/v rows at k/v + j*kv_stride, out rows at
+/// out + i*out_stride (may alias q); weights (nullable) [seq_q, seq_k]; p: scratch of
+/// kAttentionRowGroup * seq_k floats.
 inline void attention_head(const float* q, index_t q_stride, const float* k, const float* v, index_t kv_stride,
                            index_t head_dim, index_t seq_q, index_t seq_k, const AttentionMask& mask, float* p,
                            float* out, index_t out_stride, float* weights) {
-  for (index_t i = 0; i < seq_q; ++i) {
-    float* pi = weights ? weights + i * seq_k : p;
-    ActiveKernels::attention_row(q + i * q_stride, k, v, kv_stride, head_dim, seq_k, mask.row(i, seq_k), mask.fill, pi,
-                                 out + i * out_stride);
+  for (index_t i = 0; i < seq_q; i += kAttentionRowGroup) {
+    const index_t n = seq_q - i < kAttentionRowGroup ? seq_q - i : kAttentionRowGroup;
+    ref::RowMask rows[kAttentionRowGroup];
+    for (index_t r = 0; r < n; ++r) rows[r] = mask.row(i + r, seq_k);
+    ActiveKernels::attention_rows(q + i * q_stride, q_stride, n, k, v, kv_stride, head_dim, seq_k, rows, mask.fill,
+                                  weights ? weights + i * seq_k : p, out + i * out_stride, out_stride);
   }
 }
 }  // namespace detail
@@ -64,7 +67,7 @@ template <index_t SeqQ, index_t SeqK, index_t HeadDim>
 struct ScaledDotProductAttention {
   static_assert(check::layer_dims_positive<SeqQ, HeadDim>());
   static_assert(check::layer_dims_positive<SeqK, HeadDim>());
-  static constexpr index_t scratch_floats = SeqK;
+  static constexpr index_t scratch_floats = (SeqQ < kAttentionRowGroup ? SeqQ : kAttentionRowGroup) * SeqK;
 
   /// The AttentionMask of a boolean [SeqQ, SeqK] mask (another shape does not compile).
   template <index_t R, index_t C>
@@ -120,8 +123,10 @@ struct MultiHeadAttention {
     }
   };
 
-  /// Q [SeqQ, D] (later overwritten by the heads' context), K and V [SeqK, D], one score row.
-  static constexpr index_t scratch_floats = SeqQ * DModel + 2 * SeqK * DModel + SeqK;
+  /// Q [SeqQ, D] (later overwritten by the heads' context), K and V [SeqK, D], and the score rows
+  /// of one group of query rows.
+  static constexpr index_t scratch_floats =
+      SeqQ * DModel + 2 * SeqK * DModel + (SeqQ < kAttentionRowGroup ? SeqQ : kAttentionRowGroup) * SeqK;
 
   Params params;
 
