@@ -7,21 +7,12 @@
 
 #include <statiformer/statiformer.hpp>
 
+#include "classifier_model.hpp"
 #include "classifier_weights.hpp"
 
 namespace {
 using namespace stf;
-constexpr index_t kSeqLen = 8, kVocab = 20, kDModel = 16, kHeads = 2, kDFf = 32, kLayers = 2, kClasses = 5;
-
-using Model = Sequential<kSeqLen,                                         //
-                         Named<"src_embed", Embedding<kVocab, kDModel>>,  //
-                         PositionalEncoding<kSeqLen, kDModel>,            //
-                         Named<"encoder", EncoderStack<EncoderLayer<kSeqLen, kDModel, kHeads, kDFf>, kLayers>>,
-                         Named<"", Classifier<kDModel, kClasses>>>;
-
-// Budgets a firmware engineer would pin:
-static_assert(Model::weight_bytes <= 32 * 1024, "weights must fit the flash budget");
-static_assert(Model::arena_bytes <= 4 * 1024, "activations must fit the RAM budget");
+using namespace classifier_example;
 
 Model model;  // static storage: arena included, nothing on the heap
 }  // namespace

@@ -15,33 +15,17 @@
 
 #include <statiformer/statiformer.hpp>
 
-#include "demo_weights.hpp"
+#include "demo_model.hpp"
 #include "logprob_hash.hpp"
 
 namespace {
 using namespace stf;
 namespace dm = stf_demo;
 
-using Model =
-    Transformer<dm::kSrcLen, dm::kTgtLen, dm::kVocab, dm::kVocab, dm::kDModel, dm::kNHeads, dm::kDFf, dm::kNLayers>;
-static_assert(Model::arena_bytes + Model::state_bytes <= 24 * 1024, "demo RAM budget");
+using dm::Input;
+using dm::Model;
+using dm::parse_digits;
 Model model;  // static: arena and caches live in .bss
-
-struct Input {
-  int digits[dm::kSrcLen];
-  index_t len;
-};
-
-bool parse_digits(const char* text, Input& in) {
-  in.len = 0;
-  for (const char* p = text; *p; ++p) {
-    if (*p == ' ' || *p == ',') continue;
-    if (*p < '0' || *p > '9') return false;
-    if (in.len == dm::kSrcLen) return false;
-    in.digits[in.len++] = *p - '0';
-  }
-  return in.len > 0;
-}
 
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(

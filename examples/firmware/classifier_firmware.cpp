@@ -5,18 +5,13 @@
 
 #include <statiformer/statiformer.hpp>
 
+#include "../classifier/classifier_model.hpp"
 #include "../classifier/classifier_weights.hpp"
 #include "firmware.h"
 
 namespace {
 using namespace stf;
-constexpr index_t kSeqLen = 8, kVocab = 20, kDModel = 16, kHeads = 2, kDFf = 32, kLayers = 2, kClasses = 5;
-
-using Model = Sequential<kSeqLen,                                         //
-                         Named<"src_embed", Embedding<kVocab, kDModel>>,  //
-                         PositionalEncoding<kSeqLen, kDModel>,            //
-                         Named<"encoder", EncoderStack<EncoderLayer<kSeqLen, kDModel, kHeads, kDFf>, kLayers>>,
-                         Named<"", Classifier<kDModel, kClasses>>>;
+using namespace classifier_example;
 Model model;
 }  // namespace
 

@@ -9,8 +9,9 @@
 
 #include <statiformer/statiformer.hpp>
 
+#include "../../examples/classifier/classifier_model.hpp"
 #include "../../examples/classifier/classifier_weights.hpp"
-#include "../../examples/demo/demo_weights.hpp"
+#include "../../examples/demo/demo_model.hpp"
 
 extern "C" void* __libc_malloc(std::size_t);
 extern "C" void* __libc_calloc(std::size_t, std::size_t);
@@ -83,11 +84,8 @@ void operator delete[](void* p, std::align_val_t) noexcept { __libc_free(p); }
 
 namespace {
 using namespace stf;
-using Classifier =
-    Sequential<8, Named<"src_embed", Embedding<20, 16>>, PositionalEncoding<8, 16>,
-               Named<"encoder", EncoderStack<EncoderLayer<8, 16, 2, 32>, 2>>, Named<"", stf::Classifier<16, 5>>>;
-using Demo = Transformer<stf_demo::kSrcLen, stf_demo::kTgtLen, stf_demo::kVocab, stf_demo::kVocab, stf_demo::kDModel,
-                         stf_demo::kNHeads, stf_demo::kDFf, stf_demo::kNLayers>;
+using Classifier = classifier_example::Model;
+using Demo = stf_demo::Model;
 Classifier classifier;
 Demo demo;
 int failures = 0, passes = 0;

@@ -10,7 +10,7 @@
 
 #include <statiformer/statiformer.hpp>
 
-#include "../../examples/demo/demo_weights.hpp"
+#include "../../examples/demo/demo_model.hpp"
 #include "../support/golden.hpp"
 
 using namespace stf;
@@ -19,8 +19,7 @@ namespace dm = stf_demo;
 namespace {
 /// FNV-1a of the demo's memory and per-step log-probabilities for three inputs (see the test).
 constexpr std::uint64_t kDemoHash = 0xbd83557b9cff2478ull;
-using Demo =
-    Transformer<dm::kSrcLen, dm::kTgtLen, dm::kVocab, dm::kVocab, dm::kDModel, dm::kNHeads, dm::kDFf, dm::kNLayers>;
+using Demo = dm::Model;
 Demo model;
 }  // namespace
 

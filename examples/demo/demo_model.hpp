@@ -1,0 +1,32 @@
+// The demo model as a type, shared by the host demo, the firmware and the tests: the trained
+// reverse-digits encoder-decoder (tools/train_demo.py) and its input parsing.
+#pragma once
+
+#include <statiformer/statiformer.hpp>
+
+#include "demo_weights.hpp"
+
+namespace stf_demo {
+
+using Model = stf::Transformer<kSrcLen, kTgtLen, kVocab, kVocab, kDModel, kNHeads, kDFf, kNLayers>;
+static_assert(Model::arena_bytes + Model::state_bytes <= 24 * 1024, "demo RAM budget");
+
+/// A source sequence of 1 to kSrcLen digits.
+struct Input {
+  int digits[kSrcLen];
+  stf::index_t len;
+};
+
+/// Parses "3 1 4 1 5" (digits, separated by spaces or commas, or not at all); false on anything else,
+/// on no digit, or on more than kSrcLen digits.
+inline bool parse_digits(const char* text, Input& in) {
+  in.len = 0;
+  for (const char* p = text; *p; ++p) {
+    if (*p == ' ' || *p == ',') continue;
+    if (*p < '0' || *p > '9' || in.len == kSrcLen) return false;
+    in.digits[in.len++] = *p - '0';
+  }
+  return in.len > 0;
+}
+
+}  // namespace stf_demo
