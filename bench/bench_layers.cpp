@@ -14,42 +14,20 @@
 #include <statiformer/kernels/registry.hpp>
 #include <statiformer/statiformer.hpp>
 
+#include "bench_common.hpp"
+
 namespace {
 using namespace stf;
 
-/// Deterministic pseudo-random weights for every parameter of `params` (kept alive by the caller).
-template <class Params>
-std::vector<float> random_params(Params& params) {
-  index_t total = 0;
-  params.visit([&](const Name&, ParamRef r) { total += r.size(); }, {});
-  std::vector<float> storage(total);
-  std::uint32_t state = 12345;
-  for (float& v : storage) {
-    state = state * 1664525u + 1013904223u;
-    v = (static_cast<float>(state >> 8) / 16777216.0f - 0.5f) * 0.2f;
-  }
-  index_t offset = 0;
-  params.visit(
-      [&](const Name&, ParamRef r) {
-        *r.data = storage.data() + offset;
-        offset += r.size();
-      },
-      {});
-  return storage;
-}
-
-std::vector<float> random_input(index_t n) {
-  std::vector<float> x(n);
-  for (index_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 7919) % 101) / 50.0f - 1.0f;
-  return x;
-}
+using stf_bench::random_input;
+using stf_bench::random_params;
 
 template <index_t S, index_t D, index_t H, index_t F>
 void BM_EncoderLayer(benchmark::State& state) {
   auto layer = std::make_unique<EncoderLayer<S, D, H, F>>();
   auto w = random_params(layer->params);
   auto x = random_input(S * D);
-  std::vector<float> y(S * D), scratch(EncoderLayer<S, D, H, F>::scratch_floats);
+  stf_bench::AlignedFloats y(S * D), scratch(EncoderLayer<S, D, H, F>::scratch_floats);
   for (auto _ : state) {
     layer->run(x.data(), y.data(), S, scratch.data());
     benchmark::DoNotOptimize(y.data());
@@ -63,7 +41,7 @@ void BM_MultiHeadAttention(benchmark::State& state) {
   auto mha = std::make_unique<MultiHeadAttention<S, S, D, H>>();
   auto w = random_params(mha->params);
   auto x = random_input(S * D);
-  std::vector<float> y(S * D), scratch(MultiHeadAttention<S, S, D, H>::scratch_floats);
+  stf_bench::AlignedFloats y(S * D), scratch(MultiHeadAttention<S, S, D, H>::scratch_floats);
   for (auto _ : state) {
     mha->run(x.data(), x.data(), AttentionMask::padding(S), scratch.data(), y.data());
     benchmark::DoNotOptimize(y.data());
@@ -77,7 +55,7 @@ void BM_FeedForward(benchmark::State& state) {
   auto ff = std::make_unique<FeedForward<S, D, F>>();
   auto w = random_params(ff->params);
   auto x = random_input(S * D);
-  std::vector<float> y(S * D), scratch(FeedForward<S, D, F>::scratch_floats);
+  stf_bench::AlignedFloats y(S * D), scratch(FeedForward<S, D, F>::scratch_floats);
   for (auto _ : state) {
     ff->run(x.data(), S, y.data(), scratch.data());
     benchmark::DoNotOptimize(y.data());
@@ -90,7 +68,7 @@ void BM_LayerNorm(benchmark::State& state) {
   LayerNorm<D> ln{};
   auto w = random_params(ln.params);
   auto x = random_input(S * D);
-  std::vector<float> y(S * D);
+  stf_bench::AlignedFloats y(S * D);
   for (auto _ : state) {
     ln.run(x.data(), S, y.data());
     benchmark::DoNotOptimize(y.data());
@@ -143,7 +121,7 @@ void register_kernels(const std::string& name, Linear linear, Attention attentio
                               "x" + std::to_string(sh.out);
     benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
       const auto x = random_input(sh.rows * sh.in), w = random_input(sh.out * sh.in), b = random_input(sh.out);
-      std::vector<float> y(sh.rows * sh.out);
+      stf_bench::AlignedFloats y(sh.rows * sh.out);
       for (auto _ : state) {
         linear(x.data(), sh.rows, sh.in, w.data(), b.data(), sh.out, y.data(), Fuse::none);
         benchmark::DoNotOptimize(y.data());
@@ -158,7 +136,7 @@ void register_kernels(const std::string& name, Linear linear, Attention attentio
     const std::string label = "kernel/attention_row/" + name + "/hd32xkeys" + std::to_string(keys);
     benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
       const auto q = random_input(hd), k = random_input(keys * hd), v = random_input(keys * hd);
-      std::vector<float> p(keys), out(hd);
+      stf_bench::AlignedFloats p(keys), out(hd);
       for (auto _ : state) {
         attention(q.data(), k.data(), v.data(), hd, hd, keys, ref::RowMask{keys, nullptr}, MaskFill::neg_inf, p.data(),
                   out.data());
@@ -171,7 +149,7 @@ void register_kernels(const std::string& name, Linear linear, Attention attentio
   const std::string label = "kernel/layer_norm_row/" + name + "/512";
   benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
     const auto x = random_input(512), g = random_input(512), b = random_input(512);
-    std::vector<float> y(512);
+    stf_bench::AlignedFloats y(512);
     for (auto _ : state) {
       norm(x.data(), g.data(), b.data(), 512, LayerNormKind::torch, 1e-5f, y.data());
       benchmark::DoNotOptimize(y.data());

@@ -47,7 +47,7 @@ void register_eigen() {
     }
     auto peer = stf_peers::make_eigen_encoder({int(S), int(D), int(H), int(F)}, w);
     const auto x = stf_peers::random_input(S * D);
-    std::vector<float> y(S * D);
+    stf_bench::AlignedFloats y(S * D);
     for (auto _ : state) {
       peer->forward(x.data(), y.data(), int(S));
       benchmark::DoNotOptimize(y.data());

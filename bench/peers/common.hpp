@@ -8,39 +8,14 @@
 
 #include <statiformer/statiformer.hpp>
 
+#include "../bench_common.hpp"
 #include "peer_api.hpp"
 
 namespace stf_peers {
 
-/// Fills every parameter of `params` with pseudo-random values in [-0.1, 0.1) and binds it; the
-/// returned storage must outlive the parameters. The generator (a 32-bit LCG, state 12345, values
-/// in visit order) is the one bench_layers uses and bench/peers/torch_bench.py reproduces.
-template <class Params>
-std::vector<float> random_params(Params& params) {
-  stf::index_t total = 0;
-  params.visit([&](const stf::Name&, stf::ParamRef r) { total += r.size(); }, {});
-  std::vector<float> storage(total);
-  std::uint32_t state = 12345;
-  for (float& v : storage) {
-    state = state * 1664525u + 1013904223u;
-    v = (static_cast<float>(state >> 8) / 16777216.0f - 0.5f) * 0.2f;
-  }
-  stf::index_t offset = 0;
-  params.visit(
-      [&](const stf::Name&, stf::ParamRef r) {
-        *r.data = storage.data() + offset;
-        offset += r.size();
-      },
-      {});
-  return storage;
-}
-
-/// An input [n] in [-1, 1), the same as bench_layers'.
-inline std::vector<float> random_input(stf::index_t n) {
-  std::vector<float> x(n);
-  for (stf::index_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 7919) % 101) / 50.0f - 1.0f;
-  return x;
-}
+using stf_bench::AlignedFloats;
+using stf_bench::random_input;
+using stf_bench::random_params;
 
 /// Hands the parameters bound to a stf::EncoderLayer to a peer, by their schema names (PyTorch's
 /// state_dict names, with in_proj split into q/k/v). False if a name is unknown, missing or has

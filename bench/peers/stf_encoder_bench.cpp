@@ -27,7 +27,7 @@ void register_shape() {
     auto layer = std::make_unique<Layer>();
     const auto weights = random_params(layer->params);
     const auto x = random_input(S * D);
-    std::vector<float> y(S * D), scratch(Layer::scratch_floats);
+    AlignedFloats y(S * D), scratch(Layer::scratch_floats);
     for (auto _ : state) {
       layer->run(x.data(), y.data(), S, scratch.data());
       benchmark::DoNotOptimize(y.data());
