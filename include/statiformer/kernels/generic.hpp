@@ -137,6 +137,10 @@ struct Generic {
         for (index_t o = 0; o < O; ++o) flat[r * O + o] = acc[r][o][0];
       }
       I::reduce16x16(flat, sums);
+      if constexpr (R == 4 && O == 4 && requires(float* f) { I::add_bias_store4x4(f, f, f, index_t{}); }) {
+        I::add_bias_store4x4(sums, bias, y, y_stride);
+        return;
+      }
     } else {
 #pragma GCC unroll 16
       for (index_t r = 0; r < R; ++r) {

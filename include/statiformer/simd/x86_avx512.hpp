@@ -75,6 +75,16 @@ struct Vocabulary<avx512> {
     const __m512i to_natural = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     _mm512_storeu_ps(out, _mm512_permutexvar_ps(to_natural, w));
   }
+  /// A 4 × 4 tile's epilogue: sums (row-major, from reduce16x16) + bias[o] (if any), stored as four
+  /// rows of 4 outputs y_stride floats apart. The same additions as the scalar epilogue.
+  static void add_bias_store4x4(const float* sums, const float* bias, float* y, index_t y_stride) {
+    V v = _mm512_loadu_ps(sums);
+    if (bias) v = _mm512_add_ps(v, _mm512_broadcast_f32x4(_mm_loadu_ps(bias)));
+    _mm_storeu_ps(y, _mm512_castps512_ps128(v));
+    _mm_storeu_ps(y + y_stride, _mm512_extractf32x4_ps(v, 1));
+    _mm_storeu_ps(y + 2 * y_stride, _mm512_extractf32x4_ps(v, 2));
+    _mm_storeu_ps(y + 3 * y_stride, _mm512_extractf32x4_ps(v, 3));
+  }
   static float reduce_max(V v) {
     alignas(64) float t[16];
     _mm512_store_ps(t, v);
