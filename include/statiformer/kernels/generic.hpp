@@ -117,6 +117,14 @@ struct Generic {
 #pragma GCC unroll 16
       for (index_t s = 0; s < kSub; ++s) {
         const index_t c = sub_count(in - k, s);
+        if (c == 0) {  // all padding: fma(0, 0, acc) is exactly acc + 0, without the loads
+#pragma GCC unroll 16
+          for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+            for (index_t o = 0; o < O; ++o) acc[r][o][s] = I::add(acc[r][o][s], I::zero());
+          }
+          continue;
+        }
         V xv[R];
 #pragma GCC unroll 16
         for (index_t r = 0; r < R; ++r) xv[r] = I::load_partial(x + r * x_stride + k + s * L, c);

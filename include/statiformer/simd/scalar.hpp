@@ -19,7 +19,7 @@ struct Vocabulary<scalar> {
   static constexpr const char* name = "scalar";
   static bool supported() { return true; }  ///< can this CPU run it
   /// Register tile of the matrix kernels: rows × outputs of 16-lane accumulators.
-  static constexpr index_t tile_rows = 1, tile_cols = 2;
+  static constexpr index_t tile_rows = 2, tile_cols = 1;
 
   static V load(const float* p) { return *p; }
   static V load_partial(const float* p, index_t n) { return n ? *p : 0.0f; }
