@@ -28,6 +28,24 @@ struct Generic {
   }
 
   // ---- reductions in the canonical order ------------------------------------------------------
+  /// The canonical 16-lane reduction of f(element) over x[0, n): the transformed value of lane
+  /// vector s of each block, with `c` valid lanes, is combined into acc[s] by `step`; padding lanes
+  /// must leave f's value 0 (f receives c to mask them). Then the lanes are folded.
+  template <class F, class Step>
+  static float reduce_lanes(const float* x, index_t n, F f, Step step) {
+    V acc[kSub];
+#pragma GCC unroll 16
+    for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
+    for (index_t k = 0; k < n; k += 16) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) {
+        const index_t c = sub_count(n - k, s);
+        acc[s] = step(acc[s], f(I::load_partial(x + k + s * L, c), c));
+      }
+    }
+    return I::reduce16(acc);
+  }
+
   static float dot(const float* a, const float* b, index_t n) {
     V acc[kSub];
 #pragma GCC unroll 16
@@ -48,19 +66,8 @@ struct Generic {
   }
 
   static float sum(const float* x, index_t n) {
-    V acc[kSub];
-#pragma GCC unroll 16
-    for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
-    index_t k = 0;
-    for (; k + 16 <= n; k += 16) {
-#pragma GCC unroll 16
-      for (index_t s = 0; s < kSub; ++s) acc[s] = I::add(acc[s], I::load(x + k + s * L));
-    }
-    if (k < n) {
-#pragma GCC unroll 16
-      for (index_t s = 0; s < kSub; ++s) acc[s] = I::add(acc[s], I::load_partial(x + k + s * L, sub_count(n - k, s)));
-    }
-    return I::reduce16(acc);
+    return reduce_lanes(
+        x, n, [](V v, index_t) { return v; }, [](V acc, V v) { return I::add(acc, v); });
   }
 
   // ---- element-wise ------------------------------------------------------------------------------
@@ -210,18 +217,9 @@ struct Generic {
                              float eps, float* y) {
     const float mean = sum(x, n) / static_cast<float>(n);
     const V vmean = I::set1(mean);
-    V acc[kSub];
-#pragma GCC unroll 16
-    for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
-    for (index_t k = 0; k < n; k += 16) {
-#pragma GCC unroll 16
-      for (index_t s = 0; s < kSub; ++s) {
-        const index_t c = sub_count(n - k, s);
-        const V d = I::keep_first(I::sub(I::load_partial(x + k + s * L, c), vmean), c);
-        acc[s] = I::fma(d, d, acc[s]);
-      }
-    }
-    const float ss = I::reduce16(acc);
+    const float ss = reduce_lanes(
+        x, n, [&](V v, index_t c) { return I::keep_first(I::sub(v, vmean), c); },
+        [](V acc, V d) { return I::fma(d, d, acc); });
     index_t i = 0;
     if (kind == LayerNormKind::torch) {
       const V inv = I::set1(1.0f / std::sqrt(ss / static_cast<float>(n) + eps));
@@ -258,19 +256,11 @@ struct Generic {
   static void log_softmax_row(float* x, index_t n) {
     const float m = max_of(x, n);
     const V vm = I::set1(m);
-    V acc[kSub];
-#pragma GCC unroll 16
-    for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
-    for (index_t k = 0; k < n; k += 16) {
-#pragma GCC unroll 16
-      for (index_t s = 0; s < kSub; ++s) {
-        const index_t c = sub_count(n - k, s);
-        const V e = I::keep_first(simd_math::exp<I>(I::sub(I::load_partial(x + k + s * L, c), vm)), c);
-        acc[s] = I::add(acc[s], e);
-      }
-    }
+    const float total = reduce_lanes(
+        x, n, [&](V v, index_t c) { return I::keep_first(simd_math::exp<I>(I::sub(v, vm)), c); },
+        [](V acc, V e) { return I::add(acc, e); });
     using S = isa::Vocabulary<isa::scalar>;
-    const V lse = I::set1(simd_math::log<S>(I::reduce16(acc)));
+    const V lse = I::set1(simd_math::log<S>(total));
     map(x, x, n, [&](V v) { return I::sub(I::sub(v, vm), lse); });
   }
 
