@@ -1,24 +1,10 @@
-// statiformer — scalar math used by the kernels, and constexpr math for tables built at compile
-// time (positional encodings). Every transcendental the kernels call goes through here, so a
-// target can change its implementation in one place.
+// statiformer — constexpr double math for tables built at compile time (positional encodings).
+// The kernels' run-time exp, log and GELU are simd/math.hpp's (single IEEE operations, no libm).
 #pragma once
-
-#include <cmath>
-#include <cstdint>
-#include <limits>
 
 #include <statiformer/config.hpp>
 
 namespace stf::math {
-
-inline float exp(float x) noexcept { return std::exp(x); }
-inline float log(float x) noexcept { return std::log(x); }
-inline float erf(float x) noexcept { return std::erf(x); }
-inline float sqrt(float x) noexcept { return std::sqrt(x); }
-inline float fma(float a, float b, float c) noexcept { return std::fma(a, b, c); }
-
-/// -infinity, the fill of masked scores under `MaskFill::neg_inf`.
-inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // ---- constexpr double math for compile-time tables -------------------------------------------
 namespace ct {
