@@ -46,11 +46,14 @@ struct Name {
   }
 };
 
-/// One parameter slot: where its data pointer is stored, and its shape (rank 1 or 2).
+/// One parameter slot: where its data pointer is stored, and its PyTorch shape (rank 1 or 2).
+/// `transposed`: the model stores the transpose of the PyTorch tensor, [cols, rows] row-major
+/// (what the kernels read); exporters write that layout, binders expect it.
 struct ParamRef {
   const float** data;
   index_t rows;
   index_t cols;  ///< 0 for a vector
+  bool transposed = false;
   index_t rank() const { return cols ? 2 : 1; }
   index_t size() const { return cols ? rows * cols : rows; }
 };
