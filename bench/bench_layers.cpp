@@ -138,8 +138,8 @@ void register_kernels(const std::string& name, Linear linear, Attention attentio
       const auto q = random_input(hd), k = random_input(keys * hd), v = random_input(keys * hd);
       stf_bench::AlignedFloats p(keys), out(hd);
       for (auto _ : state) {
-        attention(q.data(), k.data(), v.data(), hd, hd, keys, ref::RowMask{keys, nullptr}, MaskFill::neg_inf, p.data(),
-                  out.data());
+        attention(q.data(), k.data(), keys, v.data(), hd, hd, keys, ref::RowMask{keys, nullptr}, MaskFill::neg_inf,
+                  p.data(), out.data());
         benchmark::DoNotOptimize(out.data());
       }
       state.counters["FLOP/s"] =

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Turn one golden case (tests/golden/data/<case>.txt) into a C++ header for an example.
 
-Parameters become `inline constexpr stf::Tensor<...>` constants (in .rodata, aligned) plus a
+Parameters become `inline constexpr stf::Tensor<...>` constants (in .rodata, aligned, in the layout
+the model stores them: linear weights transposed, see stf_torch.stored_transposed) plus a
 `stf::WeightEntry table[]` for `stf::bind_table`; the tensors named with --io (inputs and the
 PyTorch outputs) become constants in namespace `io`, so the example can check itself.
 
@@ -10,6 +11,8 @@ PyTorch outputs) become constants in namespace `io`, so the example can check it
 import argparse
 import pathlib
 import re
+
+import stf_torch
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -59,7 +62,13 @@ def main():
            f"namespace {args.namespace} {{\n"]
     out.append("namespace weights {\n")
     for n in params:
-        out.append(constant(n, *tensors[n]))
+        dims, values = tensors[n]
+        if stf_torch.stored_transposed(n, dims):
+            rows, cols = dims
+            values = [values[r * cols + c] for c in range(cols) for r in range(rows)]
+            dims = [cols, rows]
+            tensors[n] = (dims, values)
+        out.append(constant(n, dims, values))
     out.append("inline constexpr stf::WeightEntry table[] = {\n")
     for n in params:
         size = 1

@@ -473,6 +473,14 @@ def canonical_from_torch_encdec(model):
 # --------------------------------------------------------------------------------------------
 
 
+def stored_transposed(name, dims):
+    """Whether statiformer stores canonical parameter `name` (PyTorch shape `dims`) transposed:
+    every linear weight ([out, in] in PyTorch) is stored [in, out]; embeddings, norms and biases
+    as they are. Mirrors ParamRef::transposed of the C++ schema, which is authoritative."""
+    parts = name.split(".")
+    return len(dims) == 2 and parts[-1] == "weight" and not (len(parts) > 1 and parts[-2].endswith("embed"))
+
+
 def fmt_float(x):
     """'%.9g' of a float32 value (round-trips exactly); never inf/nan."""
     x = float(x)

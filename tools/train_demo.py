@@ -201,6 +201,8 @@ def write_header(named, note):
     entries = []
     for name, t in named:
         ident = name.replace(".", "_")
+        if st.stored_transposed(name, list(t.shape)):
+            t = t.t().contiguous()  # the layout the model stores: [in, out]
         out.append(cpp_tensor(ident, t))
         size = " * ".join(str(d) for d in t.shape)
         entries.append(f'    {{"{name}", {ident}.data, {size}}},\n')

@@ -5,10 +5,10 @@
 //   x1 = LayerNorm1(x + MHA(x, x, x, key_padding))
 //   y  = LayerNorm2(x1 + linear2(relu(linear1(x1))))
 //
-// Weights are mapped in place (row-major [out, in], PyTorch's layout; y = x Wᵀ + b as one GEMM per
-// projection), activations live in buffers allocated once at construction, and every product is
-// written with noalias(). Keys at positions >= valid_len are dropped from the score and value
-// products (the same result as masking them with -inf).
+// Weights are mapped in place as statiformer stores them (row-major [in, out], the transpose of PyTorch's; y = x W + b
+// as one GEMM per projection), activations live in buffers allocated once at construction, and every product is written
+// with noalias(). Keys at positions >= valid_len are dropped from the score and value products (the same result as
+// masking them with -inf).
 #pragma once
 
 #ifndef EIGEN_DONT_PARALLELIZE
@@ -36,8 +36,8 @@ class EigenEncoderLayer final : public EncoderPeer {
         wk_(w.k_weight, s.d_model, s.d_model),
         wv_(w.v_weight, s.d_model, s.d_model),
         wo_(w.o_weight, s.d_model, s.d_model),
-        w1_(w.linear1_weight, s.d_ff, s.d_model),
-        w2_(w.linear2_weight, s.d_model, s.d_ff),
+        w1_(w.linear1_weight, s.d_model, s.d_ff),
+        w2_(w.linear2_weight, s.d_ff, s.d_model),
         bq_(w.q_bias, s.d_model),
         bk_(w.k_bias, s.d_model),
         bv_(w.v_bias, s.d_model),
@@ -63,12 +63,12 @@ class EigenEncoderLayer final : public EncoderPeer {
     const ConstMatrixMap X(x, S, D);
 
     // ---- multi-head self-attention
-    q_.noalias() = X * wq_.transpose();
+    q_.noalias() = X * wq_;
     q_.rowwise() += bq_;
     q_ *= 1.0f / std::sqrt(static_cast<float>(hd));  // scale q, as PyTorch does
-    k_.noalias() = X * wk_.transpose();
+    k_.noalias() = X * wk_;
     k_.rowwise() += bk_;
-    v_.noalias() = X * wv_.transpose();
+    v_.noalias() = X * wv_;
     v_.rowwise() += bv_;
     for (Eigen::Index h = 0; h < s_.n_heads; ++h) {
       auto p = scores_.leftCols(valid);
@@ -80,7 +80,7 @@ class EigenEncoderLayer final : public EncoderPeer {
       p.array().colwise() /= row_stat_.array();
       ctx_.middleCols(h * hd, hd).noalias() = p * v_.middleCols(h * hd, hd).topRows(valid);
     }
-    out_.noalias() = ctx_ * wo_.transpose();
+    out_.noalias() = ctx_ * wo_;
     out_.rowwise() += bo_;
 
     // ---- x1 = LN1(x + attn)
@@ -88,10 +88,10 @@ class EigenEncoderLayer final : public EncoderPeer {
     layer_norm(x1_, g_norm1_, b_norm1_);
 
     // ---- y = LN2(x1 + FF(x1))
-    hidden_.noalias() = x1_ * w1_.transpose();
+    hidden_.noalias() = x1_ * w1_;
     hidden_.rowwise() += b1_;
     hidden_ = hidden_.cwiseMax(0.0f);
-    out_.noalias() = hidden_ * w2_.transpose();
+    out_.noalias() = hidden_ * w2_;
     out_.rowwise() += b2_;
     out_ += x1_;
     layer_norm(out_, g_norm2_, b_norm2_);

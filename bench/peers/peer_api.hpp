@@ -13,8 +13,8 @@ struct EncoderShape {
   int seq_len, d_model, n_heads, d_ff;
 };
 
-/// The parameters of a post-norm nn.TransformerEncoderLayer in PyTorch's layout: row-major
-/// weights [out, in], separate q/k/v rows of in_proj_weight. Not owned.
+/// The parameters of a post-norm nn.TransformerEncoderLayer as statiformer stores them: row-major
+/// linear weights [in, out] (the transpose of PyTorch's [out, in]), separate q/k/v. Not owned.
 struct EncoderWeights {
   const float *q_weight = nullptr, *q_bias = nullptr;  // [D, D], [D]
   const float *k_weight = nullptr, *k_bias = nullptr;

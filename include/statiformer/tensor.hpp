@@ -44,7 +44,7 @@ struct Mat {
   constexpr float& operator()(index_t r, index_t c) const { return data[r * Cols + c]; }
 };
 
-/// Read-only view of a row-major [Rows, Cols] matrix (activations or a weight [Out, In]).
+/// Read-only view of a row-major [Rows, Cols] matrix (activations, or a linear weight stored [In, Out]).
 template <index_t Rows, index_t Cols>
 struct CMat {
   static constexpr index_t rows = Rows, cols = Cols, size = Rows * Cols;

@@ -42,7 +42,8 @@ void linear(const float* x, index_t rows, index_t in, const float* w, const floa
             Fuse act) noexcept {
   for (index_t r = 0; r < rows; ++r) {
     for (index_t o = 0; o < out; ++o) {
-      const float acc = dot(x + r * in, w + o * in, in);
+      float acc = 0.0f;
+      for (index_t k = 0; k < in; ++k) acc = std::fma(x[r * in + k], w[k * out + o], acc);
       y[r * out + o] = bias ? acc + bias[o] : acc;
     }
     if (act == Fuse::relu) activation(Activation::relu, y + r * out, out);
@@ -88,8 +89,9 @@ void log_softmax_row(float* x, index_t n) noexcept {
   for (index_t i = 0; i < n; ++i) x[i] = (x[i] - m) - lse;
 }
 
-void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim, index_t n_keys,
-                   RowMask mask, MaskFill fill, float* p, float* out) noexcept {
+void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
+                   index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p, float* out) noexcept {
+  const index_t kv_stride = v_stride;
   const float scale = std::sqrt(static_cast<float>(head_dim));
   auto allowed = [&](index_t j) { return j < mask.key_end && (!mask.allow || mask.allow[j] != 0); };
 
@@ -101,7 +103,9 @@ void attention_row(const float* q, const float* k, const float* v, index_t kv_st
       p[j] = -INFINITY;
       continue;
     }
-    p[j] = dot(q, k + j * kv_stride, head_dim) / scale;
+    float score = 0.0f;
+    for (index_t d = 0; d < head_dim; ++d) score = std::fma(q[d], kt[d * kt_stride + j], score);
+    p[j] = score / scale;
     m = (!any || p[j] > m) ? p[j] : m;
     any = true;
   }
@@ -130,11 +134,11 @@ void attention_row(const float* q, const float* k, const float* v, index_t kv_st
   }
 }
 
-void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* k, const float* v, index_t kv_stride,
-                    index_t head_dim, index_t n_keys, const RowMask* masks, MaskFill fill, float* p, float* out,
-                    index_t out_stride) noexcept {
+void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
+                    const float* v, index_t v_stride, index_t head_dim, index_t n_keys, const RowMask* masks,
+                    MaskFill fill, float* p, float* out, index_t out_stride) noexcept {
   for (index_t r = 0; r < n_rows; ++r)
-    attention_row(q + r * q_stride, k, v, kv_stride, head_dim, n_keys, masks[r], fill, p + r * n_keys,
+    attention_row(q + r * q_stride, kt, kt_stride, v, v_stride, head_dim, n_keys, masks[r], fill, p + r * n_keys,
                   out + r * out_stride);
 }
 

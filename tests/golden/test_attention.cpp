@@ -42,7 +42,7 @@ void run_mha(const char* name, bool packed, bool is_self, const std::string& mas
   MHA mha{};
   if (packed) {
     stf::test::bind_golden(mha.params.o, c, "o");
-    mha.params.bind_packed(CMat<3 * D, D>(c.data("in_proj_weight", 3 * D * D)),
+    mha.params.bind_packed(CMat<3 * D, D>(stf::test::packed_in_proj(c, "in_proj_weight", D)),
                            Bias ? CVec<3 * D>(c.data("in_proj_bias", 3 * D)) : CVec<3 * D>{});
   } else {
     stf::test::bind_golden(mha.params, c);

@@ -111,4 +111,23 @@ void require_bound(const BindResult& r, const std::string& case_name) {
   REQUIRE(r.status == Status::ok);
 }
 
+const float* transposed(const GoldenCase& c, const std::string& tensor, index_t rows, index_t cols) {
+  const float* src = c.data(tensor, rows * cols);
+  std::vector<float>& t = c.derived["transposed:" + tensor];
+  t.assign(rows * cols, 0.0f);
+  for (index_t r = 0; r < rows; ++r)
+    for (index_t k = 0; k < cols; ++k) t[k * rows + r] = src[r * cols + k];
+  return t.data();
+}
+
+const float* packed_in_proj(const GoldenCase& c, const std::string& tensor, index_t d) {
+  const float* src = c.data(tensor, 3 * d * d);
+  std::vector<float>& t = c.derived["packed:" + tensor];
+  t.assign(3 * d * d, 0.0f);
+  for (index_t b = 0; b < 3; ++b)
+    for (index_t r = 0; r < d; ++r)
+      for (index_t k = 0; k < d; ++k) t[b * d * d + k * d + r] = src[b * d * d + r * d + k];
+  return t.data();
+}
+
 }  // namespace stf::test

@@ -21,6 +21,7 @@ struct GoldenCase {
   std::map<std::string, std::string> params;
   float rtol = 1e-5f, atol = 1e-6f;
   std::map<std::string, GoldenTensor> tensors;
+  mutable std::map<std::string, std::vector<float>> derived;  ///< re-laid-out copies (transposed)
 
   bool has(const std::string& tensor) const { return tensors.count(tensor) != 0; }
   /// The tensor's values; fails the test if it is missing or does not hold `size` values.
@@ -47,16 +48,33 @@ void check_close(const GoldenCase& c, const std::string& what, const float* got,
 
 void require_bound(const BindResult& r, const std::string& case_name);
 
-/// Binds a layer's parameters to the case's tensors by schema name; REQUIREs success.
+/// The transpose of a [rows, cols] golden tensor, kept alive in the case (the layout the model
+/// stores a parameter with ParamRef::transposed in).
+const float* transposed(const GoldenCase& c, const std::string& tensor, index_t rows, index_t cols);
+
+/// nn.MultiheadAttention's in_proj_weight [3·d, d] as MultiHeadAttention::Params::bind_packed
+/// takes it: each [d, d] block transposed.
+const float* packed_in_proj(const GoldenCase& c, const std::string& tensor, index_t d);
+
+/// Binds a layer's parameters to the case's tensors by schema name, transposing the ones the
+/// model stores transposed (the case holds PyTorch's layout); REQUIREs success.
 template <class Params>
 void bind_golden(Params& params, const GoldenCase& c, const Name& prefix = {}) {
+  std::map<std::string, const float*> stored;
+  params.visit(
+      [&](const Name& name, ParamRef ref) {
+        if (ref.transposed && c.has(name.c_str()))
+          stored[name.c_str()] = transposed(c, name.c_str(), ref.rows, ref.cols);
+      },
+      prefix);
   const BindResult r = bind_params(
       params,
       [&](const char* name, index_t& size) -> const float* {
         auto it = c.tensors.find(name);
         if (it == c.tensors.end()) return nullptr;
         size = it->second.values.size();
-        return it->second.values.data();
+        auto s = stored.find(name);
+        return s != stored.end() ? s->second : it->second.values.data();
       },
       prefix);
   require_bound(r, c.name);

@@ -74,9 +74,11 @@ TEST_CASE("kernel variants: dot and sum equal the reference bit for bit", "[kern
 TEST_CASE("kernel variants: linear (with bias, fused activations) equals the reference", "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);
-    for (index_t rows : {1, 2, 3, 4, 5, 7, 9})
-      for (index_t in : {1, 5, 8, 15, 16, 17, 33, 64})
-        for (index_t out : {1, 2, 3, 4, 5, 7, 13})
+    // rows around the register tiles (≤ 6 rows), outputs around the vector panels (up to 8 × 16
+    // lanes), inputs across the reduction blocks (kernels block k at 64 or more)
+    for (index_t rows : {1, 2, 3, 5, 6, 7, 13})
+      for (index_t in : {1, 5, 16, 17, 33, 100, 200})
+        for (index_t out : {1, 3, 4, 5, 7, 13, 16, 17, 33, 64, 65, 130})
           for (Fuse act : {Fuse::none, Fuse::relu, Fuse::gelu})
             for (bool with_bias : {true, false}) {
               const auto x = data(rows * in, 3), w = data(out * in, 4), b = data(out, 5);
@@ -91,6 +93,23 @@ TEST_CASE("kernel variants: linear (with bias, fused activations) equals the ref
   });
 }
 
+TEST_CASE("kernel variants: linear with a long reduction (several k blocks on every ISA) equals the reference",
+          "[kernels]") {
+  for_each_variant([](auto k) {
+    using K = decltype(k);
+    for (index_t rows : {1, 4})
+      for (index_t out : {3, 20}) {
+        const index_t in = 2100;
+        const auto x = data(rows * in, 31), w = data(out * in, 32), b = data(out, 33);
+        std::vector<float> got(rows * out), want(rows * out);
+        K::linear(x.data(), rows, in, w.data(), b.data(), out, got.data(), Fuse::none);
+        ref::linear(x.data(), rows, in, w.data(), b.data(), out, want.data(), Fuse::none);
+        INFO(K::name() << " rows=" << rows << " out=" << out);
+        CHECK(first_difference(got, want) == -1);
+      }
+  });
+}
+
 TEST_CASE("kernel variants: attention rows equal the reference, every mask", "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);
@@ -98,16 +117,19 @@ TEST_CASE("kernel variants: attention rows equal the reference, every mask", "[k
       for (index_t n_keys : {1, 2, 7, 16, 17, 40})
         for (int mask_kind = 0; mask_kind < 4; ++mask_kind)
           for (MaskFill fill : {MaskFill::neg_inf, MaskFill::neg_1e9}) {
-            const index_t stride = hd + 3;  // rows of K/V inside a wider matrix, as in multi-head
-            const auto q = data(hd, 7), kv = data(n_keys * stride, 8), vv = data(n_keys * stride, 9);
+            const index_t stride = hd + 3;         // rows of V inside a wider matrix, as in multi-head
+            const index_t kt_stride = n_keys + 2;  // Kᵀ rows inside a wider cache, as when decoding
+            const auto q = data(hd, 7), kt = data(hd * kt_stride, 8), vv = data(n_keys * stride, 9);
             std::vector<std::uint8_t> allow(n_keys);
             for (index_t j = 0; j < n_keys; ++j) allow[j] = mask_kind == 3 ? 0 : (j % 3 != 1);
             ref::RowMask mask{n_keys, nullptr};
             if (mask_kind == 1) mask.key_end = (n_keys + 1) / 2;  // padding
             if (mask_kind >= 2) mask.allow = allow.data();        // holes; 3: everything masked
             std::vector<float> p1(n_keys), p2(n_keys), o1(hd), o2(hd);
-            K::attention_row(q.data(), kv.data(), vv.data(), stride, hd, n_keys, mask, fill, p1.data(), o1.data());
-            ref::attention_row(q.data(), kv.data(), vv.data(), stride, hd, n_keys, mask, fill, p2.data(), o2.data());
+            K::attention_row(q.data(), kt.data(), kt_stride, vv.data(), stride, hd, n_keys, mask, fill, p1.data(),
+                             o1.data());
+            ref::attention_row(q.data(), kt.data(), kt_stride, vv.data(), stride, hd, n_keys, mask, fill, p2.data(),
+                               o2.data());
             INFO(K::name() << " head_dim=" << hd << " keys=" << n_keys << " mask=" << mask_kind
                            << " fill=" << int(fill));
             CHECK(first_difference(p1, p2) == -1);
@@ -125,8 +147,8 @@ TEST_CASE("kernel variants: groups of attention rows (causal, padded, aliased ou
         for (index_t n_keys : {1, 3, 16, 33})
           for (int mask_kind = 0; mask_kind < 3; ++mask_kind) {
             const index_t d_model = hd + 5;  // heads inside a wider row, as in multi-head attention
-            const auto qsrc = data(rows * d_model, 21), kv = data(n_keys * d_model, 22),
-                       vv = data(n_keys * d_model, 23);
+            const index_t kt_stride = n_keys + 1;
+            const auto qsrc = data(rows * d_model, 21), kt = data(hd * kt_stride, 22), vv = data(n_keys * d_model, 23);
             std::vector<std::uint8_t> allow(rows * n_keys);
             for (index_t i = 0; i < allow.size(); ++i) allow[i] = i % 4 != 2;
             std::vector<ref::RowMask> masks(rows);
@@ -138,10 +160,10 @@ TEST_CASE("kernel variants: groups of attention rows (causal, padded, aliased ou
             for (MaskFill fill : {MaskFill::neg_inf, MaskFill::neg_1e9}) {
               auto got = qsrc, want = qsrc;  // outputs alias the query rows, as in the layers
               std::vector<float> p1(rows * n_keys), p2(rows * n_keys);
-              K::attention_rows(got.data(), d_model, rows, kv.data(), vv.data(), d_model, hd, n_keys, masks.data(),
-                                fill, p1.data(), got.data(), d_model);
-              ref::attention_rows(want.data(), d_model, rows, kv.data(), vv.data(), d_model, hd, n_keys, masks.data(),
-                                  fill, p2.data(), want.data(), d_model);
+              K::attention_rows(got.data(), d_model, rows, kt.data(), kt_stride, vv.data(), d_model, hd, n_keys,
+                                masks.data(), fill, p1.data(), got.data(), d_model);
+              ref::attention_rows(want.data(), d_model, rows, kt.data(), kt_stride, vv.data(), d_model, hd, n_keys,
+                                  masks.data(), fill, p2.data(), want.data(), d_model);
               INFO(K::name() << " head_dim=" << hd << " rows=" << rows << " keys=" << n_keys << " mask=" << mask_kind);
               CHECK(first_difference(p1, p2) == -1);
               CHECK(first_difference(got, want) == -1);

@@ -78,8 +78,8 @@ TEST_CASE("a fully masked attention row is finite: zeros with -inf fill, uniform
   BoolMask<Sq, Sk> m{{1, 0, 1, 0, 0, 0}};  // row 1 fully masked
   Tensor<Sq, D> out{};
   Tensor<Sq, Sk> weights{};
-  float scratch[Sk];
   using A = ScaledDotProductAttention<Sq, Sk, D>;
+  float scratch[A::scratch_floats];
   REQUIRE(A::forward(CMat<Sq, D>(q), CMat<Sk, D>(k), CMat<Sk, D>(v), out, A::mask(m, MaskFill::neg_inf), scratch,
                      weights.data) == Status::ok);
   CHECK(out.data[2] == 0.0f);

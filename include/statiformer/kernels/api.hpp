@@ -4,10 +4,12 @@
 // (kernels/reference.hpp) is the oracle every variant must equal bit for bit.
 //
 // Canonical order (what makes the bits independent of the vector width):
-//  - a dot product or sum over n elements runs on 16 lanes: element k goes to lane k mod 16,
-//    the input is zero-padded to a multiple of 16, each lane accumulates in sequence (fma for
-//    products, + for sums), and the 16 lanes are folded in halves: i + (i+8), then +4, +2, +1;
-//  - an attention output accumulates its values in key order with fma, lane by lane over HeadDim;
+//  - every output of a matrix product (linear, Q·Kᵀ, P·V) is accumulated in sequence over the
+//    reduction index with fma, starting from +0: acc = fma(a_k, b_k, acc) for k = 0, 1, ...
+//    Vectors run across outputs (weights are stored [In, Out], keys as Kᵀ), never across k;
+//  - a sum or dot product of one vector (softmax and LayerNorm statistics) runs on 16 lanes:
+//    element k goes to lane k mod 16, the input is zero-padded to a multiple of 16, each lane
+//    accumulates in sequence, and the 16 lanes are folded in halves: i + (i+8), then +4, +2, +1;
 //  - exp, log and GELU are simd/math.hpp's, built from single IEEE operations;
 //  - a bias is added after the dot product, an activation applied after the bias.
 //
@@ -40,20 +42,22 @@ struct RowMask {
 
 template <class Tag>
 struct Kernels {
-  /// y[r, o] = act(x[r, :] · w[o, :] + bias[o]) for x [rows, in], w [out, in] (PyTorch's layout),
-  /// bias nullable. y must not alias x.
+  /// y[r, o] = act(Σ_k x[r, k] · w[k, o] + bias[o]) for x [rows, in] and w [in, out] (the
+  /// transpose of PyTorch's [out, in]; exporters store it so), bias nullable. y must not alias x.
   static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
                      Fuse act = Fuse::none) noexcept;
-  /// One query row of scaled dot-product attention over n_keys keys of one head (see
-  /// ref::attention_row for the contract).
-  static void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim,
-                            index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) noexcept;
+  /// One query row of scaled dot-product attention over n_keys keys of one head, keys given
+  /// transposed (see ref::attention_row for the contract).
+  static void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
+                            index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill, float* p,
+                            float* out) noexcept;
   /// attention_row for n_rows query rows: row r reads q + r·q_stride with masks[r], leaves its
   /// weights in p + r·n_keys and writes out + r·out_stride (which may alias its own query row).
   /// Same bits as n_rows calls of attention_row.
-  static void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* k, const float* v,
-                             index_t kv_stride, index_t head_dim, index_t n_keys, const ref::RowMask* masks,
-                             MaskFill fill, float* p, float* out, index_t out_stride) noexcept;
+  static void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
+                             const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
+                             const ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                             index_t out_stride) noexcept;
   static void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,
                              float eps, float* y) noexcept;
   static void log_softmax_row(float* x, index_t n) noexcept;

@@ -91,124 +91,141 @@ struct Generic {
     if (i < n) I::store_partial(y + i, I::add(I::load_partial(y + i, n - i), I::load_partial(x + i, n - i)), n - i);
   }
 
-  // ---- matrix product: register tiles of R rows × O outputs, each a 16-lane accumulator ---------
-  /// y[r, o] = x[r] · w[o] (+ bias[o]) for an R × O tile; w rows are w_stride floats apart.
-  template <index_t R, index_t O>
-  static void tile(const float* x, index_t x_stride, index_t in, const float* w, index_t w_stride, const float* bias,
-                   float* y, index_t y_stride) {
-    V acc[R][O][kSub];
-#pragma GCC unroll 16
-    for (index_t r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-      for (index_t o = 0; o < O; ++o) {
-#pragma GCC unroll 16
-        for (index_t s = 0; s < kSub; ++s) acc[r][o][s] = I::zero();
-      }
-    }
-    index_t k = 0;
-    for (; k + 16 <= in; k += 16) {
-#pragma GCC unroll 16
-      for (index_t s = 0; s < kSub; ++s) {
-        V xv[R];
-#pragma GCC unroll 16
-        for (index_t r = 0; r < R; ++r) xv[r] = I::load(x + r * x_stride + k + s * L);
-#pragma GCC unroll 16
-        for (index_t o = 0; o < O; ++o) {
-          const V wv = I::load(w + o * w_stride + k + s * L);
-#pragma GCC unroll 16
-          for (index_t r = 0; r < R; ++r) acc[r][o][s] = I::fma(xv[r], wv, acc[r][o][s]);
-        }
-      }
-    }
-    if (k < in) {
-#pragma GCC unroll 16
-      for (index_t s = 0; s < kSub; ++s) {
-        const index_t c = sub_count(in - k, s);
-        if (c == 0) {  // all padding: fma(0, 0, acc) is exactly acc + 0, without the loads
-#pragma GCC unroll 16
-          for (index_t r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-            for (index_t o = 0; o < O; ++o) acc[r][o][s] = I::add(acc[r][o][s], I::zero());
-          }
-          continue;
-        }
-        V xv[R];
-#pragma GCC unroll 16
-        for (index_t r = 0; r < R; ++r) xv[r] = I::load_partial(x + r * x_stride + k + s * L, c);
-#pragma GCC unroll 16
-        for (index_t o = 0; o < O; ++o) {
-          const V wv = I::load_partial(w + o * w_stride + k + s * L, c);
-#pragma GCC unroll 16
-          for (index_t r = 0; r < R; ++r) acc[r][o][s] = I::fma(xv[r], wv, acc[r][o][s]);
-        }
-      }
-    }
-    float sums[R * O];
-    if constexpr (R * O == 16 && kSub == 1 && requires(const V* a, float* f) { I::reduce16x16(a, f); }) {
-      V flat[16];
-#pragma GCC unroll 16
-      for (index_t r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-        for (index_t o = 0; o < O; ++o) flat[r * O + o] = acc[r][o][0];
-      }
-      I::reduce16x16(flat, sums);
-      if constexpr (R == 4 && O == 4 && requires(float* f) { I::add_bias_store4x4(f, f, f, index_t{}); }) {
-        I::add_bias_store4x4(sums, bias, y, y_stride);
-        return;
-      }
-    } else {
-#pragma GCC unroll 16
-      for (index_t r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-        for (index_t o = 0; o < O; ++o) sums[r * O + o] = I::reduce16(acc[r][o]);
-      }
-    }
-#pragma GCC unroll 16
-    for (index_t r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-      for (index_t o = 0; o < O; ++o) {
-        const float v = sums[r * O + o];
-        y[r * y_stride + o] = bias ? v + bias[o] : v;
-      }
-    }
-  }
+  // ---- matrix product: register tiles of R rows × NV vectors of outputs --------------------------
+  // Every output is accumulated in sequence over the reduction index with fma, starting from +0:
+  // acc = fma(x[r, k], w[k, o], acc) for k = 0, 1, ...; vectors run across outputs, so no lane
+  // ever needs a horizontal reduction and the bits do not depend on the vector width. Blocking the
+  // reduction (k) only parks an accumulator in y between blocks, which keeps its exact value.
 
-  /// Outputs per tile: tile_cols, or for a single row (a matrix-vector product) the vocabulary's
-  /// gemv_cols where it has one (more accumulators, since no row shares the weight loads).
-  template <index_t R>
-  static constexpr index_t cols_for_rows() {
-    if constexpr (R == 1 && requires { I::gemv_cols; })
-      return I::gemv_cols;
+  /// a·b + acc with a scalar a: the vocabulary's vector-by-scalar fma where it has one.
+  static V fma_scalar(float a, V b, V acc) {
+    if constexpr (requires { I::fma_n(a, b, acc); })
+      return I::fma_n(a, b, acc);
     else
-      return I::tile_cols;
+      return I::fma(I::set1(a), b, acc);
+  }
+
+  /// Accumulates y[r, o] += Σ_{k in [k0, k1)} x[r, k] · w[k, o] for an R × (NV vectors) tile, the
+  /// last vector holding `tail` valid lanes when Partial. `first`: start from +0 instead of y.
+  /// `bias` (nullable) is added after the last block.
+  template <index_t R, index_t NV, bool Partial>
+  static void tile(const float* x, index_t ldx, index_t k0, index_t k1, const float* w, index_t ldw, float* y,
+                   index_t ldy, index_t tail, bool first, const float* bias) {
+    auto load_out = [&](const float* ptr, index_t i) {
+      return (Partial && i + 1 == NV) ? I::load_partial(ptr + i * L, tail) : I::load(ptr + i * L);
+    };
+    V acc[R][NV];
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (index_t i = 0; i < NV; ++i) acc[r][i] = first ? I::zero() : load_out(y + r * ldy, i);
+    }
+    const float* xk = x + k0;
+    const float* wk = w + k0 * ldw;
+    for (index_t k = k0; k < k1; ++k, ++xk, wk += ldw) {
+      V wv[NV];
+#pragma GCC unroll 16
+      for (index_t i = 0; i < NV; ++i) wv[i] = load_out(wk, i);
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) {
+        const float xr = xk[r * ldx];
+#pragma GCC unroll 16
+        for (index_t i = 0; i < NV; ++i) acc[r][i] = fma_scalar(xr, wv[i], acc[r][i]);
+      }
+    }
+    if (bias) {
+#pragma GCC unroll 16
+      for (index_t i = 0; i < NV; ++i) {
+        const V b = load_out(bias, i);
+#pragma GCC unroll 16
+        for (index_t r = 0; r < R; ++r) acc[r][i] = I::add(acc[r][i], b);
+      }
+    }
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (index_t i = 0; i < NV; ++i) {
+        if (Partial && i + 1 == NV)
+          I::store_partial(y + r * ldy + i * L, acc[r][i], tail);
+        else
+          I::store(y + r * ldy + i * L, acc[r][i]);
+      }
+    }
+  }
+
+  static constexpr index_t kRows = I::gemm_rows, kVecs = I::gemm_vecs;
+  /// Vectors per tile for a single row (a matrix-vector product): more, since no row shares them.
+  static constexpr index_t kGemvVecs = [] {
+    if constexpr (requires { I::gemv_vecs; })
+      return I::gemv_vecs;
+    else
+      return I::gemm_vecs;
+  }();
+  static constexpr index_t kMaxVecs = kGemvVecs > kVecs ? kGemvVecs : kVecs;
+
+  struct TileArgs {
+    const float* x;
+    index_t ldx, k0, k1;
+    const float* w;
+    index_t ldw;
+    float* y;
+    index_t ldy, tail;
+    bool first;
+    const float* bias;
+  };
+
+  template <index_t R, index_t NV>
+  static void tile_nv(index_t nv, const TileArgs& a) {
+    if constexpr (NV > 1) {
+      if (nv < NV) return tile_nv<R, NV - 1>(nv, a);
+    }
+    if (a.tail == L)
+      tile<R, NV, false>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias);
+    else
+      tile<R, NV, true>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias);
   }
 
   template <index_t R>
-  static void tile_row_block(const float* x, index_t x_stride, index_t in, const float* w, index_t w_stride,
-                             const float* bias, index_t out, float* y, index_t y_stride) {
-    constexpr index_t O = cols_for_rows<R>();
-    index_t o = 0;
-    for (; o + O <= out; o += O)
-      tile<R, O>(x, x_stride, in, w + o * w_stride, w_stride, bias ? bias + o : nullptr, y + o, y_stride);
-    for (; o < out; ++o)
-      tile<R, 1>(x, x_stride, in, w + o * w_stride, w_stride, bias ? bias + o : nullptr, y + o, y_stride);
+  static void tile_rows(index_t rows, index_t nv, const TileArgs& a) {
+    if constexpr (R > 1) {
+      if (rows < R) return tile_rows<R - 1>(rows, nv, a);
+    }
+    if constexpr (R == 1)
+      tile_nv<1, kMaxVecs>(nv, a);
+    else
+      tile_nv<R, kVecs>(nv, a);
+  }
+
+  /// y[r, o] = Σ_k x[r, k] · w[k, o] (+ bias[o]) for x [rows, in] (row stride ldx), w [in, out]
+  /// (row stride ldw), y [rows, out] (row stride ldy). y must not alias x or w.
+  static void gemm(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw, index_t out,
+                   float* y, index_t ldy, const float* bias) {
+    const index_t panel = (rows == 1 ? kGemvVecs : kVecs) * L;
+    // Cache blocking over the reduction: a [kc, panel] block of w stays in L1 while every row passes.
+    constexpr index_t kBlockBytes = 16 * 1024;
+    index_t kc = kBlockBytes / (panel * sizeof(float));
+    kc = kc < 16 ? 16 : kc;
+    if (in <= kc + kc / 2) kc = in;
+    for (index_t k0 = 0; k0 < in; k0 += kc) {
+      const index_t k1 = in - k0 < kc ? in : k0 + kc;
+      const bool first = k0 == 0, last = k1 == in;
+      for (index_t o0 = 0; o0 < out; o0 += panel) {
+        const index_t width = out - o0 < panel ? out - o0 : panel;
+        const index_t nv = (width + L - 1) / L;
+        TileArgs a{
+            x, ldx, k0, k1, w + o0, ldw, y + o0, ldy, width - (nv - 1) * L, first, last && bias ? bias + o0 : nullptr};
+        for (index_t r = 0; r < rows; r += kRows) {
+          a.x = x + r * ldx;
+          a.y = y + r * ldy + o0;
+          tile_rows<kRows>(rows - r < kRows ? rows - r : kRows, nv, a);
+        }
+      }
+    }
   }
 
   static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
                      Fuse act) {
-    constexpr index_t R = I::tile_rows;
-    // Cache blocking: a block of weight rows (~64 KiB) stays in cache while every input row passes.
-    constexpr index_t kBlockBytes = 32 * 1024;
-    index_t ob = kBlockBytes / (in * sizeof(float));
-    ob = ob < 16 ? 16 : ob / 16 * 16;
-    for (index_t o0 = 0; o0 < out; o0 += ob) {
-      const index_t n = out - o0 < ob ? out - o0 : ob;
-      const float* wb = w + o0 * in;
-      const float* bb = bias ? bias + o0 : nullptr;
-      index_t r = 0;
-      for (; r + R <= rows; r += R) tile_row_block<R>(x + r * in, in, in, wb, in, bb, n, y + r * out + o0, out);
-      for (; r < rows; ++r) tile_row_block<1>(x + r * in, in, in, wb, in, bb, n, y + r * out + o0, out);
-    }
+    gemm(x, in, rows, in, w, out, out, y, out, bias);
     if (act != Fuse::none) activation(act == Fuse::relu ? Activation::relu : Activation::gelu, y, rows * out);
   }
 
@@ -296,33 +313,33 @@ struct Generic {
 
   /// attention_row for n_rows query rows (row r: q + r·q_stride, masks[r], weights p + r·n_keys,
   /// output out + r·out_stride, which may alias its query row): the scores of a group of rows are
-  /// one register-tiled product with the K rows, and their values share each V row's loads.
-  static void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* k, const float* v,
-                             index_t kv_stride, index_t head_dim, index_t n_keys, const ref::RowMask* masks,
-                             MaskFill fill, float* p, float* out, index_t out_stride) {
+  /// one register-tiled product with Kᵀ, and their values share each V row's loads.
+  static void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
+                             const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
+                             const ref::RowMask* masks, MaskFill fill, float* p, float* out, index_t out_stride) {
     const float scale = std::sqrt(static_cast<float>(head_dim));
-    constexpr index_t R = I::tile_rows < kAttentionRows ? I::tile_rows : kAttentionRows;
+    const index_t kv_stride = v_stride;
     for (index_t r0 = 0; r0 < n_rows; r0 += kAttentionRows) {
       const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
-      const float* qg = q + r0 * q_stride;
       float* pg = p + r0 * n_keys;
-      index_t r = 0;
-      for (; r + R <= nr; r += R)
-        tile_row_block<R>(qg + r * q_stride, q_stride, head_dim, k, kv_stride, nullptr, n_keys, pg + r * n_keys,
-                          n_keys);
-      for (; r < nr; ++r)
-        tile_row_block<1>(qg + r * q_stride, q_stride, head_dim, k, kv_stride, nullptr, n_keys, pg + r * n_keys,
-                          n_keys);
+      // keys at or past every row's key_end are masked for the whole group: no scores needed
+      index_t n_scored = 0;
+      for (index_t r = 0; r < nr; ++r) {
+        const index_t e = masks[r0 + r].key_end < n_keys ? masks[r0 + r].key_end : n_keys;
+        n_scored = e > n_scored ? e : n_scored;
+      }
+      if (n_scored) gemm(q + r0 * q_stride, q_stride, nr, head_dim, kt, kt_stride, n_scored, pg, n_keys, nullptr);
       bool all_any = true;
       bool any[kAttentionRows];
-      for (r = 0; r < nr; ++r) all_any &= any[r] = softmax_scores(pg + r * n_keys, n_keys, masks[r0 + r], scale);
+      for (index_t r = 0; r < nr; ++r)
+        all_any &= any[r] = softmax_scores(pg + r * n_keys, n_keys, masks[r0 + r], scale);
       const index_t nv = (head_dim + L - 1) / L;
       if (all_any && nv <= 4) {
         weighted_values_rows(nr, nv, pg, n_keys, v, kv_stride, head_dim, n_keys, masks + r0, out + r0 * out_stride,
                              out_stride);
         continue;
       }
-      for (r = 0; r < nr; ++r) {
+      for (index_t r = 0; r < nr; ++r) {
         float* pr = pg + r * n_keys;
         float* o = out + (r0 + r) * out_stride;
         if (any[r]) {
@@ -339,9 +356,9 @@ struct Generic {
     }
   }
 
-  static void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim,
-                            index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) {
-    attention_rows(q, head_dim, 1, k, v, kv_stride, head_dim, n_keys, &mask, fill, p, out, head_dim);
+  static void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
+                            index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) {
+    attention_rows(q, head_dim, 1, kt, kt_stride, v, v_stride, head_dim, n_keys, &mask, fill, p, out, head_dim);
   }
 
   /// The values of NR rows at once (NV vectors per row in registers), each row's keys in order.
@@ -370,9 +387,9 @@ struct Generic {
 #pragma GCC unroll 16
       for (index_t r = 0; r < NR; ++r) {
         if (!use[r]) continue;
-        const V pj = I::set1(p[r * p_stride + j]);
+        const float pj = p[r * p_stride + j];
 #pragma GCC unroll 16
-        for (index_t i = 0; i < NV; ++i) acc[r][i] = I::fma(pj, vv[i], acc[r][i]);
+        for (index_t i = 0; i < NV; ++i) acc[r][i] = fma_scalar(pj, vv[i], acc[r][i]);
       }
     }
 #pragma GCC unroll 16
@@ -425,11 +442,11 @@ struct Generic {
     for (index_t i = 0; i < NV; ++i) acc[i] = I::zero();
     for (index_t j = 0; j < n_keys; ++j) {
       if (!use(j)) continue;
-      const V pj = I::set1(p[j]);
+      const float pj = p[j];
       const float* vj = v + j * kv_stride;
 #pragma GCC unroll 16
-      for (index_t i = 0; i + 1 < NV; ++i) acc[i] = I::fma(pj, I::load(vj + i * L), acc[i]);
-      acc[NV - 1] = I::fma(pj, I::load_partial(vj + (NV - 1) * L, tail), acc[NV - 1]);
+      for (index_t i = 0; i + 1 < NV; ++i) acc[i] = fma_scalar(pj, I::load(vj + i * L), acc[i]);
+      acc[NV - 1] = fma_scalar(pj, I::load_partial(vj + (NV - 1) * L, tail), acc[NV - 1]);
     }
 #pragma GCC unroll 16
     for (index_t i = 0; i + 1 < NV; ++i) I::store(out + i * L, acc[i]);
@@ -480,16 +497,18 @@ void Kernels<Tag>::linear(const float* x, index_t rows, index_t in, const float*
   kernels_detail::Generic<Tag>::linear(x, rows, in, w, bias, out, y, act);
 }
 template <class Tag>
-void Kernels<Tag>::attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim,
-                                 index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) noexcept {
-  kernels_detail::Generic<Tag>::attention_row(q, k, v, kv_stride, head_dim, n_keys, mask, fill, p, out);
+void Kernels<Tag>::attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
+                                 index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill, float* p,
+                                 float* out) noexcept {
+  kernels_detail::Generic<Tag>::attention_row(q, kt, kt_stride, v, v_stride, head_dim, n_keys, mask, fill, p, out);
 }
 template <class Tag>
-void Kernels<Tag>::attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* k, const float* v,
-                                  index_t kv_stride, index_t head_dim, index_t n_keys, const ref::RowMask* masks,
-                                  MaskFill fill, float* p, float* out, index_t out_stride) noexcept {
-  kernels_detail::Generic<Tag>::attention_rows(q, q_stride, n_rows, k, v, kv_stride, head_dim, n_keys, masks, fill, p,
-                                               out, out_stride);
+void Kernels<Tag>::attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
+                                  const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
+                                  const ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                  index_t out_stride) noexcept {
+  kernels_detail::Generic<Tag>::attention_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, masks,
+                                               fill, p, out, out_stride);
 }
 template <class Tag>
 void Kernels<Tag>::layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,

@@ -1,7 +1,8 @@
 // statiformer — reference kernels: the oracle for every optimized variant. Never optimize these.
 //
 // Declared here, defined once in src/kernels/reference.cpp, written as plain loops that spell out
-// the canonical order of kernels/api.hpp (16 lanes, zero padding, halves folding). Shape-erased
+// the canonical order of kernels/api.hpp (products accumulated in sequence over k; vector sums on
+// 16 lanes with zero padding and halves folding). Shape-erased
 // (pointers + runtime dims), so flash does not grow with every model shape.
 #pragma once
 
@@ -14,8 +15,9 @@ float dot(const float* a, const float* b, index_t n) noexcept;
 /// sum of x over n elements in the canonical 16-lane order.
 float sum(const float* x, index_t n) noexcept;
 
-/// y[r, o] = act(x[r, :] · w[o, :] + bias[o])  (x: [rows, in], w: [out, in] as PyTorch stores it,
-/// bias may be null). y must not alias x.
+/// y[r, o] = act(Σ_k x[r, k] · w[k, o] + bias[o]), the sum accumulated in sequence over k with
+/// fma from +0 (x: [rows, in], w: [in, out], the transpose of PyTorch's weight; bias may be
+/// null). y must not alias x.
 void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
             Fuse act = Fuse::none) noexcept;
 
@@ -35,21 +37,22 @@ void layer_norm_row(const float* x, const float* gain, const float* bias, index_
 void log_softmax_row(float* x, index_t n) noexcept;
 
 /// Scaled dot-product attention of one query row against n_keys keys of one head.
-///   q: [head_dim]; key j at k + j * kv_stride, value j at v + j * kv_stride.
+///   q: [head_dim]; keys transposed: element d of key j at kt[d * kt_stride + j]; value j at
+///   v + j * v_stride.
 ///   p: scratch of n_keys floats; on return it holds the attention weights of the row.
 ///   out: [head_dim]; may alias q (q is read only before out is written).
-/// Scores of allowed keys are dot(q, k_j) / √head_dim; masked keys get weight exactly 0 and their
-/// values are never read. A row whose every key is masked: with MaskFill::neg_1e9, uniform weights
+/// Scores of allowed keys are (Σ_d q[d] · k_j[d], in sequence over d with fma) / √head_dim; masked keys get weight
+/// exactly 0 and their values are never read. A row whose every key is masked: with MaskFill::neg_1e9, uniform weights
 /// 1/n_keys over all keys (what PyTorch computes with masked_fill(-1e9)); with MaskFill::neg_inf,
 /// weights 0 and output 0 (PyTorch would produce NaN). Never NaN from the mask alone.
-void attention_row(const float* q, const float* k, const float* v, index_t kv_stride, index_t head_dim, index_t n_keys,
-                   RowMask mask, MaskFill fill, float* p, float* out) noexcept;
+void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
+                   index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p, float* out) noexcept;
 
 /// attention_row for n_rows query rows (see Kernels::attention_rows): row r reads q + r·q_stride with
 /// masks[r], leaves its weights in p + r·n_keys, writes out + r·out_stride (may alias its query row).
-void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* k, const float* v, index_t kv_stride,
-                    index_t head_dim, index_t n_keys, const RowMask* masks, MaskFill fill, float* p, float* out,
-                    index_t out_stride) noexcept;
+void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
+                    const float* v, index_t v_stride, index_t head_dim, index_t n_keys, const RowMask* masks,
+                    MaskFill fill, float* p, float* out, index_t out_stride) noexcept;
 
 /// Element-wise exp, log, GELU (the simd/math.hpp functions, one lane at a time).
 void exp(const float* x, float* y, index_t n) noexcept;

@@ -45,19 +45,26 @@ constexpr AttentionMask bool_mask(const BoolMask<MaskRows, MaskCols>& m, MaskFil
 }
 
 namespace detail {
+/// dst[c·ld_dst + r] = src[r·ld_src + c] for r < rows, c < cols: keys [SeqK, D] into Kᵀ [D, SeqK],
+/// the layout the attention kernels read (data movement only).
+inline void transpose(const float* src, index_t rows, index_t cols, index_t ld_src, float* dst, index_t ld_dst) {
+  for (index_t r = 0; r < rows; ++r)
+    for (index_t c = 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+}
+
 /// Scaled dot-product attention of one head over all query rows (shape-erased), in groups of
-/// kAttentionRowGroup rows. q rows at q + i*q_stride, k/v rows at k/v + j*kv_stride, out rows at
-/// out + i*out_stride (may alias q); weights (nullable) [seq_q, seq_k]; p: scratch of
-/// kAttentionRowGroup * seq_k floats.
-inline void attention_head(const float* q, index_t q_stride, const float* k, const float* v, index_t kv_stride,
-                           index_t head_dim, index_t seq_q, index_t seq_k, const AttentionMask& mask, float* p,
-                           float* out, index_t out_stride, float* weights) {
+/// kAttentionRowGroup rows. q rows at q + i*q_stride; keys transposed (element d of key j at
+/// kt[d*kt_stride + j]); value rows at v + j*v_stride; out rows at out + i*out_stride (may alias q);
+/// weights (nullable) [seq_q, seq_k]; p: scratch of kAttentionRowGroup * seq_k floats.
+inline void attention_head(const float* q, index_t q_stride, const float* kt, index_t kt_stride, const float* v,
+                           index_t v_stride, index_t head_dim, index_t seq_q, index_t seq_k, const AttentionMask& mask,
+                           float* p, float* out, index_t out_stride, float* weights) {
   for (index_t i = 0; i < seq_q; i += kAttentionRowGroup) {
     const index_t n = seq_q - i < kAttentionRowGroup ? seq_q - i : kAttentionRowGroup;
     ref::RowMask rows[kAttentionRowGroup];
     for (index_t r = 0; r < n; ++r) rows[r] = mask.row(i + r, seq_k);
-    ActiveKernels::attention_rows(q + i * q_stride, q_stride, n, k, v, kv_stride, head_dim, seq_k, rows, mask.fill,
-                                  weights ? weights + i * seq_k : p, out + i * out_stride, out_stride);
+    ActiveKernels::attention_rows(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k, rows,
+                                  mask.fill, weights ? weights + i * seq_k : p, out + i * out_stride, out_stride);
   }
 }
 }  // namespace detail
@@ -67,7 +74,9 @@ template <index_t SeqQ, index_t SeqK, index_t HeadDim>
 struct ScaledDotProductAttention {
   static_assert(check::layer_dims_positive<SeqQ, HeadDim>());
   static_assert(check::layer_dims_positive<SeqK, HeadDim>());
-  static constexpr index_t scratch_floats = (SeqQ < kAttentionRowGroup ? SeqQ : kAttentionRowGroup) * SeqK;
+  /// Kᵀ [HeadDim, SeqK] and the score rows of one group of query rows.
+  static constexpr index_t scratch_floats =
+      HeadDim * SeqK + (SeqQ < kAttentionRowGroup ? SeqQ : kAttentionRowGroup) * SeqK;
 
   /// The AttentionMask of a boolean [SeqQ, SeqK] mask (another shape does not compile).
   template <index_t R, index_t C>
@@ -79,8 +88,10 @@ struct ScaledDotProductAttention {
   static Status forward(CMat<SeqQ, HeadDim> q, CMat<SeqK, HeadDim> k, CMat<SeqK, HeadDim> v, Mat<SeqQ, HeadDim> out,
                         const AttentionMask& mask, float* scratch, float* weights = nullptr) {
     if (mask.valid_keys == 0 || mask.valid_keys > SeqK) return Status::invalid_length;
-    detail::attention_head(q.data, HeadDim, k.data, v.data, HeadDim, HeadDim, SeqQ, SeqK, mask, scratch, out.data,
-                           HeadDim, weights);
+    float* kt = scratch;
+    detail::transpose(k.data, SeqK, HeadDim, HeadDim, kt, SeqK);
+    detail::attention_head(q.data, HeadDim, kt, SeqK, v.data, HeadDim, HeadDim, SeqQ, SeqK, mask, kt + HeadDim * SeqK,
+                           out.data, HeadDim, weights);
     return Status::ok;
   }
 };
@@ -109,7 +120,8 @@ struct MultiHeadAttention {
       v.visit(f, prefix / "v");
       o.visit(f, prefix / "o");
     }
-    /// Binds nn.MultiheadAttention's packed in_proj_weight [3·DModel, DModel] (rows: q, k, v) and
+    /// Binds nn.MultiheadAttention's packed in_proj_weight [3·DModel, DModel] (rows: q, k, v) as
+    /// exported: each [DModel, DModel] block stored transposed, q's then k's then v's; and
     /// in_proj_bias [3·DModel]. out_proj binds to `o` as usual.
     void bind_packed(CMat<3 * DModel, DModel> in_proj_weight, CVec<3 * DModel> in_proj_bias = {}) {
       q.weight = CMat<DModel, DModel>(in_proj_weight.data);
@@ -123,8 +135,8 @@ struct MultiHeadAttention {
     }
   };
 
-  /// Q [SeqQ, D] (later overwritten by the heads' context), K and V [SeqK, D], and the score rows
-  /// of one group of query rows.
+  /// Q [SeqQ, D] (later overwritten by the heads' context), Kᵀ [D, SeqK], V [SeqK, D], and the
+  /// score rows of one group of query rows.
   static constexpr index_t scratch_floats =
       SeqQ * DModel + 2 * SeqK * DModel + (SeqQ < kAttentionRowGroup ? SeqQ : kAttentionRowGroup) * SeqK;
 
@@ -156,18 +168,20 @@ struct MultiHeadAttention {
   void run(const float* xq, const float* xkv, const AttentionMask& mask, float* scratch, float* y,
            float* weights = nullptr) const {
     float* qb = scratch;
-    float* kb = qb + SeqQ * DModel;
-    float* vb = kb + SeqK * DModel;
+    float* kt = qb + SeqQ * DModel;
+    float* vb = kt + SeqK * DModel;
     float* p = vb + SeqK * DModel;
     const auto& P = params;
     ActiveKernels::linear(xq, SeqQ, DModel, P.q.weight.data, P.q.bias_or_null(), DModel, qb);
-    ActiveKernels::linear(xkv, SeqK, DModel, P.k.weight.data, P.k.bias_or_null(), DModel, kb);
+    // K goes through vb (free until V) into Kᵀ
+    ActiveKernels::linear(xkv, SeqK, DModel, P.k.weight.data, P.k.bias_or_null(), DModel, vb);
+    detail::transpose(vb, SeqK, DModel, DModel, kt, SeqK);
     ActiveKernels::linear(xkv, SeqK, DModel, P.v.weight.data, P.v.bias_or_null(), DModel, vb);
     for (index_t h = 0; h < NHeads; ++h) {
       const index_t off = h * head_dim;
       // the context of head h overwrites its own query slice (read before written, row by row)
-      detail::attention_head(qb + off, DModel, kb + off, vb + off, DModel, head_dim, SeqQ, SeqK, mask, p, qb + off,
-                             DModel, weights ? weights + h * SeqQ * SeqK : nullptr);
+      detail::attention_head(qb + off, DModel, kt + off * SeqK, SeqK, vb + off, DModel, head_dim, SeqQ, SeqK, mask, p,
+                             qb + off, DModel, weights ? weights + h * SeqQ * SeqK : nullptr);
     }
     ActiveKernels::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
   }

@@ -50,10 +50,13 @@ struct DecoderLayer {
   Params params;
 
   /// Key/value cache of one layer: self-attention keys/values of the positions decoded so far,
-  /// and the cross-attention keys/values of the memory, computed once per memory.
+  /// and the cross-attention keys/values of the memory, computed once per memory. Keys are kept
+  /// transposed (Kᵀ, [DModel, capacity]), as the attention kernels read them.
   struct Cache {
-    Tensor<SeqLen, DModel> self_k, self_v;
-    Tensor<MemLen, DModel> cross_k, cross_v;
+    Tensor<DModel, SeqLen> self_kt;
+    Tensor<SeqLen, DModel> self_v;
+    Tensor<DModel, MemLen> cross_kt;
+    Tensor<MemLen, DModel> cross_v;
   };
   static constexpr index_t cache_floats = 2 * SeqLen * DModel + 2 * MemLen * DModel;
 
@@ -107,7 +110,9 @@ struct DecoderLayer {
   /// Computes the cross-attention keys and values of a memory [MemLen, DModel] into the cache.
   void prepare_memory(const float* memory, Cache& cache) const {
     const auto& ca = params.cross_attn;
-    ActiveKernels::linear(memory, MemLen, DModel, ca.k.weight.data, ca.k.bias_or_null(), DModel, cache.cross_k.data);
+    // K goes through cross_v (free until V) into Kᵀ
+    ActiveKernels::linear(memory, MemLen, DModel, ca.k.weight.data, ca.k.bias_or_null(), DModel, cache.cross_v.data);
+    detail::transpose(cache.cross_v.data, MemLen, DModel, DModel, cache.cross_kt.data, MemLen);
     ActiveKernels::linear(memory, MemLen, DModel, ca.v.weight.data, ca.v.bias_or_null(), DModel, cache.cross_v.data);
   }
 
@@ -126,15 +131,16 @@ struct DecoderLayer {
 
     auto self_attend = [&](const float* in, float* out) {
       const auto& sa = params.self_attn;
-      ActiveKernels::linear(in, 1, DModel, sa.q.weight.data, sa.q.bias_or_null(), DModel, q);
-      ActiveKernels::linear(in, 1, DModel, sa.k.weight.data, sa.k.bias_or_null(), DModel,
-                            cache.self_k.data + pos * DModel);
+      // the key goes through q (in may alias out) into column pos of Kᵀ
+      ActiveKernels::linear(in, 1, DModel, sa.k.weight.data, sa.k.bias_or_null(), DModel, q);
+      detail::transpose(q, 1, DModel, DModel, cache.self_kt.data + pos, SeqLen);
       ActiveKernels::linear(in, 1, DModel, sa.v.weight.data, sa.v.bias_or_null(), DModel,
                             cache.self_v.data + pos * DModel);
+      ActiveKernels::linear(in, 1, DModel, sa.q.weight.data, sa.q.bias_or_null(), DModel, q);
       for (index_t h = 0; h < NHeads; ++h) {
         const index_t off = h * head_dim;
-        ActiveKernels::attention_row(q + off, cache.self_k.data + off, cache.self_v.data + off, DModel, head_dim,
-                                     pos + 1, ref::RowMask{pos + 1, nullptr}, Opt.fill, p, q + off);
+        ActiveKernels::attention_row(q + off, cache.self_kt.data + off * SeqLen, SeqLen, cache.self_v.data + off,
+                                     DModel, head_dim, pos + 1, ref::RowMask{pos + 1, nullptr}, Opt.fill, p, q + off);
       }
       ActiveKernels::linear(q, 1, DModel, sa.o.weight.data, sa.o.bias_or_null(), DModel, out);
     };
@@ -143,8 +149,9 @@ struct DecoderLayer {
       ActiveKernels::linear(in, 1, DModel, ca.q.weight.data, ca.q.bias_or_null(), DModel, q);
       for (index_t h = 0; h < NHeads; ++h) {
         const index_t off = h * head_dim;
-        ActiveKernels::attention_row(q + off, cache.cross_k.data + off, cache.cross_v.data + off, DModel, head_dim,
-                                     MemLen, ref::RowMask{mem_valid_len, nullptr}, Opt.fill, p, q + off);
+        ActiveKernels::attention_row(q + off, cache.cross_kt.data + off * MemLen, MemLen, cache.cross_v.data + off,
+                                     DModel, head_dim, MemLen, ref::RowMask{mem_valid_len, nullptr}, Opt.fill, p,
+                                     q + off);
       }
       ActiveKernels::linear(q, 1, DModel, ca.o.weight.data, ca.o.bias_or_null(), DModel, out);
     };

@@ -62,24 +62,31 @@ template <index_t R, index_t C>
 inline ParamRef param_ref(CMat<R, C>& m) {
   return {&m.data, R, C};
 }
+/// A matrix the model stores transposed: PyTorch shape [C, R], stored [R, C].
+template <index_t R, index_t C>
+inline ParamRef param_ref_transposed(CMat<R, C>& m) {
+  return {&m.data, C, R, true};
+}
 template <index_t N>
 inline ParamRef param_ref(CVec<N>& v) {
   return {&v.data, N, 0};
 }
 
-/// y = x Wᵀ + b with PyTorch's [Out, In] weight layout. Bias is part of the schema iff HasBias.
+/// y = x Wᵀ + b, W in PyTorch's [Out, In] shape, stored transposed as [In, Out] (rows of the
+/// stored matrix run across outputs, which the kernels vectorize). Bias is part of the schema iff
+/// HasBias.
 template <index_t In, index_t Out, bool HasBias = true>
 struct LinearParams {
   static constexpr index_t in_features = In, out_features = Out;
   static constexpr bool has_bias = HasBias;
   static constexpr index_t param_count = In * Out + (HasBias ? Out : 0);
 
-  CMat<Out, In> weight;
-  CVec<Out> bias;  ///< null when !HasBias
+  CMat<In, Out> weight;  ///< Wᵀ
+  CVec<Out> bias;        ///< null when !HasBias
 
   template <class F>
   void visit(F&& f, const Name& prefix) {
-    f(prefix / "weight", param_ref(weight));
+    f(prefix / "weight", param_ref_transposed(weight));
     if constexpr (HasBias) f(prefix / "bias", param_ref(bias));
   }
   const float* bias_or_null() const { return HasBias ? bias.data : nullptr; }

@@ -17,8 +17,10 @@ struct Vocabulary<mve> {
   using V = float32x4_t;
   static constexpr index_t lanes = 4;
   static constexpr const char* name = "mve";
-  static bool supported() { return true; }                ///< can this CPU run it
-  static constexpr index_t tile_rows = 1, tile_cols = 1;  // 8 Q registers: one 16-lane accumulator
+  static bool supported() { return true; }  ///< can this CPU run it
+  /// Register tile of the matrix kernels: 3 rows × 2 vectors = 6 accumulators + 2 weight vectors
+  /// fill the 8 Q registers; the row values stay scalars (vfma by a general-purpose register).
+  static constexpr index_t gemm_rows = 3, gemm_vecs = 2;
 
   static V load(const float* p) { return vld1q_f32(p); }
   static V load_partial(const float* p, index_t n) {
@@ -34,6 +36,7 @@ struct Vocabulary<mve> {
   static V sub(V a, V b) { return vsubq_f32(a, b); }
   static V mul(V a, V b) { return vmulq_f32(a, b); }
   static V fma(V a, V b, V c) { return vfmaq_f32(c, a, b); }
+  static V fma_n(float a, V b, V c) { return vfmaq_n_f32(c, b, a); }      ///< a·b + c, one rounding
   static V max(V a, V b) { return vpselq_f32(a, b, vcmpgtq_f32(a, b)); }  // b when unordered
   static V min(V a, V b) { return vpselq_f32(a, b, vcmpltq_f32(a, b)); }
   static V abs(V a) { return vabsq_f32(a); }

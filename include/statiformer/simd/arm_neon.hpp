@@ -19,7 +19,13 @@ struct Vocabulary<neon> {
   static constexpr index_t lanes = 4;
   static constexpr const char* name = "neon";
   static bool supported() { return true; }  ///< can this CPU run it
-  static constexpr index_t tile_rows = 2, tile_cols = 3;
+  /// Register tile of the matrix kernels: rows × vectors of outputs (aarch64 has 32 Q registers,
+  /// armv7 16).
+#if defined(__aarch64__)
+  static constexpr index_t gemm_rows = 6, gemm_vecs = 3;
+#else
+  static constexpr index_t gemm_rows = 4, gemm_vecs = 2;
+#endif
 
   static uint32x4_t prefix_mask(index_t n) {
     const uint32_t idx[4] = {0, 1, 2, 3};

@@ -18,8 +18,9 @@ struct Vocabulary<scalar> {
   static constexpr index_t lanes = 1;
   static constexpr const char* name = "scalar";
   static bool supported() { return true; }  ///< can this CPU run it
-  /// Register tile of the matrix kernels: rows × outputs of 16-lane accumulators.
-  static constexpr index_t tile_rows = 2, tile_cols = 1;
+  /// Register tile of the matrix kernels: rows × vectors of outputs (16 accumulators: M4F and
+  /// RV64 have 32 floating-point registers).
+  static constexpr index_t gemm_rows = 4, gemm_vecs = 4;
 
   static V load(const float* p) { return *p; }
   static V load_partial(const float* p, index_t n) { return n ? *p : 0.0f; }

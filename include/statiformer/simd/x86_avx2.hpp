@@ -17,7 +17,9 @@ struct Vocabulary<avx2> {
   static bool supported() {
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }  ///< can this CPU run it
-  static constexpr index_t tile_rows = 2, tile_cols = 2;
+  /// Register tile of the matrix kernels: 6 rows × 2 vectors = 12 of the 16 ymm registers.
+  static constexpr index_t gemm_rows = 6, gemm_vecs = 2;
+  static constexpr index_t gemv_vecs = 8;
 
   static __m256i prefix_mask(index_t n) {  // lanes < n all-ones
     const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
