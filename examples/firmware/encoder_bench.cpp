@@ -45,6 +45,19 @@ struct Reference {  // CMSIS-DSP instruction counts from the issue
 std::uint64_t measurement_overhead = 0;  // instructions inside an empty pair of readings
 bool exact = true;
 
+/// Exact instructions of f() (deterministic), over every SysTick phase.
+template <class F>
+std::uint64_t count(F&& f) {
+  std::uint64_t ticks = 0, insns = 0;
+  fw::for_each_phase([&] {
+    const std::uint64_t t0 = fw::systick_now();
+    f();
+    ticks += fw::systick_now() - t0;
+  });
+  exact = fw::exact_instructions(ticks, insns) && exact;
+  return insns - measurement_overhead;
+}
+
 template <index_t S, index_t D, index_t H, index_t F>
 void bench(const Reference& ref) {
   using Layer = EncoderLayer<S, D, H, F, LayerOptions{.norm = NormPlacement::post}>;
@@ -78,6 +91,20 @@ void bench(const Reference& ref) {
   exact = fw::exact_instructions(ticks, insns) && exact;
   insns -= measurement_overhead;
 
+  const float y0 = y.data[0];
+  // Where they go: the layer's phases measured one by one, with the same arguments as inside.
+  const typename Layer::SelfAttention attn{layer.params.self_attn};
+  const typename Layer::FF ff{layer.params.ff};
+  const typename Layer::Norm norm1{layer.params.norm1};
+  float* t = scratch;
+  float* inner = scratch + S * D;
+  const AttentionMask mask = AttentionMask::padding(S);
+  const std::uint64_t phase[3] = {
+      count([&] { attn.run(x.data, x.data, mask, inner, t); }),
+      count([&] { ff.run(y.data, S, t, inner); }),
+      count([&] { norm1.add_run(y.data, t, S); }),
+  };
+
   fw_puts("  (");
   fw_put_u(S, 2);
   fw_puts(", ");
@@ -95,9 +122,15 @@ void bench(const Reference& ref) {
   const std::uint64_t base = fw::kSysTickHz == 32000000u ? ref.m55_helium : ref.m4_plain_c;
   fw_put_f(static_cast<double>(insns) / static_cast<double>(base), 2, 8);
   fw_puts("x   (y[0] = ");
-  fw_put_f(static_cast<double>(y.data[0]), 4, 0);
-  fw_puts(")\n");
-  if (!std::isfinite(y.data[0])) exact = false;
+  fw_put_f(static_cast<double>(y0), 4, 0);
+  fw_puts(")\n      attention ");
+  put_grouped(phase[0], 0);
+  fw_puts(", feed-forward ");
+  put_grouped(phase[1], 0);
+  fw_puts(", add + LayerNorm ");
+  put_grouped(phase[2], 0);
+  fw_puts(" (x2)\n");
+  if (!std::isfinite(y0)) exact = false;
 }
 }  // namespace
 
@@ -120,6 +153,23 @@ int main() {
   bench<10, 16, 2, 32>({155921, 189490, 43962});
   bench<32, 64, 4, 128>({6533033, 6875781, 1014280});
   bench<64, 64, 4, 256>({20543458, 21390805, 3089951});
+  // per-kernel costs, the building blocks of the table above
+  {
+    using K = ActiveKernels;
+    alignas(kTensorAlign) static float a[64 * 64], b[64 * 64], c[64 * 64], p[64 * 4];
+    for (index_t i = 0; i < 64 * 64; ++i) a[i] = uniform(1.0f), b[i] = uniform(1.0f);
+    fw_puts("kernels (" STF_FW_CORE "):\n  linear 64x64 -> 64:   ");
+    put_grouped(count([&] { K::linear(a, 64, 64, b, b, 64, c); }), 0);
+    fw_puts("  (262,144 multiply-adds)\n  exp x 64:             ");
+    put_grouped(count([&] { K::exp(a, c, 64); }), 0);
+    fw_puts("\n  layer_norm_row 64:    ");
+    put_grouped(count([&] { K::layer_norm_row(a, b, b, 64, LayerNormKind::torch, 1e-5f, c); }), 0);
+    ref::RowMask masks[4] = {{64, nullptr}, {64, nullptr}, {64, nullptr}, {64, nullptr}};
+    fw_puts("\n  attention 4 rows x 64 keys, head_dim 16: ");
+    put_grouped(count([&] { K::attention_rows(a, 64, 4, b, 64, b, 64, 16, 64, masks, MaskFill::neg_inf, p, c, 64); }),
+                0);
+    fw_puts("  (8,192 multiply-adds, 256 exp)\n");
+  }
   fw_puts(exact ? "counts exact: every phase sum was a whole number of instructions\n"
                 : "WARNING: a phase sum was not a whole number of instructions, or an output was not finite\n");
   fw_puts("stack high-water: ");

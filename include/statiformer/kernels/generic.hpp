@@ -36,7 +36,12 @@ struct Generic {
     V acc[kSub];
 #pragma GCC unroll 16
     for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
-    for (index_t k = 0; k < n; k += 16) {
+    index_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) acc[s] = step(acc[s], f(I::load(x + k + s * L), L));
+    }
+    if (k < n) {
 #pragma GCC unroll 16
       for (index_t s = 0; s < kSub; ++s) {
         const index_t c = sub_count(n - k, s);
@@ -107,10 +112,10 @@ struct Generic {
 
   /// Accumulates y[r, o] += Σ_{k in [k0, k1)} x[r, k] · w[k, o] for an R × (NV vectors) tile, the
   /// last vector holding `tail` valid lanes when Partial. `first`: start from +0 instead of y.
-  /// `bias` (nullable) is added after the last block.
+  /// `bias` (nullable) is added and `act` applied after the last block.
   template <index_t R, index_t NV, bool Partial>
   static void tile(const float* x, index_t ldx, index_t k0, index_t k1, const float* w, index_t ldw, float* y,
-                   index_t ldy, index_t tail, bool first, const float* bias) {
+                   index_t ldy, index_t tail, bool first, const float* bias, Fuse act) {
     auto load_out = [&](const float* ptr, index_t i) {
       return (Partial && i + 1 == NV) ? I::load_partial(ptr + i * L, tail) : I::load(ptr + i * L);
     };
@@ -124,8 +129,13 @@ struct Generic {
     const float* wk = w + k0 * ldw;
     for (index_t k = k0; k < k1; ++k, ++xk, wk += ldw) {
       V wv[NV];
+      // (only with 5 or more rows: GCC 12 spills smaller tiles around the asm's fixed registers)
+      if constexpr (R >= 5 && NV == 4 && !Partial && requires(V v) { I::load4(wk, v, v, v, v); })
+        I::load4(wk, wv[0], wv[1], wv[2], wv[3]);
+      else {
 #pragma GCC unroll 16
-      for (index_t i = 0; i < NV; ++i) wv[i] = load_out(wk, i);
+        for (index_t i = 0; i < NV; ++i) wv[i] = load_out(wk, i);
+      }
 #pragma GCC unroll 16
       for (index_t r = 0; r < R; ++r) {
         const float xr = xk[r * ldx];
@@ -139,6 +149,17 @@ struct Generic {
         const V b = load_out(bias, i);
 #pragma GCC unroll 16
         for (index_t r = 0; r < R; ++r) acc[r][i] = I::add(acc[r][i], b);
+      }
+    }
+    if (act == Fuse::relu) {
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+        for (index_t i = 0; i < NV; ++i) acc[r][i] = simd_math::relu<I>(acc[r][i]);
+      }
+    } else if (act == Fuse::gelu) {
+      for (index_t r = 0; r < R; ++r) {
+        for (index_t i = 0; i < NV; ++i) acc[r][i] = simd_math::gelu<I>(acc[r][i]);
       }
     }
 #pragma GCC unroll 16
@@ -172,6 +193,7 @@ struct Generic {
     index_t ldy, tail;
     bool first;
     const float* bias;
+    Fuse act;
   };
 
   template <index_t R, index_t NV>
@@ -180,9 +202,9 @@ struct Generic {
       if (nv < NV) return tile_nv<R, NV - 1>(nv, a);
     }
     if (a.tail == L)
-      tile<R, NV, false>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias);
+      tile<R, NV, false>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias, a.act);
     else
-      tile<R, NV, true>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias);
+      tile<R, NV, true>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias, a.act);
   }
 
   template <index_t R>
@@ -198,8 +220,10 @@ struct Generic {
 
   /// y[r, o] = Σ_k x[r, k] · w[k, o] (+ bias[o]) for x [rows, in] (row stride ldx), w [in, out]
   /// (row stride ldw), y [rows, out] (row stride ldy). y must not alias x or w.
+  /// accumulate: continue from the values in y (the same sequence as if k had started earlier).
+  /// act: applied after the bias.
   static void gemm(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw, index_t out,
-                   float* y, index_t ldy, const float* bias) {
+                   float* y, index_t ldy, const float* bias, bool accumulate = false, Fuse act = Fuse::none) {
     const index_t panel = (rows == 1 ? kGemvVecs : kVecs) * L;
     // Cache blocking over the reduction: a [kc, panel] block of w stays in L1 while every row passes.
     constexpr index_t kBlockBytes = 16 * 1024;
@@ -208,12 +232,22 @@ struct Generic {
     if (in <= kc + kc / 2) kc = in;
     for (index_t k0 = 0; k0 < in; k0 += kc) {
       const index_t k1 = in - k0 < kc ? in : k0 + kc;
-      const bool first = k0 == 0, last = k1 == in;
+      const bool first = k0 == 0 && !accumulate, last = k1 == in;
       for (index_t o0 = 0; o0 < out; o0 += panel) {
         const index_t width = out - o0 < panel ? out - o0 : panel;
         const index_t nv = (width + L - 1) / L;
-        TileArgs a{
-            x, ldx, k0, k1, w + o0, ldw, y + o0, ldy, width - (nv - 1) * L, first, last && bias ? bias + o0 : nullptr};
+        TileArgs a{x,
+                   ldx,
+                   k0,
+                   k1,
+                   w + o0,
+                   ldw,
+                   y + o0,
+                   ldy,
+                   width - (nv - 1) * L,
+                   first,
+                   last && bias ? bias + o0 : nullptr,
+                   last ? act : Fuse::none};
         for (index_t r = 0; r < rows; r += kRows) {
           a.x = x + r * ldx;
           a.y = y + r * ldy + o0;
@@ -225,8 +259,7 @@ struct Generic {
 
   static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
                      Fuse act) {
-    gemm(x, in, rows, in, w, out, out, y, out, bias);
-    if (act != Fuse::none) activation(act == Fuse::relu ? Activation::relu : Activation::gelu, y, rows * out);
+    gemm(x, in, rows, in, w, out, out, y, out, bias, false, act);
   }
 
   // ---- normalization and softmax -------------------------------------------------------------
@@ -290,6 +323,21 @@ struct Generic {
   /// divided by scale, then exp(s - max) (0 for masked), the canonical sum, and the division.
   /// Returns false, leaving the row unnormalized, when every key is masked.
   static bool softmax_scores(float* p, index_t n_keys, const ref::RowMask& mask, float scale) {
+    if (!mask.allow) {  // the allowed keys are the prefix [0, e): the same operations, vectorized
+      const index_t e = mask.key_end < n_keys ? mask.key_end : n_keys;
+      if (e == 0) {
+        for (index_t j = 0; j < n_keys; ++j) p[j] = -INFINITY;
+        return false;
+      }
+      const V vs = I::set1(scale);
+      map(p, p, e, [&](V s) { return I::div(s, vs); });
+      const V vm = I::set1(max_of(p, e));
+      map(p, p, e, [&](V s) { return simd_math::exp<I>(I::sub(s, vm)); });
+      for (index_t j = e; j < n_keys; ++j) p[j] = 0.0f;  // exp(-inf - max)
+      const V total = I::set1(sum(p, n_keys));
+      map(p, p, e, [&](V x) { return I::div(x, total); });
+      return true;
+    }
     bool any = false;
     float m = 0.0f;
     for (index_t j = 0; j < n_keys; ++j) {
@@ -318,7 +366,6 @@ struct Generic {
                              const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
                              const ref::RowMask* masks, MaskFill fill, float* p, float* out, index_t out_stride) {
     const float scale = std::sqrt(static_cast<float>(head_dim));
-    const index_t kv_stride = v_stride;
     for (index_t r0 = 0; r0 < n_rows; r0 += kAttentionRows) {
       const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
       float* pg = p + r0 * n_keys;
@@ -333,10 +380,23 @@ struct Generic {
       bool any[kAttentionRows];
       for (index_t r = 0; r < nr; ++r)
         all_any &= any[r] = softmax_scores(pg + r * n_keys, n_keys, masks[r0 + r], scale);
-      const index_t nv = (head_dim + L - 1) / L;
-      if (all_any && nv <= 4) {
-        weighted_values_rows(nr, nv, pg, n_keys, v, kv_stride, head_dim, n_keys, masks + r0, out + r0 * out_stride,
-                             out_stride);
+      bool prefixes = all_any;  // every row attends to a non-empty prefix of the keys
+      index_t e_min = n_keys;
+      for (index_t r = 0; r < nr; ++r) {
+        prefixes = prefixes && !masks[r0 + r].allow;
+        e_min = masks[r0 + r].key_end < e_min ? masks[r0 + r].key_end : e_min;
+      }
+      if (prefixes) {
+        // Σ_j p[r, j] · v[j] over each row's keys in order: the keys every row shares as one
+        // register-tiled product, then each row's remaining keys continue its own sums
+        float* og = out + r0 * out_stride;
+        gemm(pg, n_keys, nr, e_min, v, v_stride, head_dim, og, out_stride, nullptr);
+        for (index_t r = 0; r < nr; ++r) {
+          const index_t e = masks[r0 + r].key_end < n_keys ? masks[r0 + r].key_end : n_keys;
+          if (e > e_min)
+            gemm(pg + r * n_keys + e_min, n_keys, 1, e - e_min, v + e_min * v_stride, v_stride, head_dim,
+                 og + r * out_stride, out_stride, nullptr, true);
+        }
         continue;
       }
       for (index_t r = 0; r < nr; ++r) {
@@ -345,12 +405,12 @@ struct Generic {
         if (any[r]) {
           const ref::RowMask& mask = masks[r0 + r];
           weighted_values(
-              pr, v, kv_stride, head_dim, n_keys, [&](index_t j) { return allowed(mask, j); }, o);
+              pr, v, v_stride, head_dim, n_keys, [&](index_t j) { return allowed(mask, j); }, o);
         } else {  // every key masked: the documented convention
           const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
           for (index_t j = 0; j < n_keys; ++j) pr[j] = w;
           weighted_values(
-              pr, v, kv_stride, head_dim, n_keys, [&](index_t) { return w != 0.0f; }, o);
+              pr, v, v_stride, head_dim, n_keys, [&](index_t) { return w != 0.0f; }, o);
         }
       }
     }
@@ -359,76 +419,6 @@ struct Generic {
   static void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
                             index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) {
     attention_rows(q, head_dim, 1, kt, kt_stride, v, v_stride, head_dim, n_keys, &mask, fill, p, out, head_dim);
-  }
-
-  /// The values of NR rows at once (NV vectors per row in registers), each row's keys in order.
-  template <index_t NR, index_t NV>
-  static void weighted_values_rows_fixed(const float* p, index_t p_stride, const float* v, index_t kv_stride,
-                                         index_t head_dim, index_t n_keys, const ref::RowMask* masks, float* out,
-                                         index_t out_stride) {
-    const index_t tail = head_dim - (NV - 1) * L;
-    V acc[NR][NV];
-#pragma GCC unroll 16
-    for (index_t r = 0; r < NR; ++r) {
-#pragma GCC unroll 16
-      for (index_t i = 0; i < NV; ++i) acc[r][i] = I::zero();
-    }
-    for (index_t j = 0; j < n_keys; ++j) {
-      bool use[NR];
-      bool any = false;
-#pragma GCC unroll 16
-      for (index_t r = 0; r < NR; ++r) any |= use[r] = allowed(masks[r], j);
-      if (!any) continue;
-      const float* vj = v + j * kv_stride;
-      V vv[NV];
-#pragma GCC unroll 16
-      for (index_t i = 0; i + 1 < NV; ++i) vv[i] = I::load(vj + i * L);
-      vv[NV - 1] = I::load_partial(vj + (NV - 1) * L, tail);
-#pragma GCC unroll 16
-      for (index_t r = 0; r < NR; ++r) {
-        if (!use[r]) continue;
-        const float pj = p[r * p_stride + j];
-#pragma GCC unroll 16
-        for (index_t i = 0; i < NV; ++i) acc[r][i] = fma_scalar(pj, vv[i], acc[r][i]);
-      }
-    }
-#pragma GCC unroll 16
-    for (index_t r = 0; r < NR; ++r) {
-#pragma GCC unroll 16
-      for (index_t i = 0; i + 1 < NV; ++i) I::store(out + r * out_stride + i * L, acc[r][i]);
-      I::store_partial(out + r * out_stride + (NV - 1) * L, acc[r][NV - 1], tail);
-    }
-  }
-
-  template <index_t NR>
-  static void weighted_values_rows_nv(index_t nv, const float* p, index_t p_stride, const float* v, index_t kv_stride,
-                                      index_t head_dim, index_t n_keys, const ref::RowMask* masks, float* out,
-                                      index_t out_stride) {
-    switch (nv) {
-      case 1:
-        return weighted_values_rows_fixed<NR, 1>(p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
-      case 2:
-        return weighted_values_rows_fixed<NR, 2>(p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
-      case 3:
-        return weighted_values_rows_fixed<NR, 3>(p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
-      default:
-        return weighted_values_rows_fixed<NR, 4>(p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
-    }
-  }
-
-  static void weighted_values_rows(index_t nr, index_t nv, const float* p, index_t p_stride, const float* v,
-                                   index_t kv_stride, index_t head_dim, index_t n_keys, const ref::RowMask* masks,
-                                   float* out, index_t out_stride) {
-    switch (nr) {
-      case 1:
-        return weighted_values_rows_nv<1>(nv, p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
-      case 2:
-        return weighted_values_rows_nv<2>(nv, p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
-      case 3:
-        return weighted_values_rows_nv<3>(nv, p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
-      default:
-        return weighted_values_rows_nv<4>(nv, p, p_stride, v, kv_stride, head_dim, n_keys, masks, out, out_stride);
-    }
   }
 
   /// out[d] = Σ_j p[j] · v[j][d] over the keys `use(j)` accepts, in key order, lane-wise over d.
