@@ -158,7 +158,10 @@ struct Generic {
         for (index_t i = 0; i < NV; ++i) acc[r][i] = simd_math::relu<I>(acc[r][i]);
       }
     } else if (act == Fuse::gelu) {
+      // (unrolled like every loop over acc: a runtime index would keep acc in memory)
+#pragma GCC unroll 16
       for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
         for (index_t i = 0; i < NV; ++i) acc[r][i] = simd_math::gelu<I>(acc[r][i]);
       }
     }
