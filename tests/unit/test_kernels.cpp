@@ -43,6 +43,26 @@ long first_difference(const std::vector<float>& a, const std::vector<float>& b) 
   return -1;
 }
 
+/// Whether variant K flushes denormal results to zero: armv7 NEON, the one documented exception.
+template <class K>
+bool flushes_denormals() {
+#if defined(__arm__) && !defined(__aarch64__)
+  return std::string(K::name()) == "neon";
+#else
+  return false;
+#endif
+}
+
+/// first_difference, except that where `flush` a zero of the same sign stands for a denormal.
+long first_difference_flushed(const std::vector<float>& got, const std::vector<float>& want, bool flush) {
+  for (index_t i = 0; i < got.size(); ++i) {
+    const bool flushed = flush && std::fabs(want[i]) < 1.17549435e-38f && got[i] == 0.0f &&
+                         std::signbit(got[i]) == std::signbit(want[i]);
+    if (!flushed && !same_bits(got[i], want[i])) return static_cast<long>(i);
+  }
+  return -1;
+}
+
 template <class F>
 void for_each_variant(F&& f) {
   boost::hana::for_each(kernel_registry::variants, [&](auto t) {
@@ -88,7 +108,8 @@ TEST_CASE("kernel variants: linear (with bias, fused activations) equals the ref
               ref::linear(x.data(), rows, in, w.data(), bias, out, want.data(), act);
               INFO(K::name() << " rows=" << rows << " in=" << in << " out=" << out << " act=" << int(act)
                              << " bias=" << with_bias);
-              CHECK(first_difference(got, want) == -1);
+              // GELU of a large negative input is a denormal, which armv7 NEON flushes
+              CHECK(first_difference_flushed(got, want, act == Fuse::gelu && flushes_denormals<K>()) == -1);
             }
   });
 }
