@@ -58,8 +58,8 @@ bool flushes_denormals() {
 /// is then below about 1e-36).
 long first_difference_flushed(const std::vector<float>& got, const std::vector<float>& want, bool flush) {
   for (index_t i = 0; i < got.size(); ++i) {
-    const bool flushed = flush && std::fabs(want[i]) < 1e-36f && got[i] == 0.0f &&
-                         std::signbit(got[i]) == std::signbit(want[i]);
+    const bool flushed =
+        flush && std::fabs(want[i]) < 1e-36f && got[i] == 0.0f && std::signbit(got[i]) == std::signbit(want[i]);
     if (!flushed && !same_bits(got[i], want[i])) return static_cast<long>(i);
   }
   return -1;
