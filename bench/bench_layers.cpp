@@ -136,7 +136,7 @@ void register_kernels(const std::string& name, Linear linear, Attention attentio
     const std::string label = "kernel/attention_row/" + name + "/hd32xkeys" + std::to_string(keys);
     benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
       const auto q = random_input(hd), k = random_input(keys * hd), v = random_input(keys * hd);
-      stf_bench::AlignedFloats p(keys), out(hd);
+      stf_bench::AlignedFloats p(attention_scratch_floats(1, keys, hd)), out(hd);
       for (auto _ : state) {
         attention(q.data(), k.data(), keys, v.data(), hd, hd, keys, ref::RowMask{keys, nullptr}, MaskFill::neg_inf,
                   p.data(), out.data());

@@ -89,8 +89,9 @@ void log_softmax_row(float* x, index_t n) noexcept {
   for (index_t i = 0; i < n; ++i) x[i] = (x[i] - m) - lse;
 }
 
-void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
-                   index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p, float* out) noexcept {
+void attention_row_weights(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
+                           index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p,
+                           float* out) noexcept {
   const index_t kv_stride = v_stride;
   const float scale = std::sqrt(static_cast<float>(head_dim));
   auto allowed = [&](index_t j) { return j < mask.key_end && (!mask.allow || mask.allow[j] != 0); };
@@ -134,11 +135,76 @@ void attention_row(const float* q, const float* kt, index_t kt_stride, const flo
   }
 }
 
+void attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
+                            const float* v, index_t v_stride, index_t head_dim, index_t n_keys, const RowMask* masks,
+                            MaskFill fill, float* weights, float* out, index_t out_stride) noexcept {
+  for (index_t r = 0; r < n_rows; ++r)
+    attention_row_weights(q + r * q_stride, kt, kt_stride, v, v_stride, head_dim, n_keys, masks[r], fill,
+                          weights + r * n_keys, out + r * out_stride);
+}
+
+void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
+                   index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p, float* out) noexcept {
+  const float scale = std::sqrt(static_cast<float>(head_dim));
+  auto allowed = [&](index_t j) { return j < mask.key_end && (!mask.allow || mask.allow[j] != 0); };
+  const index_t block = n_keys < kAttentionKeyBlock ? n_keys : kAttentionKeyBlock;
+  float* qc = p + block;  // the query, since out may alias it
+  for (index_t d = 0; d < head_dim; ++d) qc[d] = q[d];
+  for (index_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
+  bool seen = false;  // out holds Σ p_j · v_j, m the running maximum, l the running sum
+  float m = 0.0f, l = 0.0f;
+  for (index_t kb = 0; kb < n_keys; kb += kAttentionKeyBlock) {
+    const index_t nb = n_keys - kb < kAttentionKeyBlock ? n_keys - kb : kAttentionKeyBlock;
+    // 1. the block's scores of allowed keys, and their maximum
+    bool any = false;
+    float bm = 0.0f;
+    for (index_t i = 0; i < nb; ++i) {
+      if (!allowed(kb + i)) continue;
+      float s = 0.0f;
+      for (index_t d = 0; d < head_dim; ++d) s = std::fma(qc[d], kt[d * kt_stride + kb + i], s);
+      p[i] = s / scale;
+      bm = (!any || p[i] > bm) ? p[i] : bm;
+      any = true;
+    }
+    if (!any) continue;
+    // 2. rescale what came before to the new maximum
+    const float m_new = (seen && m > bm) ? m : bm;
+    if (seen) {
+      const float c = exp1(m - m_new);
+      l = l * c;
+      for (index_t d = 0; d < head_dim; ++d) out[d] = out[d] * c;
+    }
+    // 3. the block's weights, their canonical sum, and its values in key order
+    for (index_t i = 0; i < nb; ++i) p[i] = allowed(kb + i) ? exp1(p[i] - m_new) : 0.0f;
+    l = seen ? l + sum(p, nb) : sum(p, nb);
+    for (index_t d = 0; d < head_dim; ++d) {
+      float acc = out[d];
+      for (index_t i = 0; i < nb; ++i)
+        if (allowed(kb + i)) acc = std::fma(p[i], v[(kb + i) * v_stride + d], acc);
+      out[d] = acc;
+    }
+    m = m_new;
+    seen = true;
+  }
+  if (seen) {
+    for (index_t d = 0; d < head_dim; ++d) out[d] = out[d] / l;
+    return;
+  }
+  // every key masked: the documented convention
+  const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
+  for (index_t d = 0; d < head_dim; ++d) {
+    float acc = 0.0f;
+    if (w != 0.0f)
+      for (index_t j = 0; j < n_keys; ++j) acc = std::fma(w, v[j * v_stride + d], acc);
+    out[d] = acc;
+  }
+}
+
 void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
                     const float* v, index_t v_stride, index_t head_dim, index_t n_keys, const RowMask* masks,
                     MaskFill fill, float* p, float* out, index_t out_stride) noexcept {
   for (index_t r = 0; r < n_rows; ++r)
-    attention_row(q + r * q_stride, kt, kt_stride, v, v_stride, head_dim, n_keys, masks[r], fill, p + r * n_keys,
+    attention_row(q + r * q_stride, kt, kt_stride, v, v_stride, head_dim, n_keys, masks[r], fill, p,
                   out + r * out_stride);
 }
 

@@ -136,28 +136,36 @@ TEST_CASE("kernel variants: linear with a long reduction (several k blocks on ev
   });
 }
 
-TEST_CASE("kernel variants: attention rows equal the reference, every mask", "[kernels]") {
+TEST_CASE("kernel variants: attention rows equal the reference, every mask, streaming and with weights", "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);
     for (index_t hd : {1, 3, 4, 5, 8, 16, 17, 32})
-      for (index_t n_keys : {1, 2, 7, 16, 17, 40})
+      for (index_t n_keys : {1, 2, 7, 16, 17, 32, 33, 40, 70})  // around the key blocks of 32
         for (int mask_kind = 0; mask_kind < 4; ++mask_kind)
           for (MaskFill fill : {MaskFill::neg_inf, MaskFill::neg_1e9}) {
             const index_t stride = hd + 3;         // rows of V inside a wider matrix, as in multi-head
             const index_t kt_stride = n_keys + 2;  // Kᵀ rows inside a wider cache, as when decoding
             const auto q = data(hd, 7), kt = data(hd * kt_stride, 8), vv = data(n_keys * stride, 9);
             std::vector<std::uint8_t> allow(n_keys);
-            for (index_t j = 0; j < n_keys; ++j) allow[j] = mask_kind == 3 ? 0 : (j % 3 != 1);
+            for (index_t j = 0; j < n_keys; ++j) allow[j] = mask_kind == 3 ? 0 : (j % 3 != 1 && j != 33);
             ref::RowMask mask{n_keys, nullptr};
             if (mask_kind == 1) mask.key_end = (n_keys + 1) / 2;  // padding
             if (mask_kind >= 2) mask.allow = allow.data();        // holes; 3: everything masked
-            std::vector<float> p1(n_keys), p2(n_keys), o1(hd), o2(hd);
-            K::attention_row(q.data(), kt.data(), kt_stride, vv.data(), stride, hd, n_keys, mask, fill, p1.data(),
-                             o1.data());
-            ref::attention_row(q.data(), kt.data(), kt_stride, vv.data(), stride, hd, n_keys, mask, fill, p2.data(),
-                               o2.data());
             INFO(K::name() << " head_dim=" << hd << " keys=" << n_keys << " mask=" << mask_kind
                            << " fill=" << int(fill));
+            // streaming
+            std::vector<float> s1(attention_scratch_floats(1, n_keys, hd)), s2(s1.size()), o1(hd), o2(hd);
+            K::attention_row(q.data(), kt.data(), kt_stride, vv.data(), stride, hd, n_keys, mask, fill, s1.data(),
+                             o1.data());
+            ref::attention_row(q.data(), kt.data(), kt_stride, vv.data(), stride, hd, n_keys, mask, fill, s2.data(),
+                               o2.data());
+            CHECK(first_difference(o1, o2) == -1);
+            // with the weights
+            std::vector<float> p1(n_keys), p2(n_keys);
+            K::attention_rows_weights(q.data(), hd, 1, kt.data(), kt_stride, vv.data(), stride, hd, n_keys, &mask, fill,
+                                      p1.data(), o1.data(), hd);
+            ref::attention_row_weights(q.data(), kt.data(), kt_stride, vv.data(), stride, hd, n_keys, mask, fill,
+                                       p2.data(), o2.data());
             CHECK(first_difference(p1, p2) == -1);
             CHECK(first_difference(o1, o2) == -1);
           }
@@ -170,8 +178,8 @@ TEST_CASE("kernel variants: groups of attention rows (causal, padded, aliased ou
     using K = decltype(k);
     for (index_t hd : {1, 5, 8, 16, 17, 32, 64, 80})
       for (index_t rows : {1, 2, 3, 4, 5, 9})
-        for (index_t n_keys : {1, 3, 16, 33})
-          for (int mask_kind = 0; mask_kind < 3; ++mask_kind) {
+        for (index_t n_keys : {1, 3, 16, 33, 70})
+          for (int mask_kind = 0; mask_kind < 4; ++mask_kind) {
             const index_t d_model = hd + 5;  // heads inside a wider row, as in multi-head attention
             const index_t kt_stride = n_keys + 1;
             const auto qsrc = data(rows * d_model, 21), kt = data(hd * kt_stride, 22), vv = data(n_keys * d_model, 23);
@@ -182,15 +190,24 @@ TEST_CASE("kernel variants: groups of attention rows (causal, padded, aliased ou
               masks[r] = {n_keys, nullptr};
               if (mask_kind == 1) masks[r].key_end = r + 1 < n_keys ? r + 1 : n_keys;  // causal
               if (mask_kind == 2) masks[r].allow = allow.data() + r * n_keys;          // holes, some rows empty
+              if (mask_kind == 3)  // causal after a prefix, as queries appended to a cache: across key blocks
+                masks[r].key_end = n_keys > rows ? n_keys - rows + r + 1 : r + 1;
             }
+            INFO(K::name() << " head_dim=" << hd << " rows=" << rows << " keys=" << n_keys << " mask=" << mask_kind);
             for (MaskFill fill : {MaskFill::neg_inf, MaskFill::neg_1e9}) {
               auto got = qsrc, want = qsrc;  // outputs alias the query rows, as in the layers
-              std::vector<float> p1(rows * n_keys), p2(rows * n_keys);
+              std::vector<float> s1(attention_scratch_floats(rows, n_keys, hd)), s2(s1.size());
               K::attention_rows(got.data(), d_model, rows, kt.data(), kt_stride, vv.data(), d_model, hd, n_keys,
-                                masks.data(), fill, p1.data(), got.data(), d_model);
+                                masks.data(), fill, s1.data(), got.data(), d_model);
               ref::attention_rows(want.data(), d_model, rows, kt.data(), kt_stride, vv.data(), d_model, hd, n_keys,
-                                  masks.data(), fill, p2.data(), want.data(), d_model);
-              INFO(K::name() << " head_dim=" << hd << " rows=" << rows << " keys=" << n_keys << " mask=" << mask_kind);
+                                  masks.data(), fill, s2.data(), want.data(), d_model);
+              CHECK(first_difference(got, want) == -1);
+              got = qsrc, want = qsrc;
+              std::vector<float> p1(rows * n_keys), p2(rows * n_keys);
+              K::attention_rows_weights(got.data(), d_model, rows, kt.data(), kt_stride, vv.data(), d_model, hd, n_keys,
+                                        masks.data(), fill, p1.data(), got.data(), d_model);
+              ref::attention_rows_weights(want.data(), d_model, rows, kt.data(), kt_stride, vv.data(), d_model, hd,
+                                          n_keys, masks.data(), fill, p2.data(), want.data(), d_model);
               CHECK(first_difference(p1, p2) == -1);
               CHECK(first_difference(got, want) == -1);
             }

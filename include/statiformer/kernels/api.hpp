@@ -24,8 +24,20 @@
 namespace stf {
 
 /// Query rows one attention_rows call processes together (their scores share the K loads, their
-/// outputs the V loads); attention scratch holds this many score rows.
+/// outputs the V loads).
 inline constexpr index_t kAttentionRowGroup = 4;
+/// Keys attention scores at a time: it streams over blocks of this many keys with an online
+/// softmax (a running maximum and sum), so no row of scores is ever held whole. Fixed, like the
+/// lane count: the blocks are part of the canonical order.
+inline constexpr index_t kAttentionKeyBlock = 32;
+
+/// Scratch floats of one streaming attention call over n_rows query rows (at most
+/// kAttentionRowGroup at a time), n_keys keys and head_dim: a block of scores and a copy of the
+/// query per row.
+constexpr index_t attention_scratch_floats(index_t n_rows, index_t n_keys, index_t head_dim) {
+  const index_t rows = n_rows < kAttentionRowGroup ? n_rows : kAttentionRowGroup;
+  return rows * ((n_keys < kAttentionKeyBlock ? n_keys : kAttentionKeyBlock) + head_dim);
+}
 
 /// Activation fused into a linear layer's output.
 enum class Fuse : std::uint8_t { none, relu, gelu };
@@ -47,17 +59,26 @@ struct Kernels {
   static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
                      Fuse act = Fuse::none) noexcept;
   /// One query row of scaled dot-product attention over n_keys keys of one head, keys given
-  /// transposed (see ref::attention_row for the contract).
+  /// transposed, streaming over key blocks (see ref::attention_row for the contract); p: scratch
+  /// of attention_scratch_floats(1, n_keys, head_dim).
   static void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
                             index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill, float* p,
                             float* out) noexcept;
-  /// attention_row for n_rows query rows: row r reads q + r·q_stride with masks[r], leaves its
-  /// weights in p + r·n_keys and writes out + r·out_stride (which may alias its own query row).
-  /// Same bits as n_rows calls of attention_row.
+  /// attention_row for n_rows query rows: row r reads q + r·q_stride with masks[r] and writes
+  /// out + r·out_stride (which may alias its own query row); p: scratch of
+  /// attention_scratch_floats(n_rows, n_keys, head_dim). Same bits as n_rows calls of
+  /// attention_row.
   static void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
                              const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
                              const ref::RowMask* masks, MaskFill fill, float* p, float* out,
                              index_t out_stride) noexcept;
+  /// attention_rows that also returns the attention weights: weights [n_rows, n_keys] (row r at
+  /// weights + r·n_keys) hold the whole score rows, softmax in two passes (see
+  /// ref::attention_row_weights); the outputs may differ from the streaming ones in the last bits.
+  static void attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, const float* kt,
+                                     index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                     index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* weights,
+                                     float* out, index_t out_stride) noexcept;
   static void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,
                              float eps, float* y) noexcept;
   static void log_softmax_row(float* x, index_t n) noexcept;

@@ -362,12 +362,13 @@ struct Generic {
 
   static constexpr index_t kAttentionRows = kAttentionRowGroup;
 
-  /// attention_row for n_rows query rows (row r: q + r·q_stride, masks[r], weights p + r·n_keys,
-  /// output out + r·out_stride, which may alias its query row): the scores of a group of rows are
-  /// one register-tiled product with Kᵀ, and their values share each V row's loads.
-  static void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
-                             const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
-                             const ref::RowMask* masks, MaskFill fill, float* p, float* out, index_t out_stride) {
+  /// attention_rows with the weights (two passes over whole score rows; row r: q + r·q_stride,
+  /// masks[r], weights p + r·n_keys, output out + r·out_stride, which may alias its query row): the
+  /// scores of a group of rows are one register-tiled product with Kᵀ, and so are their values.
+  static void attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, const float* kt,
+                                     index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                     index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                     index_t out_stride) {
     const float scale = std::sqrt(static_cast<float>(head_dim));
     for (index_t r0 = 0; r0 < n_rows; r0 += kAttentionRows) {
       const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
@@ -405,14 +406,15 @@ struct Generic {
       for (index_t r = 0; r < nr; ++r) {
         float* pr = pg + r * n_keys;
         float* o = out + (r0 + r) * out_stride;
+        for (index_t d = 0; d < head_dim; ++d) o[d] = 0.0f;
         if (any[r]) {
           const ref::RowMask& mask = masks[r0 + r];
-          weighted_values(
+          weighted_values_acc(
               pr, v, v_stride, head_dim, n_keys, [&](index_t j) { return allowed(mask, j); }, o);
         } else {  // every key masked: the documented convention
           const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
           for (index_t j = 0; j < n_keys; ++j) pr[j] = w;
-          weighted_values(
+          weighted_values_acc(
               pr, v, v_stride, head_dim, n_keys, [&](index_t) { return w != 0.0f; }, o);
         }
       }
@@ -424,55 +426,131 @@ struct Generic {
     attention_rows(q, head_dim, 1, kt, kt_stride, v, v_stride, head_dim, n_keys, &mask, fill, p, out, head_dim);
   }
 
-  /// out[d] = Σ_j p[j] · v[j][d] over the keys `use(j)` accepts, in key order, lane-wise over d.
-  /// NV accumulators (head_dim in ((NV-1)·L, NV·L]) held in registers, keys in the outer loop.
-  template <index_t NV, class Use>
-  static void weighted_values_regs(const float* p, const float* v, index_t kv_stride, index_t head_dim, index_t n_keys,
-                                   Use use, float* out) {
-    const index_t tail = head_dim - (NV - 1) * L;  // lanes of the last vector, 1..L
-    V acc[NV];
-#pragma GCC unroll 16
-    for (index_t i = 0; i < NV; ++i) acc[i] = I::zero();
-    for (index_t j = 0; j < n_keys; ++j) {
-      if (!use(j)) continue;
-      const float pj = p[j];
-      const float* vj = v + j * kv_stride;
-#pragma GCC unroll 16
-      for (index_t i = 0; i + 1 < NV; ++i) acc[i] = fma_scalar(pj, I::load(vj + i * L), acc[i]);
-      acc[NV - 1] = fma_scalar(pj, I::load_partial(vj + (NV - 1) * L, tail), acc[NV - 1]);
+  /// One block of a streaming row: turns its raw scores s[0, nb) (keys kb + i) into weights
+  /// exp(s/scale - m') (0 for masked keys), updating the running maximum m, sum l and the output
+  /// o (rescaled by exp(m - m')). Returns the end of the allowed prefix (prefix masks) or nb, and
+  /// 0 when the block has no allowed key (then nothing changed).
+  static index_t stream_block(float* s, index_t kb, index_t nb, const ref::RowMask& mask, float scale, bool& seen,
+                              float& m, float& l, float* o, index_t head_dim) {
+    using S = isa::Vocabulary<isa::scalar>;
+    const V vs = I::set1(scale);
+    index_t cnt = nb;  // keys [0, cnt) of the block may be allowed
+    float bm;
+    if (!mask.allow) {
+      cnt = mask.key_end > kb ? (mask.key_end - kb < nb ? mask.key_end - kb : nb) : 0;
+      if (cnt == 0) return 0;
+      map(s, s, cnt, [&](V x) { return I::div(x, vs); });
+      bm = max_of(s, cnt);
+    } else {
+      bool any = false;
+      bm = 0.0f;
+      for (index_t i = 0; i < nb; ++i) {
+        if (!allowed(mask, kb + i)) {
+          s[i] = -INFINITY;
+          continue;
+        }
+        s[i] = s[i] / scale;
+        bm = (!any || s[i] > bm) ? s[i] : bm;
+        any = true;
+      }
+      if (!any) return 0;
     }
-#pragma GCC unroll 16
-    for (index_t i = 0; i + 1 < NV; ++i) I::store(out + i * L, acc[i]);
-    I::store_partial(out + (NV - 1) * L, acc[NV - 1], tail);
+    const float m_new = (seen && m > bm) ? m : bm;
+    if (seen) {
+      const float c = simd_math::exp<S>(m - m_new);
+      l = l * c;
+      const V vc = I::set1(c);
+      map(o, o, head_dim, [&](V x) { return I::mul(x, vc); });
+    }
+    const V vm = I::set1(m_new);
+    map(s, s, cnt, [&](V x) { return simd_math::exp<I>(I::sub(x, vm)); });  // masked: exp(-inf) = 0
+    for (index_t i = cnt; i < nb; ++i) s[i] = 0.0f;
+    const float bsum = sum(s, nb);
+    l = seen ? l + bsum : bsum;
+    m = m_new;
+    seen = true;
+    return mask.allow ? nb : cnt;
   }
 
+  /// Streaming attention over groups of rows (see ref::attention_row): per key block, the
+  /// group's scores are one register-tiled product with Kᵀ and its values another, accumulated
+  /// into the outputs.
+  static void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
+                             const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
+                             const ref::RowMask* masks, MaskFill fill, float* p, float* out, index_t out_stride) {
+    constexpr index_t B = kAttentionKeyBlock;
+    const float scale = std::sqrt(static_cast<float>(head_dim));
+    const index_t bs = n_keys < B ? n_keys : B;  // score row stride
+    const index_t g = n_rows < kAttentionRows ? n_rows : kAttentionRows;
+    float* qc = p + g * bs;  // copies of the group's queries: the outputs may alias them
+    for (index_t r0 = 0; r0 < n_rows; r0 += kAttentionRows) {
+      const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
+      const ref::RowMask* mg = masks + r0;
+      float* og = out + r0 * out_stride;
+      index_t n_scored = 0;
+      bool prefixes = true;
+      for (index_t r = 0; r < nr; ++r) {
+        const index_t e = mg[r].key_end < n_keys ? mg[r].key_end : n_keys;
+        n_scored = e > n_scored ? e : n_scored;
+        prefixes = prefixes && !mg[r].allow;
+        const float* qr = q + (r0 + r) * q_stride;
+        for (index_t d = 0; d < head_dim; ++d) qc[r * head_dim + d] = qr[d];
+        for (index_t d = 0; d < head_dim; ++d) og[r * out_stride + d] = 0.0f;
+      }
+      bool seen[kAttentionRows] = {};
+      float m[kAttentionRows] = {}, l[kAttentionRows] = {};
+      for (index_t kb = 0; kb < n_scored; kb += B) {
+        const index_t nb = n_scored - kb < B ? n_scored - kb : B;
+        gemm(qc, head_dim, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
+        index_t end[kAttentionRows];  // allowed keys of row r in this block: [0, end[r])
+        index_t e_min = nb;
+        for (index_t r = 0; r < nr; ++r) {
+          end[r] = stream_block(p + r * bs, kb, nb, mg[r], scale, seen[r], m[r], l[r], og + r * out_stride, head_dim);
+          e_min = end[r] < e_min ? end[r] : e_min;
+        }
+        const float* vb = v + kb * v_stride;
+        if (prefixes) {
+          // the keys every row has as one product, then each row's remaining keys
+          if (e_min) gemm(p, bs, nr, e_min, vb, v_stride, head_dim, og, out_stride, nullptr, true);
+          for (index_t r = 0; r < nr; ++r)
+            if (end[r] > e_min)
+              gemm(p + r * bs + e_min, bs, 1, end[r] - e_min, vb + e_min * v_stride, v_stride, head_dim,
+                   og + r * out_stride, out_stride, nullptr, true);
+        } else {
+          for (index_t r = 0; r < nr; ++r) {
+            if (!end[r]) continue;
+            const ref::RowMask& mask = mg[r];
+            weighted_values_acc(
+                p + r * bs, vb, v_stride, head_dim, nb, [&](index_t i) { return allowed(mask, kb + i); },
+                og + r * out_stride);
+          }
+        }
+      }
+      for (index_t r = 0; r < nr; ++r) {
+        float* o = og + r * out_stride;
+        if (seen[r]) {
+          const V vl = I::set1(l[r]);
+          map(o, o, head_dim, [&](V x) { return I::div(x, vl); });
+        } else {  // every key masked: the documented convention
+          const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
+          weighted_values_acc(
+              &w, v, v_stride, head_dim, n_keys, [&](index_t) { return w != 0.0f; }, o, true);
+        }
+      }
+    }
+  }
+
+  /// out[d] = fma(p_j, v_j[d], out[d]) over the keys use(j) accepts, in key order, lane-wise over d
+  /// (continuing from out's values); uniform: every key's weight is p[0]. For masks with holes
+  /// and fully masked rows: prefix masks go through gemm.
   template <class Use>
-  static void weighted_values(const float* p, const float* v, index_t kv_stride, index_t head_dim, index_t n_keys,
-                              Use use, float* out) {
-    switch ((head_dim + L - 1) / L) {
-      case 1:
-        return weighted_values_regs<1>(p, v, kv_stride, head_dim, n_keys, use, out);
-      case 2:
-        return weighted_values_regs<2>(p, v, kv_stride, head_dim, n_keys, use, out);
-      case 3:
-        return weighted_values_regs<3>(p, v, kv_stride, head_dim, n_keys, use, out);
-      case 4:
-        return weighted_values_regs<4>(p, v, kv_stride, head_dim, n_keys, use, out);
-      default:
-        break;
-    }
-    index_t d = 0;
-    for (; d + L <= head_dim; d += L) {
-      V acc = I::zero();
+  static void weighted_values_acc(const float* p, const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
+                                  Use use, float* out, bool uniform = false) {
+    for (index_t d = 0; d < head_dim; d += L) {
+      const index_t c = head_dim - d < L ? head_dim - d : L;
+      V acc = I::load_partial(out + d, c);
       for (index_t j = 0; j < n_keys; ++j)
-        if (use(j)) acc = I::fma(I::set1(p[j]), I::load(v + j * kv_stride + d), acc);
-      I::store(out + d, acc);
-    }
-    if (d < head_dim) {
-      const index_t c = head_dim - d;
-      V acc = I::zero();
-      for (index_t j = 0; j < n_keys; ++j)
-        if (use(j)) acc = I::fma(I::set1(p[j]), I::load_partial(v + j * kv_stride + d, c), acc);
+        if (use(j)) acc = fma_scalar(uniform ? p[0] : p[j], I::load_partial(v + j * v_stride + d, c), acc);
       I::store_partial(out + d, acc, c);
     }
   }
@@ -502,6 +580,14 @@ void Kernels<Tag>::attention_rows(const float* q, index_t q_stride, index_t n_ro
                                   index_t out_stride) noexcept {
   kernels_detail::Generic<Tag>::attention_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, masks,
                                                fill, p, out, out_stride);
+}
+template <class Tag>
+void Kernels<Tag>::attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, const float* kt,
+                                          index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                          index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* weights,
+                                          float* out, index_t out_stride) noexcept {
+  kernels_detail::Generic<Tag>::attention_rows_weights(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim,
+                                                       n_keys, masks, fill, weights, out, out_stride);
 }
 template <class Tag>
 void Kernels<Tag>::layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,

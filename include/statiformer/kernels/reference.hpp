@@ -36,23 +36,40 @@ void layer_norm_row(const float* x, const float* gain, const float* bias, index_
 /// log_softmax of one row in place: (x - max) - log(sum(exp(x - max))).
 void log_softmax_row(float* x, index_t n) noexcept;
 
-/// Scaled dot-product attention of one query row against n_keys keys of one head.
+/// Scaled dot-product attention of one query row against n_keys keys of one head, streaming.
 ///   q: [head_dim]; keys transposed: element d of key j at kt[d * kt_stride + j]; value j at
-///   v + j * v_stride.
-///   p: scratch of n_keys floats; on return it holds the attention weights of the row.
-///   out: [head_dim]; may alias q (q is read only before out is written).
-/// Scores of allowed keys are (Σ_d q[d] · k_j[d], in sequence over d with fma) / √head_dim; masked keys get weight
-/// exactly 0 and their values are never read. A row whose every key is masked: with MaskFill::neg_1e9, uniform weights
-/// 1/n_keys over all keys (what PyTorch computes with masked_fill(-1e9)); with MaskFill::neg_inf,
-/// weights 0 and output 0 (PyTorch would produce NaN). Never NaN from the mask alone.
+///   v + j * v_stride; out: [head_dim], may alias q; p: scratch of
+///   attention_scratch_floats(1, n_keys, head_dim).
+/// Keys go in blocks of kAttentionKeyBlock from key 0. In each block that has an allowed key: the
+/// scores of the allowed keys, (Σ_d q[d] · k_j[d], in sequence over d with fma) / √head_dim, and
+/// their maximum bm; the running maximum m' = max(m, bm); what came before is rescaled by
+/// c = exp(m - m'): l = l·c, out = out·c; the block's weights p_j = exp(s_j - m') (0 for masked
+/// keys), l = l + (their canonical 16-lane sum), and out[d] = fma(p_j, v_j[d], out[d]) over the
+/// allowed keys in order. At the end out = out / l. Masked keys are never read.
+/// A row whose every key is masked: with MaskFill::neg_1e9, uniform weights 1/n_keys over all keys
+/// (what PyTorch computes with masked_fill(-1e9)); with MaskFill::neg_inf, output 0 (PyTorch
+/// would produce NaN). Never NaN from the mask alone.
 void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
                    index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p, float* out) noexcept;
 
-/// attention_row for n_rows query rows (see Kernels::attention_rows): row r reads q + r·q_stride with
-/// masks[r], leaves its weights in p + r·n_keys, writes out + r·out_stride (may alias its query row).
+/// attention_row for n_rows query rows (see Kernels::attention_rows).
 void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
                     const float* v, index_t v_stride, index_t head_dim, index_t n_keys, const RowMask* masks,
                     MaskFill fill, float* p, float* out, index_t out_stride) noexcept;
+
+/// One query row with its attention weights, softmax in two passes over the whole row.
+///   p: [n_keys]; on return the attention weights of the row (0 for masked keys).
+/// Scores as in attention_row; then exp(s_j - max) for all keys (0 for masked), their canonical
+/// sum, p_j / sum, and out[d] = Σ p_j · v_j[d] over the allowed keys in order (fma from +0).
+/// A fully masked row: weights 1/n_keys (neg_1e9) or 0 (neg_inf), and out as attention_row's.
+void attention_row_weights(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
+                           index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p,
+                           float* out) noexcept;
+
+/// attention_row_weights for n_rows query rows: row r's weights at weights + r·n_keys.
+void attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
+                            const float* v, index_t v_stride, index_t head_dim, index_t n_keys, const RowMask* masks,
+                            MaskFill fill, float* weights, float* out, index_t out_stride) noexcept;
 
 /// Element-wise exp, log, GELU (the simd/math.hpp functions, one lane at a time).
 void exp(const float* x, float* y, index_t n) noexcept;

@@ -54,8 +54,9 @@ inline void transpose(const float* src, index_t rows, index_t cols, index_t ld_s
 
 /// Scaled dot-product attention of one head over all query rows (shape-erased), in groups of
 /// kAttentionRowGroup rows. q rows at q + i*q_stride; keys transposed (element d of key j at
-/// kt[d*kt_stride + j]); value rows at v + j*v_stride; out rows at out + i*out_stride (may alias q);
-/// weights (nullable) [seq_q, seq_k]; p: scratch of kAttentionRowGroup * seq_k floats.
+/// kt[d*kt_stride + j]); value rows at v + j*v_stride; out rows at out + i*out_stride (may alias q).
+/// Without weights it streams over key blocks (p: attention_scratch_floats(seq_q, seq_k, head_dim)
+/// floats); with weights (nullable, [seq_q, seq_k]) it keeps whole score rows there instead.
 inline void attention_head(const float* q, index_t q_stride, const float* kt, index_t kt_stride, const float* v,
                            index_t v_stride, index_t head_dim, index_t seq_q, index_t seq_k, const AttentionMask& mask,
                            float* p, float* out, index_t out_stride, float* weights) {
@@ -63,8 +64,12 @@ inline void attention_head(const float* q, index_t q_stride, const float* kt, in
     const index_t n = seq_q - i < kAttentionRowGroup ? seq_q - i : kAttentionRowGroup;
     ref::RowMask rows[kAttentionRowGroup];
     for (index_t r = 0; r < n; ++r) rows[r] = mask.row(i + r, seq_k);
-    ActiveKernels::attention_rows(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k, rows,
-                                  mask.fill, weights ? weights + i * seq_k : p, out + i * out_stride, out_stride);
+    if (weights)
+      ActiveKernels::attention_rows_weights(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k,
+                                            rows, mask.fill, weights + i * seq_k, out + i * out_stride, out_stride);
+    else
+      ActiveKernels::attention_rows(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k, rows,
+                                    mask.fill, p, out + i * out_stride, out_stride);
   }
 }
 }  // namespace detail
@@ -74,9 +79,11 @@ template <index_t SeqQ, index_t SeqK, index_t HeadDim>
 struct ScaledDotProductAttention {
   static_assert(check::layer_dims_positive<SeqQ, HeadDim>());
   static_assert(check::layer_dims_positive<SeqK, HeadDim>());
-  /// Kᵀ [HeadDim, SeqK] and the score rows of one group of query rows.
-  static constexpr index_t scratch_floats =
-      HeadDim * SeqK + (SeqQ < kAttentionRowGroup ? SeqQ : kAttentionRowGroup) * SeqK;
+  /// Kᵀ [HeadDim, SeqK] and the streaming attention's scratch (one block of scores per row of a
+  /// group, never [SeqQ, SeqK]).
+  static constexpr index_t scratch_floats = HeadDim * SeqK + attention_scratch_floats(SeqQ, SeqK, HeadDim);
+  /// What a whole [SeqQ, SeqK] score buffer would take instead (reported next to scratch_floats).
+  static constexpr index_t score_matrix_floats = SeqQ * SeqK;
 
   /// The AttentionMask of a boolean [SeqQ, SeqK] mask (another shape does not compile).
   template <index_t R, index_t C>
@@ -136,9 +143,11 @@ struct MultiHeadAttention {
   };
 
   /// Q [SeqQ, D] (later overwritten by the heads' context), Kᵀ [D, SeqK], V [SeqK, D], and the
-  /// score rows of one group of query rows.
-  static constexpr index_t scratch_floats =
-      SeqQ * DModel + 2 * SeqK * DModel + (SeqQ < kAttentionRowGroup ? SeqQ : kAttentionRowGroup) * SeqK;
+  /// streaming attention's scratch (one block of scores per row of a group).
+  static constexpr index_t attention_floats = attention_scratch_floats(SeqQ, SeqK, DModel / NHeads);
+  static constexpr index_t scratch_floats = SeqQ * DModel + 2 * SeqK * DModel + attention_floats;
+  /// What a whole [SeqQ, SeqK] score buffer per head would take instead.
+  static constexpr index_t score_matrix_floats = SeqQ * SeqK;
 
   Params params;
 

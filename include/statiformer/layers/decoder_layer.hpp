@@ -27,8 +27,11 @@ struct DecoderLayer {
   static constexpr index_t scratch_floats =
       SeqLen * DModel +
       max_of(max_of(SelfAttention::scratch_floats, CrossAttention::scratch_floats), FF::scratch_floats);
-  /// Scratch of one incremental step: a residual row, a query/context row, one score row, FF.
-  static constexpr index_t step_scratch_floats = 2 * DModel + max_of(SeqLen, MemLen) + FF::scratch_floats;
+  /// Scratch of one incremental step: a residual row, a query/context row, one row's streaming
+  /// attention scratch, FF.
+  static constexpr index_t step_attention_floats = max_of(attention_scratch_floats(1, SeqLen, DModel / NHeads),
+                                                          attention_scratch_floats(1, MemLen, DModel / NHeads));
+  static constexpr index_t step_scratch_floats = 2 * DModel + step_attention_floats + FF::scratch_floats;
 
   struct Params {
     typename SelfAttention::Params self_attn;
@@ -122,8 +125,8 @@ struct DecoderLayer {
   void step(const float* x, index_t pos, index_t mem_valid_len, Cache& cache, float* y, float* scratch) const {
     float* t = scratch;     // [DModel] sublayer output
     float* q = t + DModel;  // [DModel] query, then context
-    float* p = q + DModel;  // [max(SeqLen, MemLen)] scores
-    float* inner = p + max_of(SeqLen, MemLen);
+    float* p = q + DModel;  // streaming attention scratch
+    float* inner = p + step_attention_floats;
     const FF ff{params.ff};
     const Norm norm1{params.norm1}, norm2{params.norm2}, norm3{params.norm3};
     if (x != y)

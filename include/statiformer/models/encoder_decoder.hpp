@@ -192,6 +192,13 @@ class EncoderDecoder {
     std::snprintf(line, sizeof line, "RAM: arena %zu B (planned; %zu B without reuse) + K/V caches %zu B", arena_bytes,
                   arena_unplanned_bytes, state_bytes);
     sink(line);
+    using Attn = typename Encoder::Layer::SelfAttention;
+    std::snprintf(line, sizeof line,
+                  "attention scratch (encoder, streaming over %zu-key blocks): %zu B; a [%zu, %zu] score matrix "
+                  "would take %zu B",
+                  kAttentionKeyBlock, Attn::attention_floats * sizeof(float), src_len, src_len,
+                  Attn::score_matrix_floats * sizeof(float));
+    sink(line);
   }
 
   /// The encoder output of the last `encode` ([src_len, d_model]; padded rows included).
