@@ -293,17 +293,13 @@ struct Generic {
     }
   }
 
+  /// The maximum of x[0, n), n >= 1 (for finite values the order of comparisons does not matter).
   static float max_of(const float* x, index_t n) {
-    float m = x[0];
-    index_t i = 0;
-    if (n >= L) {
-      V vm = I::load(x);
-      for (i = L; i + L <= n; i += L) vm = I::max(I::load(x + i), vm);
-      const float t = I::reduce_max(vm);
-      m = t > m ? t : m;
-    }
-    for (; i < n; ++i) m = x[i] > m ? x[i] : m;
-    return m;
+    V vm = I::load_partial_or(x, n < L ? n : L, x[0]);
+    index_t i = L;
+    for (; i + L <= n; i += L) vm = I::max(I::load(x + i), vm);
+    if (i < n) vm = I::max(I::load_partial_or(x + i, n - i, x[0]), vm);
+    return I::reduce_max(vm);
   }
 
   static void log_softmax_row(float* x, index_t n) {

@@ -26,6 +26,10 @@ struct Vocabulary<mve> {
   static V load_partial(const float* p, index_t n) {
     return vldrwq_z_f32(p, vctp32q(static_cast<uint32_t>(n < 4 ? n : 4)));
   }
+  static V load_partial_or(const float* p, index_t n, float fill) {
+    const mve_pred16_t m = vctp32q(static_cast<uint32_t>(n < 4 ? n : 4));
+    return vpselq_f32(vldrwq_z_f32(p, m), vdupq_n_f32(fill), m);
+  }
   static void store(float* p, V v) { vst1q_f32(p, v); }
   static void store_partial(float* p, V v, index_t n) {
     vstrwq_p_f32(p, v, vctp32q(static_cast<uint32_t>(n < 4 ? n : 4)));

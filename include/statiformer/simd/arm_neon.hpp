@@ -37,6 +37,11 @@ struct Vocabulary<neon> {
     for (index_t i = 0; i < n && i < 4; ++i) t[i] = p[i];
     return vld1q_f32(t);
   }
+  static V load_partial_or(const float* p, index_t n, float fill) {
+    float t[4] = {fill, fill, fill, fill};
+    for (index_t i = 0; i < n && i < 4; ++i) t[i] = p[i];
+    return vld1q_f32(t);
+  }
   static void store(float* p, V v) { vst1q_f32(p, v); }
   static void store_partial(float* p, V v, index_t n) {
     float t[4];

@@ -42,6 +42,8 @@ struct Vocabulary<scalar> {
   }
 #endif
   static V load_partial(const float* p, index_t n) { return n ? *p : 0.0f; }
+  /// load_partial with the lanes >= n set to `fill` instead of +0.
+  static V load_partial_or(const float* p, index_t n, float fill) { return n ? *p : fill; }
   static void store(float* p, V v) { *p = v; }
   static void store_partial(float* p, V v, index_t n) {
     if (n) *p = v;

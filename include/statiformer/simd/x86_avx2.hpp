@@ -27,6 +27,10 @@ struct Vocabulary<avx2> {
   }
   static V load(const float* p) { return _mm256_loadu_ps(p); }
   static V load_partial(const float* p, index_t n) { return _mm256_maskload_ps(p, prefix_mask(n)); }
+  static V load_partial_or(const float* p, index_t n, float fill) {
+    const __m256i m = prefix_mask(n);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+  }
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static void store_partial(float* p, V v, index_t n) { _mm256_maskstore_ps(p, prefix_mask(n), v); }
   static V set1(float x) { return _mm256_set1_ps(x); }

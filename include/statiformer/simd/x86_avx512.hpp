@@ -22,6 +22,9 @@ struct Vocabulary<avx512> {
   static __mmask16 prefix(index_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
   static V load(const float* p) { return _mm512_loadu_ps(p); }
   static V load_partial(const float* p, index_t n) { return _mm512_maskz_loadu_ps(prefix(n), p); }
+  static V load_partial_or(const float* p, index_t n, float fill) {
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), prefix(n), p);
+  }
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static void store_partial(float* p, V v, index_t n) { _mm512_mask_storeu_ps(p, prefix(n), v); }
   static V set1(float x) { return _mm512_set1_ps(x); }
@@ -58,13 +61,8 @@ struct Vocabulary<avx512> {
     const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
     return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
   }
-  static float reduce_max(V v) {
-    alignas(64) float t[16];
-    _mm512_store_ps(t, v);
-    float m = t[0];
-    for (int i = 1; i < 16; ++i) m = t[i] > m ? t[i] : m;
-    return m;
-  }
+  /// The largest lane (a tree of maxima: for values that are not NaN, the order does not matter).
+  static float reduce_max(V v) { return _mm512_reduce_max_ps(v); }
 };
 
 }  // namespace stf::isa
