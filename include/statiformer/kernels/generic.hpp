@@ -229,7 +229,7 @@ struct Generic {
                    float* y, index_t ldy, const float* bias, bool accumulate = false, Fuse act = Fuse::none) {
     const index_t panel = (rows == 1 ? kGemvVecs : kVecs) * L;
     // Cache blocking over the reduction: a [kc, panel] block of w stays in L1 while every row passes.
-    constexpr index_t kBlockBytes = 16 * 1024;
+    constexpr index_t kBlockBytes = 32 * 1024;
     index_t kc = kBlockBytes / (panel * sizeof(float));
     kc = kc < 16 ? 16 : kc;
     if (in <= kc + kc / 2) kc = in;
