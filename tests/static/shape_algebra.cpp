@@ -23,17 +23,17 @@ static_assert(EncoderStack<EncoderLayer<7, 16, 4, 32>, 2, true>::Params::param_c
 static_assert(EncoderStack<EncoderLayer<7, 16, 4, 32>, 2, false>::Params::param_count == 2 * 2224);
 
 // ---- scratch sizes -------------------------------------------------------------------------------
-// MHA: Q [SeqQ, D] (reused for the context), Kᵀ and V [SeqK, D], and per row of a group of 4 query
+// MHA: Q [SeqQ, D] (reused for the context), Kᵀ and V [SeqK, D], and per row of a group of 6 query
 // rows one block of min(SeqK, 32) scores and a copy of its query [HeadDim] (never [SeqQ, SeqK]).
-static_assert(MultiHeadAttention<7, 11, 16, 4>::scratch_floats == 7 * 16 + 2 * 11 * 16 + 4 * (11 + 4));
+static_assert(MultiHeadAttention<7, 11, 16, 4>::scratch_floats == 7 * 16 + 2 * 11 * 16 + 6 * (11 + 4));
 static_assert(MultiHeadAttention<2, 11, 16, 4>::scratch_floats == 2 * 16 + 2 * 11 * 16 + 2 * (11 + 4));
-static_assert(MultiHeadAttention<128, 500, 64, 2>::attention_floats == 4 * (32 + 32));
+static_assert(MultiHeadAttention<128, 500, 64, 2>::attention_floats == 6 * (32 + 32));
 static_assert(MultiHeadAttention<128, 500, 64, 2>::score_matrix_floats == 128 * 500);
 // FF runs blocks of up to 32 rows: a hidden block and an output block.
 static_assert(FeedForward<7, 16, 32>::scratch_floats == 7 * (32 + 16));
 static_assert(FeedForward<64, 16, 32>::scratch_floats == 32 * (32 + 16));
 // Encoder layer: a sublayer output [S, D] plus the larger inner scratch.
-static_assert(EncoderLayer<7, 16, 4, 32>::scratch_floats == 7 * 16 + (7 * 16 + 2 * 7 * 16 + 4 * (7 + 4)));
+static_assert(EncoderLayer<7, 16, 4, 32>::scratch_floats == 7 * 16 + (7 * 16 + 2 * 7 * 16 + 6 * (7 + 4)));
 
 // ---- the memory planner ------------------------------------------------------------------------
 // Three buffers of 64 floats alive at steps {0}, {1}, {0,1}: the first two share bytes.
@@ -50,9 +50,9 @@ using Demo = Transformer<10, 12, 13, 13, 32, 4, 64, 2>;
 // embeddings 2·13·32, encoder 2·8544 + 64, decoder 2·12832 + 64, generator 32·13 + 13 = 44141.
 static_assert(Demo::param_count == 44141);
 static_assert(Demo::weight_bytes == 176564);
-// encode phase: memory 320 + encoder scratch (320 + 320 + 640 + 4·(10 + 8) = 1352 → 1360 aligned)
-// = 1680 floats; decode phase: memory 320 + row 32 + step scratch 180 → 192 + logits 13 → 16 = 560.
-static_assert(Demo::arena_bytes == 1680 * 4);
+// encode phase: memory 320 + encoder scratch (320 + 320 + 640 + 6·(10 + 8) = 1388 → 1392 aligned)
+// = 1712 floats; decode phase: memory 320 + row 32 + step scratch 180 → 192 + logits 13 → 16 = 560.
+static_assert(Demo::arena_bytes == 1712 * 4);
 static_assert(Demo::arena_bytes < Demo::arena_unplanned_bytes);
 // K/V caches: per layer 2·12·32 (self) + 2·10·32 (cross) floats.
 static_assert(Demo::state_bytes == 2 * (2 * 12 * 32 + 2 * 10 * 32) * 4);

@@ -24,8 +24,8 @@
 namespace stf {
 
 /// Query rows one attention_rows call processes together (their scores share the K loads, their
-/// outputs the V loads).
-inline constexpr index_t kAttentionRowGroup = 4;
+/// outputs the V loads): six, the row count of the register tiles on x86 and Cortex-M.
+inline constexpr index_t kAttentionRowGroup = 6;
 /// Keys attention scores at a time: it streams over blocks of this many keys with an online
 /// softmax (a running maximum and sum), so no row of scores is ever held whole. Fixed, like the
 /// lane count: the blocks are part of the canonical order.
