@@ -4,6 +4,8 @@
     /usr/bin/python3 tools/gen_io_fixtures.py          # write tests/io/data/
     /usr/bin/python3 tools/gen_io_fixtures.py --check  # regenerate in a temporary directory; fail
                                                        # unless every file is byte-identical
+    /usr/bin/python3 tools/gen_io_fixtures.py --schema-tool build/native/tests/io/schema_tool/stf_schema
+        # first rewrite tests/io/schemas/*.json from the C++ types (after a layout change), then the data
 
 For each case: build the PyTorch module (or load the committed checkpoint), torch.save its
 state_dict, export it with tools/export.py against tests/io/schemas/<schema>.json (the C++ schema,
@@ -16,6 +18,7 @@ import argparse
 import filecmp
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -103,7 +106,15 @@ def run_case(case, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="regenerate and compare with the committed files")
+    ap.add_argument("--schema-tool", help="stf_schema binary: rewrite tests/io/schemas/*.json with it first")
     args = ap.parse_args()
+    if args.schema_tool and not args.check:
+        for fname in sorted(os.listdir(SCHEMAS)):
+            model = fname[: -len(".json")]
+            out = subprocess.run([args.schema_tool, model], check=True, capture_output=True).stdout
+            with open(os.path.join(SCHEMAS, fname), "wb") as f:
+                f.write(out)
+            print(f"schema {model}: rewritten from {args.schema_tool}")
     torch.set_num_threads(1)
     with open(PLAN) as f:
         plan = json.load(f)

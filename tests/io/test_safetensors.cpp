@@ -155,7 +155,7 @@ TEST_CASE("NaN rejection is optional", "[io][loader]") {
   CHECK(load_safetensors(params, bytes.data(), bytes.size(), storage).error == LoadError::non_finite);
   REQUIRE(load_safetensors(params, bytes.data(), bytes.size(), storage, {.reject_non_finite = false}).error ==
           LoadError::ok);
-  CHECK(params.proj.weight.data[5] != params.proj.weight.data[5]);
+  CHECK(params.proj_weight.data[5] != params.proj_weight.data[5]);
 }
 
 TEST_CASE("messages name the tensor and the expected and found values", "[io][loader]") {

@@ -19,15 +19,19 @@ using DecStack =
     stf::DecoderStack<stf::DecoderLayer<4, 6, 8, 2, 16, stf::LayerOptions{.norm = stf::NormPlacement::pre}>, 2, true>;
 using Demo = stf_demo::Model;
 
-/// Tiny: a Linear(4 → 3) and a LayerNorm(3): 4 tensors, 21 floats, a ~300-byte header.
+/// Tiny: a Linear(4 → 3) and a LayerNorm(3): 4 tensors, 21 floats, a ~300-byte header. Its layout
+/// is spelled out here (proj.weight stored as PyTorch's [3, 4]) rather than taken from LinearParams,
+/// so the malformed-file corpus does not depend on how the kernels store a Linear.
 struct TinyParams {
-  stf::LinearParams<4, 3> proj;
-  stf::LayerNorm<3>::Params norm;
-  static constexpr index_t param_count = decltype(proj)::param_count + stf::LayerNorm<3>::Params::param_count;
+  stf::CMat<3, 4> proj_weight;
+  stf::CVec<3> proj_bias, norm_weight, norm_bias;
+  static constexpr index_t param_count = 3 * 4 + 3 * 3;
   template <class F>
   void visit(F&& f, const stf::Name& prefix) {
-    proj.visit(f, prefix / "proj");
-    norm.visit(f, prefix / "norm");
+    f(prefix / "proj" / "weight", stf::param_ref(proj_weight));
+    f(prefix / "proj" / "bias", stf::param_ref(proj_bias));
+    f(prefix / "norm" / "weight", stf::param_ref(norm_weight));
+    f(prefix / "norm" / "bias", stf::param_ref(norm_bias));
   }
 };
 
