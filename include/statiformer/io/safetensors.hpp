@@ -600,7 +600,7 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
   // 3. structure
   st::Entry entries[MaxTensors];
   st::Header h{entries, MaxTensors, 0, false, {}, {}, false, false};
-  if (const LoadError e = st::parse_structure(json, header_len, h, r); e != LoadError::ok) {
+  if (const LoadError e = st::parse_structure(json, static_cast<std::size_t>(header_len), h, r); e != LoadError::ok) {
     if (e == LoadError::too_many_tensors)
       st::say(r, e, "more than %llu tensors", ull(MaxTensors));
     else if (e == LoadError::duplicate_name)
