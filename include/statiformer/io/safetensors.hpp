@@ -25,7 +25,6 @@
 
 #include <bit>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 
 #include <statiformer/io/schema.hpp>
@@ -548,13 +547,67 @@ inline float element(const u8* data, Dtype d, std::uint64_t i) {
 
 inline bool finite(float x) { return (std::bit_cast<std::uint32_t>(x) & 0x7f800000u) != 0x7f800000u; }
 
+/// One argument of format_to: a string, or an integer printed in decimal.
+struct FmtArg {
+  const char* text = nullptr;
+  unsigned long long number = 0;
+  bool negative = false;
+  FmtArg(const char* s) : text(s ? s : "") {}  // NOLINT: implicit on purpose
+  FmtArg(char* s) : FmtArg(static_cast<const char*>(s)) {}
+  FmtArg(unsigned long long v) : number(v) {}
+  FmtArg(int v)
+      : number(v < 0 ? 0ull - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v)),
+        negative(v < 0) {}
+};
+
+/// printf's %s, %d and %llu (and %%) into out[0 .. capacity), truncated, NUL-terminated: the
+/// messages without stdio, so the loader links in firmware that has none.
+inline void format_args(char* out, std::size_t capacity, const char* format, const FmtArg* args, std::size_t n) {
+  std::size_t len = 0, next = 0;
+  auto put = [&](char c) {
+    if (len + 1 < capacity) out[len++] = c;
+  };
+  for (const char* p = format; *p; ++p) {
+    if (*p != '%') {
+      put(*p);
+      continue;
+    }
+    ++p;
+    while (*p == 'l') ++p;
+    if (*p == '\0') break;
+    if (*p == '%') {
+      put('%');
+      continue;
+    }
+    if (next == n) continue;
+    const FmtArg& a = args[next++];
+    if (*p == 's') {
+      for (const char* t = a.text ? a.text : ""; *t; ++t) put(*t);
+      continue;
+    }
+    char digits[24];
+    int k = 0;
+    unsigned long long v = a.number;
+    do {
+      digits[k++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v);
+    if (a.negative) put('-');
+    while (k) put(digits[--k]);
+  }
+  if (capacity) out[len] = '\0';
+}
+
+template <class... Args>
+void format_to(char* out, std::size_t capacity, const char* format, Args... args) {
+  const FmtArg list[] = {FmtArg(args)..., FmtArg(0)};
+  format_args(out, capacity, format, list, sizeof...(Args));
+}
+
 template <class... Args>
 void say(LoadResult& r, LoadError e, const char* format, Args... args) {
   r.error = e;
-  if constexpr (sizeof...(Args) == 0)
-    std::snprintf(r.message, sizeof r.message, "%s", format);
-  else
-    std::snprintf(r.message, sizeof r.message, format, args...);
+  format_to(r.message, sizeof r.message, format, args...);
 }
 
 inline unsigned long long ull(std::uint64_t v) { return v; }
@@ -619,7 +672,7 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
     return r;
   }
   char version[8];
-  std::snprintf(version, sizeof version, "%d", kSchemaVersion);
+  st::format_to(version, sizeof version, "%d", kSchemaVersion);
   if (!st::equals(h.layout, version)) {
     st::say(r, LoadError::not_statiformer_layout, "statiformer layout version '%s': expected '%s'",
             st::printable(h.layout).c_str(), version);
@@ -687,15 +740,15 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
         const std::uint8_t rank = cols ? 2 : 1;
         if (e.shape_overflow || e.rank != rank || e.dims[0] != rows || (rank == 2 && e.dims[1] != cols)) {
           char want[48], got[64];
-          std::snprintf(want, sizeof want, rank == 2 ? "[%llu, %llu]" : "[%llu]", ull(rows), ull(cols));
+          st::format_to(want, sizeof want, rank == 2 ? "[%llu, %llu]" : "[%llu]", ull(rows), ull(cols));
           if (e.shape_overflow)
-            std::snprintf(got, sizeof got, "a dimension above 2^64");
+            st::format_to(got, sizeof got, "a dimension above 2^64");
           else if (e.rank == 0)
-            std::snprintf(got, sizeof got, "[]");
+            st::format_to(got, sizeof got, "[]");
           else if (e.rank == 1)
-            std::snprintf(got, sizeof got, "[%llu]", ull(e.dims[0]));
+            st::format_to(got, sizeof got, "[%llu]", ull(e.dims[0]));
           else
-            std::snprintf(got, sizeof got, "[%llu, %llu%s]", ull(e.dims[0]), ull(e.dims[1]), e.rank > 2 ? ", ..." : "");
+            st::format_to(got, sizeof got, "[%llu, %llu%s]", ull(e.dims[0]), ull(e.dims[1]), e.rank > 2 ? ", ..." : "");
           r.expected = ref.size();
           st::say(r, LoadError::shape, "tensor '%s': stored shape %s expected%s, found %s", name.c_str(), want,
                   ref.transposed ? " (the transpose of PyTorch's)" : "", got);
