@@ -10,6 +10,8 @@
 #include <statiformer/graph/profiler.hpp>
 #include <statiformer/graph/sequential.hpp>
 #include <statiformer/io/bind.hpp>
+#include <statiformer/io/safetensors.hpp>
+#include <statiformer/io/schema.hpp>
 #include <statiformer/layers/attention.hpp>
 #include <statiformer/layers/decoder_layer.hpp>
 #include <statiformer/layers/embedding.hpp>

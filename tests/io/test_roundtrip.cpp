@@ -1,0 +1,174 @@
+// PyTorch module → tools/export.py → C++ model → the same outputs as PyTorch, for an encoder stack,
+// a decoder stack and the trained demo encoder-decoder (fixtures: tools/gen_io_fixtures.py from
+// tests/io/plan.json). Each model is bound twice, from the generated header (bind_table) and from
+// the .safetensors file (load_safetensors); both must compute the same bits. The transposed
+// exports must hold exactly the transposes of the PyTorch-layout ones.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <statiformer/io/safetensors.hpp>
+
+#include "../../tools/schema/models.hpp"
+#include "data/dec_stack_weights.hpp"
+#include "data/enc_stack_weights.hpp"
+#include "io_files.hpp"
+
+using namespace stf;
+using stf_io::LinearsTransposed;
+using stf_io_test::read_file;
+
+namespace {
+
+stf::test::GoldenCase fixture(const std::string& name) {
+  stf::test::GoldenCase c = stf_io_test::load_fixture(name);
+  REQUIRE(c.name == name);
+  return c;
+}
+
+/// A file's bytes, kept alive for the zero-copy pointers into them.
+const std::vector<unsigned char>& file(const std::string& relative) {
+  static std::vector<std::vector<unsigned char>> keep;
+  keep.push_back(read_file(relative));
+  REQUIRE(!keep.back().empty());
+  return keep.back();
+}
+
+template <class Params>
+std::vector<std::vector<float>> values_of(Params& p) {
+  std::vector<std::vector<float>> out;
+  p.visit([&](const Name&, ParamRef ref) { out.emplace_back(*ref.data, *ref.data + ref.size()); }, Name{});
+  return out;
+}
+
+/// The export against the transposed schema holds, for every matrix whose stored layout differs from
+/// the plain model's, the transpose of the plain export's, and every other tensor unchanged. (Once
+/// LinearParams itself stores weights transposed, both schemas agree and everything is compared as is.)
+template <class Params>
+void check_transposed_export(const std::string& name, Params& plain) {
+  static LinearsTransposed<Params> t;
+  static ParamStorage<Params> storage;
+  const auto& bytes = file("data/" + name + "_transposed.safetensors");
+  const LoadResult r = load_safetensors(t, bytes.data(), bytes.size(), storage.data, Params::param_count);
+  INFO(r.message);
+  REQUIRE(r.error == LoadError::ok);
+
+  std::vector<ParamRef> refs_t, refs_p;
+  t.visit([&](const Name&, ParamRef ref) { refs_t.push_back(ref); }, Name{});
+  plain.visit([&](const Name&, ParamRef ref) { refs_p.push_back(ref); }, Name{});
+  REQUIRE(refs_t.size() == refs_p.size());
+  index_t transposed = 0, mismatches = 0;
+  for (std::size_t i = 0; i < refs_t.size(); ++i) {
+    const float* a = *refs_t[i].data;
+    const float* b = *refs_p[i].data;
+    const index_t rows = refs_p[i].rows, cols = refs_p[i].cols;
+    if (refs_t[i].transposed != refs_p[i].transposed) {
+      ++transposed;
+      // b is [rows, cols] (PyTorch's), a its transpose [cols, rows]
+      for (index_t row = 0; row < rows; ++row)
+        for (index_t col = 0; col < cols; ++col)
+          mismatches += std::memcmp(&a[col * rows + row], &b[row * cols + col], 4) != 0;
+    } else {
+      mismatches += std::memcmp(a, b, refs_p[i].size() * sizeof(float)) != 0;
+    }
+  }
+  std::printf("%s: %zu matrices exported transposed, each exactly the transpose\n", name.c_str(),
+              static_cast<std::size_t>(transposed));
+  CHECK(mismatches == 0);
+  if (transposed > 0) {
+    // the PyTorch-layout file does not load into the transposed model (its square matrices included)
+    const auto& wrong = file("data/" + name + ".safetensors");
+    CHECK(load_safetensors(t, wrong.data(), wrong.size(), storage.data, Params::param_count).error == LoadError::shape);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("round trip: nn.TransformerEncoder → export → EncoderStack equals PyTorch", "[io][roundtrip]") {
+  using Stack = stf_io::EncStack;
+  const auto c = fixture("enc_stack");
+  constexpr index_t S = Stack::seq_len, D = Stack::d_model;
+  const index_t valid = c.scalar("valid_len");
+  static Stack from_header, from_file;
+  static ParamStorage<Stack::Params> storage;
+  static float scratch[Stack::scratch_floats];
+  REQUIRE(bind_table(from_header.params, stf_io_enc_stack::table).status == Status::ok);
+  const auto& bytes = file("data/enc_stack.safetensors");
+  const LoadResult r = load_safetensors(from_file.params, bytes.data(), bytes.size(), storage);
+  INFO(r.message);
+  REQUIRE(r.error == LoadError::ok);
+  CHECK(values_of(from_file.params) == values_of(from_header.params));
+
+  Tensor<S, D> y1{}, y2{};
+  const CMat<S, D> x(c.data("x", S * D));
+  REQUIRE(from_header.forward(x, y1, valid, scratch) == Status::ok);
+  REQUIRE(from_file.forward(x, y2, valid, scratch) == Status::ok);
+  CHECK(std::memcmp(y1.data, y2.data, sizeof y1.data) == 0);
+  stf::test::check_close(c, "y (safetensors)", y2.data, c.data("y", S * D), S * D);
+
+  check_transposed_export("enc_stack", from_header.params);
+}
+
+TEST_CASE("round trip: nn.TransformerDecoder → export → DecoderStack equals PyTorch", "[io][roundtrip]") {
+  using Stack = stf_io::DecStack;
+  const auto c = fixture("dec_stack");
+  constexpr index_t S = Stack::seq_len, M = Stack::mem_len, D = Stack::d_model;
+  const index_t valid = c.scalar("mem_valid_len");
+  static Stack from_header, from_file;
+  static ParamStorage<Stack::Params> storage;
+  static float scratch[Stack::scratch_floats];
+  REQUIRE(bind_table(from_header.params, stf_io_dec_stack::table).status == Status::ok);
+  const auto& bytes = file("data/dec_stack.safetensors");
+  const LoadResult r = load_safetensors(from_file.params, bytes.data(), bytes.size(), storage);
+  INFO(r.message);
+  REQUIRE(r.error == LoadError::ok);
+  CHECK(values_of(from_file.params) == values_of(from_header.params));
+
+  Tensor<S, D> y1{}, y2{};
+  const CMat<S, D> x(c.data("x", S * D));
+  const CMat<M, D> memory(c.data("memory", M * D));
+  REQUIRE(from_header.forward(x, memory, y1, valid, scratch) == Status::ok);
+  REQUIRE(from_file.forward(x, memory, y2, valid, scratch) == Status::ok);
+  CHECK(std::memcmp(y1.data, y2.data, sizeof y1.data) == 0);
+  stf::test::check_close(c, "y (safetensors)", y2.data, c.data("y", S * D), S * D);
+
+  check_transposed_export("dec_stack", from_header.params);
+}
+
+TEST_CASE("round trip: the trained demo (tools/demo_model.pt) → export → EncoderDecoder equals PyTorch",
+          "[io][roundtrip][demo]") {
+  using Demo = stf_io::Demo;
+  namespace dm = stf_demo;
+  const auto c = fixture("demo");
+  static Demo model, reference;
+  static ParamStorage<Demo::Params> storage;
+  const auto& bytes = file("data/demo.safetensors");
+  const LoadResult r = load_safetensors(model.params, bytes.data(), bytes.size(), storage);
+  INFO(r.message);
+  REQUIRE(r.error == LoadError::ok);
+  // the exporter writes the very floats tools/train_demo.py wrote into examples/demo/demo_weights.hpp
+  REQUIRE(bind_table(reference.params, dm::weights::table).status == Status::ok);
+  CHECK(values_of(model.params) == values_of(reference.params));
+
+  for (index_t i = 0; c.has("src_" + std::to_string(i)); ++i) {
+    const std::string k = std::to_string(i);
+    const std::vector<int> src = c.ints("src_" + k);
+    const index_t len = c.scalar("src_valid_len_" + k);
+    const std::vector<int> want = c.ints("decoded_" + k);
+    std::vector<int> got(dm::kTgtLen, dm::kPad);
+    index_t n = 0;
+    REQUIRE(model.greedy_decode(src.data(), len, dm::kBos, dm::kEos, got.data(), n) == Status::ok);
+    got.resize(n);
+    CHECK(got == want);
+    // the per-step log-probabilities, teacher-forced along PyTorch's decoding
+    REQUIRE(model.encode(src.data(), len) == Status::ok);
+    std::vector<float> logprobs((want.size() - 1) * dm::kVocab);
+    for (std::size_t t = 0; t + 1 < want.size(); ++t)
+      REQUIRE(model.step(want[t], logprobs.data() + t * dm::kVocab) == Status::ok);
+    stf::test::check_close(c, "logprobs_" + k, logprobs.data(), c.data("logprobs_" + k, logprobs.size()),
+                           logprobs.size());
+  }
+}

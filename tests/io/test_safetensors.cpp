@@ -1,0 +1,267 @@
+// The safetensors loader (include/statiformer/io/safetensors.hpp) against the malformed-file corpus
+// (tools/gen_corpus.py), every prefix and every single-byte header mutation of a valid file, and
+// its guarantees: zero-copy where aligned, copies into the model's storage otherwise, F16/BF16
+// conversion, all-or-nothing, messages that name the tensor and the expected and found values.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <statiformer/io/safetensors.hpp>
+
+#include "../../tools/schema/models.hpp"
+#include "io_files.hpp"
+
+using namespace stf;
+using stf_io::LinearsTransposed;
+using stf_io::TinyParams;
+using stf_io_test::read_file;
+
+namespace {
+
+struct CorpusCase {
+  const char* name;
+  LoadError error;
+};
+#define STF_CORPUS(name, error) {#name, LoadError::error},
+constexpr CorpusCase kCorpus[] = {
+#include "corpus/corpus.inc"
+};
+#undef STF_CORPUS
+
+/// The values a Params' pointers currently see, in visit order (nullptr params: empty).
+template <class Params>
+std::vector<std::vector<float>> values_of(Params& p) {
+  std::vector<std::vector<float>> out;
+  p.visit(
+      [&](const Name&, ParamRef ref) {
+        out.emplace_back();
+        if (*ref.data) out.back().assign(*ref.data, *ref.data + ref.size());
+      },
+      Name{});
+  return out;
+}
+template <class Params>
+std::vector<const float*> pointers_of(Params& p) {
+  std::vector<const float*> out;
+  p.visit([&](const Name&, ParamRef ref) { out.push_back(*ref.data); }, Name{});
+  return out;
+}
+
+/// valid_f32's values, as the tiny model must see them after any successful load of the corpus
+/// (tools/gen_corpus.py's TENSORS: multiples of 1/8, exact in F16 and BF16).
+std::vector<std::vector<float>> expected_tiny() {
+  std::vector<float> weight;
+  for (int i = 0; i < 12; ++i) weight.push_back(static_cast<float>(i * 5 % 17 - 8) / 8.0f);
+  return {weight, {0.125f, -0.25f, 0.375f}, {1.0f, 1.125f, 0.875f}, {-0.125f, 0.0f, 0.5f}};
+}
+
+}  // namespace
+
+TEST_CASE("the corpus holds at least 40 malformed files and each is rejected with its declared error",
+          "[io][loader][corpus]") {
+  index_t malformed = 0;
+  for (const CorpusCase& c : kCorpus) {
+    const std::vector<unsigned char> bytes = read_file(std::string("corpus/") + c.name + ".safetensors");
+    INFO("corpus file " << c.name << " (" << bytes.size() << " bytes), expected " << to_string(c.error));
+    REQUIRE((!bytes.empty() || std::strcmp(c.name, "empty") == 0));
+    static TinyParams params;
+    static ParamStorage<TinyParams> storage;
+    params = TinyParams{};
+    const LoadResult r = load_safetensors(params, bytes.data(), bytes.size(), storage);
+    INFO("got " << to_string(r.error) << ": " << r.message);
+    CHECK(r.error == c.error);
+    if (c.error == LoadError::ok) {
+      CHECK(values_of(params) == expected_tiny());
+    } else {
+      ++malformed;
+      CHECK(std::strlen(r.message) > 0);
+      for (const float* p : pointers_of(params)) CHECK(p == nullptr);  // nothing bound
+    }
+  }
+  CHECK(malformed >= 40);
+}
+
+TEST_CASE("F32 tensors are bound in place where float-aligned, copied into the storage otherwise", "[io][loader]") {
+  static TinyParams params;
+  static ParamStorage<TinyParams> storage;
+  std::vector<unsigned char> bytes = read_file("corpus/valid_f32.safetensors");
+  REQUIRE(load_safetensors(params, bytes.data(), bytes.size(), storage).error == LoadError::ok);
+  for (const float* p : pointers_of(params)) {
+    CHECK(reinterpret_cast<const unsigned char*>(p) >= bytes.data());
+    CHECK(reinterpret_cast<const unsigned char*>(p) < bytes.data() + bytes.size());
+  }
+  // zero-copy needs no storage at all
+  params = TinyParams{};
+  REQUIRE(load_safetensors(params, bytes.data(), bytes.size(), nullptr, 0).error == LoadError::ok);
+  CHECK(values_of(params) == expected_tiny());
+
+  // LoadOptions::copy: every tensor in the storage, at its offset in visit order
+  REQUIRE(load_safetensors(params, bytes.data(), bytes.size(), storage, {.copy = true}).error == LoadError::ok);
+  CHECK(pointers_of(params) ==
+        std::vector<const float*>{storage.data, storage.data + 12, storage.data + 15, storage.data + 18});
+  CHECK(values_of(params) == expected_tiny());
+
+  // the same file at an odd address: copies
+  std::vector<unsigned char> shifted(bytes.size() + 1);
+  std::memcpy(shifted.data() + 1, bytes.data(), bytes.size());
+  params = TinyParams{};
+  const LoadResult no_storage = load_safetensors(params, shifted.data() + 1, bytes.size(), nullptr, 0);
+  CHECK(no_storage.error == LoadError::needs_storage);
+  CHECK(pointers_of(params) == std::vector<const float*>(4, nullptr));
+  REQUIRE(load_safetensors(params, shifted.data() + 1, bytes.size(), storage).error == LoadError::ok);
+  CHECK(pointers_of(params)[0] == storage.data);
+  CHECK(values_of(params) == expected_tiny());
+  // storage too small
+  CHECK(load_safetensors(params, shifted.data() + 1, bytes.size(), storage.data, 20).error == LoadError::needs_storage);
+}
+
+TEST_CASE("F16 and BF16 tensors are converted into the storage", "[io][loader]") {
+  for (const char* name : {"corpus/valid_f16.safetensors", "corpus/valid_bf16.safetensors"}) {
+    INFO(name);
+    static TinyParams params;
+    static ParamStorage<TinyParams> storage;
+    params = TinyParams{};
+    const std::vector<unsigned char> bytes = read_file(name);
+    CHECK(load_safetensors(params, bytes.data(), bytes.size(), nullptr, 0).error == LoadError::needs_storage);
+    REQUIRE(load_safetensors(params, bytes.data(), bytes.size(), storage).error == LoadError::ok);
+    CHECK(pointers_of(params)[0] == storage.data);
+    CHECK(values_of(params) == expected_tiny());
+  }
+}
+
+TEST_CASE("a failed load changes nothing: previous pointers and storage contents stay", "[io][loader]") {
+  static TinyParams params;
+  static ParamStorage<TinyParams> storage;
+  const std::vector<unsigned char> good = read_file("corpus/valid_f32.safetensors");
+  REQUIRE(load_safetensors(params, good.data(), good.size(), storage, {.copy = true}).error == LoadError::ok);
+  const auto before = pointers_of(params);
+  const std::vector<float> stored(storage.data, storage.data + TinyParams::param_count);
+  for (const CorpusCase& c : kCorpus) {
+    if (c.error == LoadError::ok) continue;
+    const std::vector<unsigned char> bytes = read_file(std::string("corpus/") + c.name + ".safetensors");
+    INFO(c.name);
+    REQUIRE(load_safetensors(params, bytes.data(), bytes.size(), storage, {.copy = true}).error == c.error);
+    CHECK(pointers_of(params) == before);
+    CHECK(std::vector<float>(storage.data, storage.data + TinyParams::param_count) == stored);
+  }
+}
+
+TEST_CASE("NaN rejection is optional", "[io][loader]") {
+  static TinyParams params;
+  static ParamStorage<TinyParams> storage;
+  const std::vector<unsigned char> bytes = read_file("corpus/nan_weight.safetensors");
+  CHECK(load_safetensors(params, bytes.data(), bytes.size(), storage).error == LoadError::non_finite);
+  REQUIRE(load_safetensors(params, bytes.data(), bytes.size(), storage, {.reject_non_finite = false}).error ==
+          LoadError::ok);
+  CHECK(params.proj_weight.data[5] != params.proj_weight.data[5]);
+}
+
+TEST_CASE("messages name the tensor and the expected and found values", "[io][loader]") {
+  static TinyParams params;
+  static ParamStorage<TinyParams> storage;
+  auto load = [&](const char* name) {
+    const std::vector<unsigned char> bytes = read_file(std::string("corpus/") + name + ".safetensors");
+    return load_safetensors(params, bytes.data(), bytes.size(), storage);
+  };
+  LoadResult r = load("shape_torch_transposed");
+  CHECK(std::string(r.tensor.c_str()) == "proj.weight");
+  CHECK(std::string(r.message) == "tensor 'proj.weight': stored shape [3, 4] expected, found [4, 3]");
+  r = load("dtype_f64");
+  CHECK(std::string(r.message) == "tensor 'proj.bias': dtype F32, F16 or BF16 expected, found 'F64'");
+  r = load("missing_name");
+  CHECK(std::string(r.message) == "parameter 'norm.bias' is not in the file");
+  r = load("renamed_tensor");
+  CHECK(std::string(r.message) == "tensor 'norm.beta' is not a parameter of the model");
+  r = load("offsets_wrong_size");
+  CHECK(std::string(r.message) ==
+        "tensor 'norm.bias': data_offsets [72, 80]: expected 12 bytes (F32) inside the 84-byte data region");
+  CHECK(r.expected == 12);
+  CHECK(r.found == 8);
+  r = load("overlap");
+  CHECK(std::string(r.message) == "tensors 'norm.weight' [60, 72) and 'norm.bias' [60, 72) overlap");
+  r = load("gap_between");
+  CHECK(std::string(r.message) == "tensors cover 84 of the 88 bytes of the data region");
+  r = load("nan_weight");
+  CHECK(std::string(r.message) == "tensor 'proj.weight': element 5 is NaN, expected a finite value");
+  r = load("torch_layout_no_metadata");
+  CHECK(std::string(r.message).find("PyTorch layout") != std::string::npos);
+}
+
+TEST_CASE("a transposed parameter wants the transposed stored shape: a PyTorch-layout file does not load",
+          "[io][loader][transposed]") {
+  static LinearsTransposed<TinyParams> params;
+  static ParamStorage<TinyParams> storage;
+  const std::vector<unsigned char> bytes = read_file("corpus/valid_f32.safetensors");
+  const LoadResult r = load_safetensors(params, bytes.data(), bytes.size(), storage.data, TinyParams::param_count);
+  CHECK(r.error == LoadError::shape);
+  CHECK(std::string(r.message) ==
+        "tensor 'proj.weight': stored shape [4, 3] expected (the transpose of PyTorch's), found [3, 4]");
+  // the corpus file whose proj.weight says [4, 3] is what this model stores
+  const std::vector<unsigned char> t = read_file("corpus/shape_torch_transposed.safetensors");
+  CHECK(load_safetensors(params, t.data(), t.size(), storage.data, TinyParams::param_count).error == LoadError::ok);
+}
+
+TEST_CASE("every prefix of a valid file is rejected", "[io][loader][prefix]") {
+  static TinyParams params;
+  static ParamStorage<TinyParams> storage;
+  for (const char* name : {"corpus/valid_f32.safetensors", "corpus/valid_f16.safetensors",
+                           "corpus/valid_unaligned_data.safetensors", "data/enc_stack.safetensors"}) {
+    const std::vector<unsigned char> bytes = read_file(name);
+    REQUIRE(!bytes.empty());
+    index_t rejected = 0;
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      std::vector<unsigned char> prefix(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+      params = TinyParams{};
+      if (std::strcmp(name, "data/enc_stack.safetensors") == 0) {
+        static stf_io::EncStack::Params enc;
+        static ParamStorage<stf_io::EncStack::Params> enc_storage;
+        rejected += load_safetensors(enc, prefix.data(), n, enc_storage).error != LoadError::ok;
+      } else {
+        rejected += load_safetensors(params, prefix.data(), n, storage).error != LoadError::ok;
+      }
+    }
+    INFO(name);
+    CHECK(rejected == bytes.size());
+  }
+}
+
+TEST_CASE("every single-byte mutation of a valid header is rejected or loads exactly what it describes",
+          "[io][loader][mutation]") {
+  static TinyParams params;
+  static ParamStorage<TinyParams> storage;
+  const std::vector<unsigned char> bytes = read_file("corpus/valid_f32.safetensors");
+  std::uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
+  const auto want = expected_tiny();
+  std::vector<unsigned char> m = bytes;
+  index_t loads = 0, accepted = 0, wrong = 0;
+  for (std::size_t pos = 0; pos < 8 + header_len; ++pos) {
+    for (int v = 0; v < 256; ++v) {
+      if (v == bytes[pos]) continue;
+      m[pos] = static_cast<unsigned char>(v);
+      params = TinyParams{};
+      const LoadResult r = load_safetensors(params, m.data(), m.size(), storage);
+      ++loads;
+      if (r) {
+        ++accepted;
+        // no single byte can move a tensor (offsets must still tile the data region) or rename
+        // one into another: whatever loads is the valid file's bytes, under the same names
+        if (values_of(params) != want) {
+          ++wrong;
+          UNSCOPED_INFO("byte " << pos << " -> " << v << " loaded different values");
+        }
+      } else if (pointers_of(params) != std::vector<const float*>(4, nullptr)) {
+        ++wrong;
+        UNSCOPED_INFO("byte " << pos << " -> " << v << " failed but bound something");
+      }
+    }
+    m[pos] = bytes[pos];
+  }
+  std::printf("mutations: %zu header bytes x 255 values = %zu loads, %zu accepted (whitespace and the like)\n",
+              static_cast<std::size_t>(8 + header_len), static_cast<std::size_t>(loads),
+              static_cast<std::size_t>(accepted));
+  CHECK(wrong == 0);
+  CHECK(loads == (8 + header_len) * 255);
+}

@@ -1,0 +1,56 @@
+// The model types whose parameter schemas tools/export.py is tested against (tests/io/): the demo
+// encoder-decoder, an encoder stack and a decoder stack with PyTorch's layouts, the same stacks with
+// every Linear weight stored transposed (the layout the kernels are moving to), and a tiny model for
+// the malformed-file corpus, the mutation tests and the fuzzer.
+#pragma once
+
+#include <statiformer/statiformer.hpp>
+
+#include "../../examples/demo/demo_model.hpp"
+
+namespace stf_io {
+
+using stf::index_t;
+
+/// nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 2, norm=nn.LayerNorm(8)), post-norm.
+using EncStack = stf::EncoderStack<stf::EncoderLayer<5, 8, 2, 16, stf::LayerOptions{}>, 2, true>;
+/// nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, norm_first=True), 2, norm=nn.LayerNorm(8)).
+using DecStack =
+    stf::DecoderStack<stf::DecoderLayer<4, 6, 8, 2, 16, stf::LayerOptions{.norm = stf::NormPlacement::pre}>, 2, true>;
+using Demo = stf_demo::Model;
+
+/// Tiny: a Linear(4 → 3) and a LayerNorm(3): 4 tensors, 21 floats, a ~300-byte header. Its layout
+/// is spelled out here (proj.weight stored as PyTorch's [3, 4]) rather than taken from LinearParams,
+/// so the malformed-file corpus does not depend on how the kernels store a Linear.
+struct TinyParams {
+  stf::CMat<3, 4> proj_weight;
+  stf::CVec<3> proj_bias, norm_weight, norm_bias;
+  static constexpr index_t param_count = 3 * 4 + 3 * 3;
+  template <class F>
+  void visit(F&& f, const stf::Name& prefix) {
+    f(prefix / "proj" / "weight", stf::param_ref(proj_weight));
+    f(prefix / "proj" / "bias", stf::param_ref(proj_bias));
+    f(prefix / "norm" / "weight", stf::param_ref(norm_weight));
+    f(prefix / "norm" / "bias", stf::param_ref(norm_bias));
+  }
+};
+
+/// `Params` with every matrix except embeddings stored transposed ([In, Out]): what main's
+/// LinearParams declares. Lets the exporter's and the loader's transposed path be tested now.
+template <class Params>
+struct LinearsTransposed {
+  Params inner;
+  static constexpr index_t param_count = Params::param_count;
+  template <class F>
+  void visit(F&& f, const stf::Name& prefix) {
+    inner.visit(
+        [&](const stf::Name& name, stf::ParamRef ref) {
+          const char* tail = name.c_str() + (name.length >= 12 ? name.length - 12 : 0);
+          if (ref.cols && std::strcmp(tail, "embed.weight") != 0) ref.transposed = true;
+          f(name, ref);
+        },
+        prefix);
+  }
+};
+
+}  // namespace stf_io
