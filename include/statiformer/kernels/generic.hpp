@@ -251,10 +251,15 @@ struct Generic {
                    first,
                    last && bias ? bias + o0 : nullptr,
                    last ? act : Fuse::none};
-        for (index_t r = 0; r < rows; r += kRows) {
+        for (index_t r = 0; r < rows;) {
+          // the last rows, when more than one tile but not a multiple, go as two even tiles (a
+          // thin remainder tile reuses each weight load too little)
+          const index_t rem = rows - r;
+          const index_t n = rem <= kRows ? rem : (rem < 2 * kRows ? (rem + 1) / 2 : kRows);
           a.x = x + r * ldx;
           a.y = y + r * ldy + o0;
-          tile_rows<kRows>(rows - r < kRows ? rows - r : kRows, nv, a);
+          tile_rows<kRows>(n, nv, a);
+          r += n;
         }
       }
     }
