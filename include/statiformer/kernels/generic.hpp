@@ -232,6 +232,9 @@ struct Generic {
     constexpr index_t kBlockBytes = 32 * 1024;
     index_t kc = kBlockBytes / (panel * sizeof(float));
     kc = kc < 16 ? 16 : kc;
+    // and at most 128 steps: a panel's rows are ldw floats apart, which for a power-of-two ldw maps
+    // them all to few cache sets; 128 rows of a narrow panel still fit L2's ways there
+    kc = kc > 128 ? 128 : kc;
     if (in <= kc + kc / 2) kc = in;
     for (index_t k0 = 0; k0 < in; k0 += kc) {
       const index_t k1 = in - k0 < kc ? in : k0 + kc;
