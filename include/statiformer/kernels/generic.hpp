@@ -225,8 +225,10 @@ struct Generic {
   /// (row stride ldw), y [rows, out] (row stride ldy). y must not alias x or w.
   /// accumulate: continue from the values in y (the same sequence as if k had started earlier).
   /// act: applied after the bias.
-  static void gemm(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw, index_t out,
-                   float* y, index_t ldy, const float* bias, bool accumulate = false, Fuse act = Fuse::none) {
+  // (noclone: its tiles are inlined, and a constant-propagated copy would double them in flash)
+  [[gnu::noclone]] static void gemm(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw,
+                                    index_t out, float* y, index_t ldy, const float* bias, bool accumulate = false,
+                                    Fuse act = Fuse::none) {
     const index_t panel = (rows == 1 ? kGemvVecs : kVecs) * L;
     // Cache blocking over the reduction: a [kc, panel] block of w stays in L1 while every row passes.
     constexpr index_t kBlockBytes = 32 * 1024;
