@@ -30,6 +30,9 @@ struct Vocabulary<scalar> {
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
   /// Four consecutive floats in one instruction (vldmia): on Cortex-M an instruction saved per
   /// weight of the matrix kernels' inner loop. GCC never merges vldr into vldm, hence the asm.
+  /// Fragile: GCC 12's register allocation around the fixed registers changes with unrelated edits
+  /// to the tile (measured: spills in the 6x4 loop, +14% instructions); re-check the firmware
+  /// benchmark's counts after touching Generic::tile.
   static void load4(const float* p, V& a, V& b, V& c, V& d) {
     register float r0 asm("s28");
     register float r1 asm("s29");
