@@ -166,12 +166,12 @@ class EncoderDecoder {
   template <class Sink>
   static void summary(Sink&& sink) {
     char line[160];
-    auto row = [&](const char* layer, index_t index, index_t rows, index_t cols, index_t params) {
+    auto row = [&](const char* layer, index_t index, index_t rows, index_t cols, index_t n_params) {
       char name[48];
       std::snprintf(name, sizeof name, index == index_t(-1) ? "%s" : "%s.%zu", layer, index);
       char shape[32];
       std::snprintf(shape, sizeof shape, "[%zu, %zu]", rows, cols);
-      std::snprintf(line, sizeof line, "%-24s %-12s %10zu %10zu", name, shape, params, params * sizeof(float));
+      std::snprintf(line, sizeof line, "%-24s %-12s %10zu %10zu", name, shape, n_params, n_params * sizeof(float));
       sink(line);
     };
     constexpr index_t none = index_t(-1);
