@@ -12,75 +12,10 @@
 #include "../../examples/classifier/classifier_model.hpp"
 #include "../../examples/classifier/classifier_weights.hpp"
 #include "../../examples/demo/demo_model.hpp"
+#include "../support/heap_counter.hpp"
 
-extern "C" void* __libc_malloc(std::size_t);
-extern "C" void* __libc_calloc(std::size_t, std::size_t);
-extern "C" void* __libc_realloc(void*, std::size_t);
-extern "C" void* __libc_memalign(std::size_t, std::size_t);
-extern "C" void __libc_free(void*);
-
-namespace {
-bool g_counting = false;
-std::size_t g_allocations = 0;
-void note() {
-  if (g_counting) ++g_allocations;
-}
-}  // namespace
-
-extern "C" {
-void* malloc(std::size_t n) {
-  note();
-  return __libc_malloc(n);
-}
-void* calloc(std::size_t n, std::size_t m) {
-  note();
-  return __libc_calloc(n, m);
-}
-void* realloc(void* p, std::size_t n) {
-  note();
-  return __libc_realloc(p, n);
-}
-void* aligned_alloc(std::size_t a, std::size_t n) {
-  note();
-  return __libc_memalign(a, n);
-}
-int posix_memalign(void** p, std::size_t a, std::size_t n) {
-  note();
-  *p = __libc_memalign(a, n);
-  return *p ? 0 : 12;
-}
-void free(void* p) { __libc_free(p); }
-}
-void* operator new(std::size_t n) {
-  note();
-  return __libc_malloc(n ? n : 1);
-}
-void* operator new[](std::size_t n) {
-  note();
-  return __libc_malloc(n ? n : 1);
-}
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  note();
-  return __libc_malloc(n ? n : 1);
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  note();
-  return __libc_malloc(n ? n : 1);
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  note();
-  return __libc_memalign(static_cast<std::size_t>(a), n);
-}
-void* operator new[](std::size_t n, std::align_val_t a) {
-  note();
-  return __libc_memalign(static_cast<std::size_t>(a), n);
-}
-void operator delete(void* p) noexcept { __libc_free(p); }
-void operator delete[](void* p) noexcept { __libc_free(p); }
-void operator delete(void* p, std::size_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, std::size_t) noexcept { __libc_free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { __libc_free(p); }
+using stf::test::heap::allocations;
+using stf::test::heap::counting;
 
 namespace {
 using namespace stf;
@@ -98,16 +33,16 @@ void expect(bool ok, const char* what) {
 
 int main() {
   // A self-check: the counter does see allocations.
-  g_counting = true;
-  void* probe = std::malloc(16);
-  int* probe2 = new int(3);
-  g_counting = false;
+  counting = true;
+  void* volatile probe = std::malloc(16);  // (volatile: the pair may not be optimized away)
+  int* volatile probe2 = new int(3);
+  counting = false;
   std::free(probe);
   delete probe2;
-  expect(g_allocations == 2, "the counter sees malloc and operator new");
+  expect(allocations == 2, "the counter sees malloc and operator new");
 
-  g_allocations = 0;
-  g_counting = true;
+  allocations = 0;
+  counting = true;
   const bool bound =
       bind_table(classifier, classifier_example::weights::table) && bind_table(demo.params, stf_demo::weights::table);
   const int tokens[8] = {2, 15, 8, 15, 4, 9, 0, 0};
@@ -119,13 +54,13 @@ int main() {
   bool decode_ok = true;
   for (int rep = 0; rep < 3; ++rep)
     decode_ok = decode_ok && demo.greedy_decode(src, 5, stf_demo::kBos, stf_demo::kEos, out, n) == Status::ok;
-  g_counting = false;
+  counting = false;
 
   expect(bound, "weights bound from the exported tables");
   expect(forward_ok, "classifier forward");
   expect(decode_ok && n == 7, "demo greedy decoding (BOS + 5 digits + EOS)");
-  std::printf("heap allocations during load + forward + decode: %zu\n", g_allocations);
-  expect(g_allocations == 0, "zero heap allocations");
+  std::printf("heap allocations during load + forward + decode: %zu\n", allocations);
+  expect(allocations == 0, "zero heap allocations");
   std::printf("%d passed, %d failed\n", passes, failures);
   return failures ? 1 : 0;
 }
