@@ -85,6 +85,19 @@ void check_transposed_export(const std::string& name, Params& plain) {
   }
 }
 
+/// Loads `path` into `loaded` (copies into `storage`) and binds `table` (the generated header) into
+/// `bound`; REQUIREs both, and CHECKs they hold the same floats.
+template <class Params, index_t N>
+void load_and_bind(Params& loaded, ParamStorage<Params>& storage, const char* path, Params& bound,
+                   const WeightEntry (&table)[N]) {
+  const auto& bytes = file(path);
+  const LoadResult r = load_safetensors(loaded, bytes.data(), bytes.size(), storage);
+  INFO(r.message);
+  REQUIRE(r.error == LoadError::ok);
+  REQUIRE(bind_table(bound, table).status == Status::ok);
+  CHECK(values_of(loaded) == values_of(bound));
+}
+
 }  // namespace
 
 TEST_CASE("round trip: nn.TransformerEncoder → export → EncoderStack equals PyTorch", "[io][roundtrip]") {
@@ -95,12 +108,7 @@ TEST_CASE("round trip: nn.TransformerEncoder → export → EncoderStack equals 
   static Stack from_header, from_file;
   static ParamStorage<Stack::Params> storage;
   static float scratch[Stack::scratch_floats];
-  REQUIRE(bind_table(from_header.params, stf_io_enc_stack::table).status == Status::ok);
-  const auto& bytes = file("data/enc_stack.safetensors");
-  const LoadResult r = load_safetensors(from_file.params, bytes.data(), bytes.size(), storage);
-  INFO(r.message);
-  REQUIRE(r.error == LoadError::ok);
-  CHECK(values_of(from_file.params) == values_of(from_header.params));
+  load_and_bind(from_file.params, storage, "data/enc_stack.safetensors", from_header.params, stf_io_enc_stack::table);
 
   Tensor<S, D> y1{}, y2{};
   const CMat<S, D> x(c.data("x", S * D));
@@ -120,12 +128,7 @@ TEST_CASE("round trip: nn.TransformerDecoder → export → DecoderStack equals 
   static Stack from_header, from_file;
   static ParamStorage<Stack::Params> storage;
   static float scratch[Stack::scratch_floats];
-  REQUIRE(bind_table(from_header.params, stf_io_dec_stack::table).status == Status::ok);
-  const auto& bytes = file("data/dec_stack.safetensors");
-  const LoadResult r = load_safetensors(from_file.params, bytes.data(), bytes.size(), storage);
-  INFO(r.message);
-  REQUIRE(r.error == LoadError::ok);
-  CHECK(values_of(from_file.params) == values_of(from_header.params));
+  load_and_bind(from_file.params, storage, "data/dec_stack.safetensors", from_header.params, stf_io_dec_stack::table);
 
   Tensor<S, D> y1{}, y2{};
   const CMat<S, D> x(c.data("x", S * D));
@@ -145,13 +148,8 @@ TEST_CASE("round trip: the trained demo (tools/demo_model.pt) → export → Enc
   const auto c = fixture("demo");
   static Demo model, reference;
   static ParamStorage<Demo::Params> storage;
-  const auto& bytes = file("data/demo.safetensors");
-  const LoadResult r = load_safetensors(model.params, bytes.data(), bytes.size(), storage);
-  INFO(r.message);
-  REQUIRE(r.error == LoadError::ok);
   // the exporter writes the very floats tools/train_demo.py wrote into examples/demo/demo_weights.hpp
-  REQUIRE(bind_table(reference.params, dm::weights::table).status == Status::ok);
-  CHECK(values_of(model.params) == values_of(reference.params));
+  load_and_bind(model.params, storage, "data/demo.safetensors", reference.params, dm::weights::table);
 
   for (index_t i = 0; c.has("src_" + std::to_string(i)); ++i) {
     const std::string k = std::to_string(i);
