@@ -391,22 +391,13 @@ struct Generic {
       for (index_t r = 0; r < nr; ++r)
         all_any &= any[r] = softmax_scores(pg + r * n_keys, n_keys, masks[r0 + r], scale);
       bool prefixes = all_any;  // every row attends to a non-empty prefix of the keys
-      index_t e_min = n_keys;
+      index_t end[kAttentionRows];
       for (index_t r = 0; r < nr; ++r) {
         prefixes = prefixes && !masks[r0 + r].allow;
-        e_min = masks[r0 + r].key_end < e_min ? masks[r0 + r].key_end : e_min;
+        end[r] = masks[r0 + r].key_end < n_keys ? masks[r0 + r].key_end : n_keys;
       }
       if (prefixes) {
-        // Σ_j p[r, j] · v[j] over each row's keys in order: the keys every row shares as one
-        // register-tiled product, then each row's remaining keys continue its own sums
-        float* og = out + r0 * out_stride;
-        gemm(pg, n_keys, nr, e_min, v, v_stride, head_dim, og, out_stride, nullptr);
-        for (index_t r = 0; r < nr; ++r) {
-          const index_t e = masks[r0 + r].key_end < n_keys ? masks[r0 + r].key_end : n_keys;
-          if (e > e_min)
-            gemm(pg + r * n_keys + e_min, n_keys, 1, e - e_min, v + e_min * v_stride, v_stride, head_dim,
-                 og + r * out_stride, out_stride, nullptr, true);
-        }
+        weighted_values_prefix(pg, n_keys, nr, end, v, v_stride, head_dim, out + r0 * out_stride, out_stride, false);
         continue;
       }
       for (index_t r = 0; r < nr; ++r) {
@@ -509,19 +500,11 @@ struct Generic {
         const index_t nb = n_scored - kb < B ? n_scored - kb : B;
         gemm(qc, head_dim, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
         index_t end[kAttentionRows];  // allowed keys of row r in this block: [0, end[r])
-        index_t e_min = nb;
-        for (index_t r = 0; r < nr; ++r) {
+        for (index_t r = 0; r < nr; ++r)
           end[r] = stream_block(p + r * bs, kb, nb, mg[r], scale, seen[r], m[r], l[r], og + r * out_stride, head_dim);
-          e_min = end[r] < e_min ? end[r] : e_min;
-        }
         const float* vb = v + kb * v_stride;
         if (prefixes) {
-          // the keys every row has as one product, then each row's remaining keys
-          if (e_min) gemm(p, bs, nr, e_min, vb, v_stride, head_dim, og, out_stride, nullptr, true);
-          for (index_t r = 0; r < nr; ++r)
-            if (end[r] > e_min)
-              gemm(p + r * bs + e_min, bs, 1, end[r] - e_min, vb + e_min * v_stride, v_stride, head_dim,
-                   og + r * out_stride, out_stride, nullptr, true);
+          weighted_values_prefix(p, bs, nr, end, vb, v_stride, head_dim, og, out_stride, true);
         } else {
           for (index_t r = 0; r < nr; ++r) {
             if (!end[r]) continue;
@@ -544,6 +527,21 @@ struct Generic {
         }
       }
     }
+  }
+
+  /// out[r, :] = Σ_{j < end[r]} p[r, j] · v[j] for nr rows, in key order (accumulate: continuing
+  /// from out; else from +0, and every end[r] >= 1): the keys every row has as one register-tiled
+  /// product, then each row's remaining keys continue its own sums.
+  static void weighted_values_prefix(const float* p, index_t p_stride, index_t nr, const index_t* end, const float* v,
+                                     index_t v_stride, index_t head_dim, float* out, index_t out_stride,
+                                     bool accumulate) {
+    index_t e_min = end[0];
+    for (index_t r = 1; r < nr; ++r) e_min = end[r] < e_min ? end[r] : e_min;
+    if (e_min) gemm(p, p_stride, nr, e_min, v, v_stride, head_dim, out, out_stride, nullptr, accumulate);
+    for (index_t r = 0; r < nr; ++r)
+      if (end[r] > e_min)
+        gemm(p + r * p_stride + e_min, p_stride, 1, end[r] - e_min, v + e_min * v_stride, v_stride, head_dim,
+             out + r * out_stride, out_stride, nullptr, true);
   }
 
   /// out[d] = fma(p_j, v_j[d], out[d]) over the keys use(j) accepts, in key order, lane-wise over d
