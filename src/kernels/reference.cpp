@@ -92,7 +92,6 @@ void log_softmax_row(float* x, index_t n) noexcept {
 void attention_row_weights(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
                            index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p,
                            float* out) noexcept {
-  const index_t kv_stride = v_stride;
   const float scale = std::sqrt(static_cast<float>(head_dim));
   auto allowed = [&](index_t j) { return j < mask.key_end && (!mask.allow || mask.allow[j] != 0); };
 
@@ -117,7 +116,7 @@ void attention_row_weights(const float* q, const float* kt, index_t kt_stride, c
     for (index_t d = 0; d < head_dim; ++d) {
       float acc = 0.0f;
       if (w != 0.0f)
-        for (index_t j = 0; j < n_keys; ++j) acc = std::fma(w, v[j * kv_stride + d], acc);
+        for (index_t j = 0; j < n_keys; ++j) acc = std::fma(w, v[j * v_stride + d], acc);
       out[d] = acc;
     }
     return;
@@ -130,7 +129,7 @@ void attention_row_weights(const float* q, const float* kt, index_t kt_stride, c
   for (index_t d = 0; d < head_dim; ++d) {
     float acc = 0.0f;
     for (index_t j = 0; j < n_keys; ++j)
-      if (allowed(j)) acc = std::fma(p[j], v[j * kv_stride + d], acc);
+      if (allowed(j)) acc = std::fma(p[j], v[j * v_stride + d], acc);
     out[d] = acc;
   }
 }
