@@ -45,7 +45,7 @@ import sys
 import torch
 
 LAYOUT_FORMAT = "statiformer"
-SUPPORTED_SCHEMA_VERSION = 1
+SUPPORTED_SCHEMA_VERSION = 2
 IGNORED = [r"(^|\.)pe$", r"(^|\.)num_batches_tracked$"]  # buffers that are not parameters
 
 
@@ -151,7 +151,9 @@ def load_schema(path):
 
 
 def stored_tensor(entry, tensor):
-    """The tensor in the layout the model stores, as the schema says: the transpose iff `transposed`."""
+    """The tensor in the layout the model stores, as the schema says: the transpose iff `transposed`,
+    its elements in column panels of `panel` columns when `panel` > 0 (see the schema's header
+    comment). The result keeps the stored shape; its contiguous data is in stored order."""
     t = tensor.detach().to(torch.float32)
     if entry["transposed"]:
         if t.dim() != 2:
@@ -161,6 +163,10 @@ def stored_tensor(entry, tensor):
     if list(t.shape) != entry["stored_shape"]:
         raise ExportError([f"{entry['name']}: stored shape {list(t.shape)} differs from the schema's "
                            f"{entry['stored_shape']}"])
+    panel = entry.get("panel", 0)
+    if panel and t.dim() == 2 and t.shape[1] > panel:
+        t = torch.cat([t[:, p:p + panel].contiguous().reshape(-1)
+                       for p in range(0, t.shape[1], panel)]).reshape(t.shape)
     return t
 
 

@@ -28,7 +28,7 @@ TENSORS = [
     ("norm.weight", [3], [1.0, 1.125, 0.875]),
     ("norm.bias", [3], [-0.125, 0.0, 0.5]),
 ]
-METADATA = {"format": "statiformer", "layout": "1"}
+METADATA = {"format": "statiformer", "layout": "2"}
 
 
 def f16(x):
@@ -234,7 +234,9 @@ CASES = [
     ("empty_object", "not_statiformer_layout", lambda: raw_header("{}", b"")),
     ("metadata_format_pytorch", "not_statiformer_layout",
      lambda: file_with(lambda h, d: h["__metadata__"].update(format="pt"))),
-    ("metadata_layout_2", "not_statiformer_layout", lambda: file_with(lambda h, d: h["__metadata__"].update(layout="2"))),
+    # version 1 stored wide linear weights plain, not in column panels: same shapes, other order
+    ("metadata_layout_1", "not_statiformer_layout", lambda: file_with(lambda h, d: h["__metadata__"].update(layout="1"))),
+    ("metadata_layout_3", "not_statiformer_layout", lambda: file_with(lambda h, d: h["__metadata__"].update(layout="3"))),
     ("metadata_no_layout", "not_statiformer_layout", lambda: file_with(lambda h, d: h["__metadata__"].pop("layout"))),
     # names
     ("too_many_tensors", "too_many_tensors", lambda: many_tensors(300)),

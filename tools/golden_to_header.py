@@ -66,6 +66,7 @@ def main():
         if stf_torch.stored_transposed(n, dims):
             rows, cols = dims
             values = [values[r * cols + c] for c in range(cols) for r in range(rows)]
+            values = stf_torch.panel_order_list(values, cols, rows)  # stored [rows=cols, cols=rows]
             dims = [cols, rows]
             tensors[n] = (dims, values)
         out.append(constant(n, dims, values))

@@ -473,10 +473,37 @@ def canonical_from_torch_encdec(model):
 # --------------------------------------------------------------------------------------------
 
 
+# Columns of one weight panel (kWeightPanel in include/statiformer/config.hpp): a transposed matrix
+# [rows, cols] is stored in column panels of this many columns, each row-major and contiguous, one
+# after the other; a matrix of at most this many columns is plain row-major.
+WEIGHT_PANEL = 64
+
+
+def panel_order(t, panel=WEIGHT_PANEL):
+    """The elements of a 2-D tensor [rows, cols] in column-panel order (1-D): panel after panel of
+    `panel` columns (the last one narrower), each row-major. Plain row-major when cols <= panel or
+    panel is 0. Mirrors stf::stored_index."""
+    if panel == 0 or t.shape[1] <= panel:
+        return t.contiguous().reshape(-1)
+    return torch.cat([t[:, p:p + panel].contiguous().reshape(-1) for p in range(0, t.shape[1], panel)])
+
+
+def panel_order_list(values, rows, cols, panel=WEIGHT_PANEL):
+    """panel_order for a flat row-major list of rows*cols values."""
+    if panel == 0 or cols <= panel:
+        return list(values)
+    out = []
+    for p in range(0, cols, panel):
+        for r in range(rows):
+            out.extend(values[r * cols + p:r * cols + min(p + panel, cols)])
+    return out
+
+
 def stored_transposed(name, dims):
     """Whether statiformer stores canonical parameter `name` (PyTorch shape `dims`) transposed:
-    every linear weight ([out, in] in PyTorch) is stored [in, out]; embeddings, norms and biases
-    as they are. Mirrors ParamRef::transposed of the C++ schema, which is authoritative."""
+    every linear weight ([out, in] in PyTorch) is stored [in, out] in column panels (panel_order);
+    embeddings, norms and biases as they are. Mirrors ParamRef::transposed of the C++ schema, which
+    is authoritative."""
     parts = name.split(".")
     return len(dims) == 2 and parts[-1] == "weight" and not (len(parts) > 1 and parts[-2].endswith("embed"))
 

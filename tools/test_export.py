@@ -30,8 +30,8 @@ def schema_for(named, transposed=lambda name, t: False):
         shape = list(t.shape)
         tr = bool(transposed(name, t)) and len(shape) == 2
         params.append({"name": name, "dtype": "F32", "shape": shape, "transposed": tr,
-                       "stored_shape": shape[::-1] if tr else shape})
-    return {"format": "statiformer-schema", "version": 1, "model": "test",
+                       "stored_shape": shape[::-1] if tr else shape, "panel": st.WEIGHT_PANEL if tr else 0})
+    return {"format": "statiformer-schema", "version": 2, "model": "test",
             "param_count": sum(t.numel() for _, t in named), "params": params}
 
 
@@ -188,7 +188,7 @@ class Writers(unittest.TestCase):
         header = json.loads(blob[8:8 + n])
         self.assertEqual((8 + n) % 64, 0)
         self.assertEqual(header["__metadata__"]["format"], "statiformer")
-        self.assertEqual(header["__metadata__"]["layout"], "1")
+        self.assertEqual(header["__metadata__"]["layout"], "2")
         data = blob[8 + n:]
         end = 0
         for entry, t in got:
@@ -204,6 +204,31 @@ class Writers(unittest.TestCase):
         self.assertIn("alignas(64) inline constexpr float self_attn_q_weight[8 * 8]", text)
         self.assertIn("stored transposed [16, 8] (PyTorch [8, 16])", text)  # linear2.weight
         self.assertIn('{"ff.linear1.weight", ff_linear1_weight, 8 * 16}', text)
+
+    def test_wide_transposed_matrices_are_written_in_column_panels(self):
+        # d_ff 100: linear1.weight is stored [8, 100], two panels of 64 and 36 columns
+        torch.manual_seed(4)
+        layer = nn.TransformerEncoderLayer(8, 2, 100)
+        named = st.canonical_from_torch(layer.state_dict(), layer_level=True)
+        tmp = Tmp()
+        schema = tmp.write_json("s.json", schema_for(named, linear_weights))
+        got = export.export(layer.state_dict(), schema, "torch")
+        seen = 0
+        for (entry, t), (name, want) in zip(got, named):
+            if not entry["transposed"]:
+                continue
+            rows, cols = entry["stored_shape"]
+            flat, plain = t.reshape(-1), want.t()
+            for r in range(rows):
+                for c in range(cols):
+                    if cols <= 64:
+                        i = r * cols + c
+                    else:
+                        p0 = c // 64 * 64
+                        i = p0 * rows + r * min(64, cols - p0) + (c - p0)
+                    self.assertEqual(flat[i].item(), plain[r, c].item(), (name, r, c))
+            seen += cols > 64
+        self.assertEqual(seen, 1)  # linear1.weight
 
     def test_whole_module_checkpoint_and_determinism(self):
         tmp = Tmp()

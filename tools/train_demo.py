@@ -202,7 +202,8 @@ def write_header(named, note):
     for name, t in named:
         ident = name.replace(".", "_")
         if st.stored_transposed(name, list(t.shape)):
-            t = t.t().contiguous()  # the layout the model stores: [in, out]
+            # the layout the model stores: [in, out] in column panels
+            t = st.panel_order(t.t()).reshape(t.shape[1], t.shape[0])
         out.append(cpp_tensor(ident, t))
         size = " * ".join(str(d) for d in t.shape)
         entries.append(f'    {{"{name}", {ident}.data, {size}}},\n')

@@ -41,7 +41,8 @@ void register_eigen() {
     typename Layer::Params params;  // the stf schema, to bind the same weights as for stf
     const auto weights = stf_peers::random_params(params);
     stf_peers::EncoderWeights w;
-    if (!stf_peers::peer_weights_of<Layer>(params, w)) {
+    stf_peers::PlainCopies plain;
+    if (!stf_peers::peer_weights_of<Layer>(params, w, plain)) {
       state.SkipWithError("the Eigen peer's weights do not bind by name");
       return;
     }

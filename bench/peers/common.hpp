@@ -17,11 +17,16 @@ using stf_bench::AlignedFloats;
 using stf_bench::random_input;
 using stf_bench::random_params;
 
+/// Plain row-major copies of the weights statiformer stores in column panels (peers read plain
+/// matrices).
+using PlainCopies = std::vector<std::vector<float>>;
+
 /// Hands the parameters bound to a stf::EncoderLayer to a peer, by their schema names (PyTorch's
-/// state_dict names, with in_proj split into q/k/v). False if a name is unknown, missing or has
+/// state_dict names, with in_proj split into q/k/v); matrices stored in column panels are handed
+/// over as plain row-major copies kept in `copies`. False if a name is unknown, missing or has
 /// another element count.
 template <class Layer>
-bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w) {
+bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w, PlainCopies& copies) {
   constexpr stf::index_t D = Layer::d_model, F = Layer::d_ff;
   struct Slot {
     const char* name;
@@ -54,6 +59,13 @@ bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w) {
           if (std::strcmp(s.name, name.c_str()) != 0) continue;
           ok = ok && r.size() == s.size && w.*s.member == nullptr;
           w.*s.member = *r.data;
+          if (r.transposed && r.panel) {  // stored [cols, rows] in column panels
+            std::vector<float>& plain = copies.emplace_back(r.size());
+            for (stf::index_t i = 0; i < r.cols; ++i)
+              for (stf::index_t o = 0; o < r.rows; ++o)
+                plain[i * r.rows + o] = (*r.data)[stf::stored_index(r.cols, r.rows, r.panel, i, o)];
+            w.*s.member = plain.data();
+          }
           ++bound;
           return;
         }

@@ -5,7 +5,7 @@
 //   x1 = LayerNorm1(x + MHA(x, x, x, key_padding))
 //   y  = LayerNorm2(x1 + linear2(relu(linear1(x1))))
 //
-// Weights are mapped in place as statiformer stores them (row-major [in, out], the transpose of PyTorch's; y = x W + b
+// Weights are mapped in place as plain row-major [in, out] matrices (the transpose of PyTorch's; y = x W + b
 // as one GEMM per projection), activations live in buffers allocated once at construction, and every product is written
 // with noalias(). Keys at positions >= valid_len are dropped from the score and value products (the same result as
 // masking them with -inf).

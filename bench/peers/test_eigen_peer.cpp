@@ -21,7 +21,8 @@ bool check_shape() {
   auto layer = std::make_unique<Layer>();
   const auto storage = stf_peers::random_params(layer->params);
   stf_peers::EncoderWeights w;
-  if (!stf_peers::peer_weights_of<Layer>(layer->params, w)) {
+  stf_peers::PlainCopies plain;
+  if (!stf_peers::peer_weights_of<Layer>(layer->params, w, plain)) {
     std::printf("FAIL (%zu,%zu,%zu,%zu): the peer's weights do not bind by name\n", S, D, H, F);
     return false;
   }

@@ -88,23 +88,37 @@ def bench_input(n, np):
     return ((i * 7919) % 101).astype(np.float32) / np.float32(50.0) - np.float32(1.0)
 
 
+def plain_from_panels(torch, flat, rows, cols, panel=64):
+    """A [rows, cols] matrix from its elements in stf's column-panel order (kWeightPanel: panels of
+    `panel` columns, each row-major, one after the other; plain row-major when cols <= panel)."""
+    if cols <= panel:
+        return flat.view(rows, cols)
+    parts, pos = [], 0
+    for p in range(0, cols, panel):
+        width = min(panel, cols - p)
+        parts.append(flat[pos:pos + rows * width].view(rows, width))
+        pos += rows * width
+    return torch.cat(parts, dim=1)
+
+
 def make_layer(torch, np, s, d, h, f):
     layer = torch.nn.TransformerEncoderLayer(d, h, f, dropout=0.0, batch_first=True).eval()
     # stf's visit order: self_attn.{q,k,v,o}.{weight,bias}, ff.linear{1,2}.{weight,bias}, norm{1,2};
-    # stf stores linear weights transposed ([in, out]), so PyTorch gets their transposes
+    # stf stores linear weights transposed ([in, out], in column panels), so PyTorch gets their
+    # transposes
     sizes = [d * d, d] * 4 + [f * d, f, d * f, d, d, d, d, d]
     flat = torch.from_numpy(lcg_floats(sum(sizes), np))
     parts = list(torch.split(flat, sizes))
     q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, l1_w, l1_b, l2_w, l2_b, n1_w, n1_b, n2_w, n2_b = parts
     with torch.no_grad():
         attn = layer.self_attn
-        attn.in_proj_weight.copy_(torch.cat([w.view(d, d).t() for w in (q_w, k_w, v_w)]))
+        attn.in_proj_weight.copy_(torch.cat([plain_from_panels(torch, w, d, d).t() for w in (q_w, k_w, v_w)]))
         attn.in_proj_bias.copy_(torch.cat([q_b, k_b, v_b]))
-        attn.out_proj.weight.copy_(o_w.view(d, d).t())
+        attn.out_proj.weight.copy_(plain_from_panels(torch, o_w, d, d).t())
         attn.out_proj.bias.copy_(o_b)
-        layer.linear1.weight.copy_(l1_w.view(d, f).t())
+        layer.linear1.weight.copy_(plain_from_panels(torch, l1_w, d, f).t())
         layer.linear1.bias.copy_(l1_b)
-        layer.linear2.weight.copy_(l2_w.view(f, d).t())
+        layer.linear2.weight.copy_(plain_from_panels(torch, l2_w, f, d).t())
         layer.linear2.bias.copy_(l2_b)
         layer.norm1.weight.copy_(n1_w)
         layer.norm1.bias.copy_(n1_b)

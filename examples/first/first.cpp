@@ -17,7 +17,8 @@ int main() {
   auto& p = layer.params;
   for (auto* lin : {&p.self_attn.q, &p.self_attn.k, &p.self_attn.v, &p.self_attn.o})
     *lin = {stf::CMat<16, 16>(w.data), b};
-  p.ff.linear1 = {stf::CMat<16, 32>(w1.data), b1};  // weights are stored transposed: [In, Out]
+  p.ff.linear1 = {stf::CMat<16, 32>(w1.data),
+                  b1};  // weights are stored transposed: [In, Out] (in column panels of 64 outputs when wider)
   p.ff.linear2 = {stf::CMat<32, 16>(w2.data), b};
   p.norm1 = p.norm2 = {ones, b};
 

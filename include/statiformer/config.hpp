@@ -1,4 +1,5 @@
-// statiformer — basic vocabulary shared by every header: index type, alignment, status codes.
+// statiformer — basic vocabulary shared by every header: index type, alignment, the stored layout
+// of weights, status codes.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,21 @@ using index_t = std::size_t;
 
 /// Alignment of every tensor the library owns (a cache line; enough for AVX-512 loads).
 inline constexpr index_t kTensorAlign = 64;
+
+/// Columns of one weight panel: the stored layout of every linear layer's weight. A linear layer's weight is stored as
+/// Wᵀ [In, Out] cut into column panels of kWeightPanel outputs (the last one narrower when Out is not a multiple), each
+/// panel [In, width] row-major and contiguous, panel after panel. A register tile streams one panel: the rows of a
+/// block of reduction steps are consecutive in memory, so the block stays in L1 whatever Out is (a plain [In, Out]
+/// matrix at a power-of-two Out puts every row of a block in the same few cache sets). A weight of at most kWeightPanel
+/// outputs is plain row-major [In, Out]. Part of the stored layout exporters write (schema version 2).
+inline constexpr index_t kWeightPanel = 64;
+
+/// Index of Wᵀ[k, o] in a [in, out] weight stored in column panels (see kWeightPanel).
+constexpr index_t weight_index(index_t in, index_t out, index_t k, index_t o) {
+  const index_t p0 = o / kWeightPanel * kWeightPanel;  // first column of o's panel
+  const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+  return p0 * in + k * width + (o - p0);
+}
 
 /// Result of every operation that can fail at run time on user data. Nothing is thrown; a call
 /// that returns anything but `Status::ok` has written nothing to its outputs.

@@ -43,7 +43,7 @@ void linear(const float* x, index_t rows, index_t in, const float* w, const floa
   for (index_t r = 0; r < rows; ++r) {
     for (index_t o = 0; o < out; ++o) {
       float acc = 0.0f;
-      for (index_t k = 0; k < in; ++k) acc = std::fma(x[r * in + k], w[k * out + o], acc);
+      for (index_t k = 0; k < in; ++k) acc = std::fma(x[r * in + k], w[weight_index(in, out, k, o)], acc);
       y[r * out + o] = bias ? acc + bias[o] : acc;
     }
     if (act == Fuse::relu) activation(Activation::relu, y + r * out, out);

@@ -17,7 +17,7 @@ int main() {
     lin->weight = stf::CMat<8, 8>(w.data);
     lin->bias = zeros;
   }
-  p.ff.linear1.weight = stf::CMat<8, 16>(w16.data);  // stored transposed: [In, Out]
+  p.ff.linear1.weight = stf::CMat<8, 16>(w16.data);  // stored transposed: [In, Out] (one panel: at most 64 outputs)
   p.ff.linear1.bias = b16;
   p.ff.linear2.weight = stf::CMat<16, 8>(w16.data);
   p.ff.linear2.bias = zeros;

@@ -67,10 +67,11 @@ void check_transposed_export(const std::string& name, Params& plain) {
     const index_t rows = refs_p[i].rows, cols = refs_p[i].cols;
     if (refs_t[i].transposed != refs_p[i].transposed) {
       ++transposed;
-      // b is [rows, cols] (PyTorch's), a its transpose [cols, rows]
+      // b is [rows, cols] (PyTorch's), a its transpose [cols, rows] in column panels
       for (index_t row = 0; row < rows; ++row)
         for (index_t col = 0; col < cols; ++col)
-          mismatches += std::memcmp(&a[col * rows + row], &b[row * cols + col], 4) != 0;
+          mismatches +=
+              std::memcmp(&a[stored_index(cols, rows, refs_t[i].panel, col, row)], &b[row * cols + col], 4) != 0;
     } else {
       mismatches += std::memcmp(a, b, refs_p[i].size() * sizeof(float)) != 0;
     }

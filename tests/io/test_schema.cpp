@@ -28,8 +28,8 @@ TEST_CASE("the schema JSON goes to a buffer or a FILE*, the same text", "[io][sc
   for (int c; (c = std::fgetc(f)) != EOF;) from_file += static_cast<char>(c);
   std::fclose(f);
   CHECK(from_file == std::string(buffer.data()));
-  CHECK(from_file.rfind("{\"format\": \"statiformer-schema\", \"version\": 1, \"model\": \"enc_stack\"", 0) == 0);
-  CHECK(from_file.find("{\"name\": \"layers.1.ff.linear2.weight\", \"dtype\": \"F32\", \"shape\": [8, 16]") !=
+  CHECK(from_file.rfind("{\"format\": \"statiformer-schema\", \"version\": 2, \"model\": \"enc_stack\"", 0) == 0);
+  CHECK(from_file.find("{\"name\": \"layers.1.ff.linear2.weight\", \"dtype\": \"F32\", \"shape\": [8, 100]") !=
         std::string::npos);
 
   // a short buffer: truncated, terminated, and the full length still reported
@@ -43,7 +43,7 @@ TEST_CASE("a transposed parameter's schema entry gives PyTorch's shape and the s
   char text[1024];
   REQUIRE(write_schema_json(params, text, sizeof text, "t") < sizeof text);
   CHECK(std::string(text).find("{\"name\": \"proj.weight\", \"dtype\": \"F32\", \"shape\": [3, 4], \"transposed\": "
-                               "true, \"stored_shape\": [4, 3]}") != std::string::npos);
+                               "true, \"stored_shape\": [4, 3], \"panel\": 64}") != std::string::npos);
   CHECK(std::string(text).find("{\"name\": \"proj.bias\", \"dtype\": \"F32\", \"shape\": [3], \"transposed\": false, "
-                               "\"stored_shape\": [3]}") != std::string::npos);
+                               "\"stored_shape\": [3], \"panel\": 0}") != std::string::npos);
 }

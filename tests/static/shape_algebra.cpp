@@ -29,9 +29,11 @@ static_assert(MultiHeadAttention<7, 11, 16, 4>::scratch_floats == 7 * 16 + 2 * 1
 static_assert(MultiHeadAttention<2, 11, 16, 4>::scratch_floats == 2 * 16 + 2 * 11 * 16 + 2 * (11 + 4));
 static_assert(MultiHeadAttention<128, 500, 64, 2>::attention_floats == 6 * (32 + 32));
 static_assert(MultiHeadAttention<128, 500, 64, 2>::score_matrix_floats == 128 * 500);
-// FF runs blocks of up to 32 rows: a hidden block and an output block.
+// FF runs blocks of up to 128 rows, each in chunks of up to 128 hidden units: a hidden chunk and
+// an output block.
 static_assert(FeedForward<7, 16, 32>::scratch_floats == 7 * (32 + 16));
-static_assert(FeedForward<64, 16, 32>::scratch_floats == 32 * (32 + 16));
+static_assert(FeedForward<64, 16, 32>::scratch_floats == 64 * (32 + 16));
+static_assert(FeedForward<200, 512, 2048>::scratch_floats == 128 * (128 + 512));
 // Encoder layer: a sublayer output [S, D] plus the larger inner scratch.
 static_assert(EncoderLayer<7, 16, 4, 32>::scratch_floats == 7 * 16 + (7 * 16 + 2 * 7 * 16 + 6 * (7 + 4)));
 

@@ -116,7 +116,7 @@ const float* transposed(const GoldenCase& c, const std::string& tensor, index_t 
   std::vector<float>& t = c.derived["transposed:" + tensor];
   t.assign(rows * cols, 0.0f);
   for (index_t r = 0; r < rows; ++r)
-    for (index_t k = 0; k < cols; ++k) t[k * rows + r] = src[r * cols + k];
+    for (index_t k = 0; k < cols; ++k) t[stored_index(cols, rows, kWeightPanel, k, r)] = src[r * cols + k];
   return t.data();
 }
 
@@ -126,7 +126,8 @@ const float* packed_in_proj(const GoldenCase& c, const std::string& tensor, inde
   t.assign(3 * d * d, 0.0f);
   for (index_t b = 0; b < 3; ++b)
     for (index_t r = 0; r < d; ++r)
-      for (index_t k = 0; k < d; ++k) t[b * d * d + k * d + r] = src[b * d * d + r * d + k];
+      for (index_t k = 0; k < d; ++k)
+        t[b * d * d + stored_index(d, d, kWeightPanel, k, r)] = src[b * d * d + r * d + k];
   return t.data();
 }
 

@@ -48,12 +48,12 @@ void check_close(const GoldenCase& c, const std::string& what, const float* got,
 
 void require_bound(const BindResult& r, const std::string& case_name);
 
-/// The transpose of a [rows, cols] golden tensor, kept alive in the case (the layout the model
-/// stores a parameter with ParamRef::transposed in).
+/// The transpose of a [rows, cols] golden tensor in column panels (stored_index), kept alive in
+/// the case: the layout the model stores a parameter with ParamRef::transposed in.
 const float* transposed(const GoldenCase& c, const std::string& tensor, index_t rows, index_t cols);
 
 /// nn.MultiheadAttention's in_proj_weight [3·d, d] as MultiHeadAttention::Params::bind_packed
-/// takes it: each [d, d] block transposed.
+/// takes it: each [d, d] block transposed, in column panels.
 const float* packed_in_proj(const GoldenCase& c, const std::string& tensor, index_t d);
 
 /// Binds a layer's parameters to the case's tensors by schema name, transposing the ones the

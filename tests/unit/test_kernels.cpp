@@ -136,6 +136,36 @@ TEST_CASE("kernel variants: linear with a long reduction (several k blocks on ev
   });
 }
 
+TEST_CASE("kernel variants: linear_block over blocks of the reduction and of the outputs gives linear's bits",
+          "[kernels]") {
+  // what FeedForward does with its chunks of hidden units: blocks of columns (panel-aligned or
+  // not) and of reduction steps, each continuing the sums of the previous one
+  for_each_variant([](auto k) {
+    using K = decltype(k);
+    for (index_t rows : {1, 5, 13})
+      for (index_t in : {7, 100, 300})
+        for (index_t out : {5, 64, 130, 200})
+          for (index_t col_block : {index_t{50}, kWeightPanel, 2 * kWeightPanel}) {
+            const auto x = data(rows * in, 41), w = data(out * in, 42), b = data(out, 43);
+            std::vector<float> got(rows * out), want(rows * out);
+            ref::linear(x.data(), rows, in, w.data(), b.data(), out, want.data(), Fuse::relu);
+            const index_t cuts[] = {0, in / 3, in - in / 4, in};
+            for (index_t o0 = 0; o0 < out; o0 += col_block) {
+              const index_t cols = out - o0 < col_block ? out - o0 : col_block;
+              for (index_t c = 0; c + 1 < 4; ++c) {
+                const index_t k0 = cuts[c], k1 = cuts[c + 1];
+                if (k0 == k1) continue;
+                const bool last = k1 == in;
+                K::linear_block(x.data() + k0, in, rows, k1 - k0, {w.data(), in, out, k0, o0}, cols, got.data() + o0,
+                                out, last ? b.data() + o0 : nullptr, k0 > 0, last ? Fuse::relu : Fuse::none);
+              }
+            }
+            INFO(K::name() << " rows=" << rows << " in=" << in << " out=" << out << " column block=" << col_block);
+            CHECK(first_difference(got, want) == -1);
+          }
+  });
+}
+
 TEST_CASE("kernel variants: attention rows equal the reference, every mask, streaming and with weights", "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);

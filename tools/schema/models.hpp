@@ -12,11 +12,14 @@ namespace stf_io {
 
 using stf::index_t;
 
-/// nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 2, norm=nn.LayerNorm(8)), post-norm.
-using EncStack = stf::EncoderStack<stf::EncoderLayer<5, 8, 2, 16, stf::LayerOptions{}>, 2, true>;
-/// nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, norm_first=True), 2, norm=nn.LayerNorm(8)).
+/// nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 100), 2, norm=nn.LayerNorm(8)), post-norm.
+/// linear1's weight is stored [8, 100]: two column panels (64 and 36).
+using EncStack = stf::EncoderStack<stf::EncoderLayer<5, 8, 2, 100, stf::LayerOptions{}>, 2, true>;
+/// nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 130, norm_first=True), 2, norm=nn.LayerNorm(8)).
+/// linear1's weight is stored [8, 130]: three column panels, and the feed-forward runs in two
+/// chunks of hidden units (128 and 2).
 using DecStack =
-    stf::DecoderStack<stf::DecoderLayer<4, 6, 8, 2, 16, stf::LayerOptions{.norm = stf::NormPlacement::pre}>, 2, true>;
+    stf::DecoderStack<stf::DecoderLayer<4, 6, 8, 2, 130, stf::LayerOptions{.norm = stf::NormPlacement::pre}>, 2, true>;
 using Demo = stf_demo::Model;
 
 /// Tiny: a Linear(4 → 3) and a LayerNorm(3): 4 tensors, 21 floats, a ~300-byte header. Its layout
@@ -35,7 +38,7 @@ struct TinyParams {
   }
 };
 
-/// `Params` with every matrix except embeddings stored transposed ([In, Out]): what main's
+/// `Params` with every matrix except embeddings stored transposed ([In, Out], column panels): what main's
 /// LinearParams declares. Lets the exporter's and the loader's transposed path be tested now.
 template <class Params>
 struct LinearsTransposed {
@@ -46,7 +49,10 @@ struct LinearsTransposed {
     inner.visit(
         [&](const stf::Name& name, stf::ParamRef ref) {
           const char* tail = name.c_str() + (name.length >= 12 ? name.length - 12 : 0);
-          if (ref.cols && std::strcmp(tail, "embed.weight") != 0) ref.transposed = true;
+          if (ref.cols && std::strcmp(tail, "embed.weight") != 0) {
+            ref.transposed = true;
+            ref.panel = stf::kWeightPanel;
+          }
           f(name, ref);
         },
         prefix);

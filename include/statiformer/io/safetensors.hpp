@@ -674,7 +674,9 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
   char version[8];
   st::format_to(version, sizeof version, "%d", kSchemaVersion);
   if (!st::equals(h.layout, version)) {
-    st::say(r, LoadError::not_statiformer_layout, "statiformer layout version '%s': expected '%s'",
+    st::say(r, LoadError::not_statiformer_layout,
+            "statiformer layout version '%s': expected '%s' (version 2 stores linear weights in column panels; "
+            "export the checkpoint again with tools/export.py)",
             st::printable(h.layout).c_str(), version);
     return r;
   }

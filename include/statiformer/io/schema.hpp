@@ -3,14 +3,16 @@
 // each tensor in the layout the model stores; the safetensors loader checks files against the same
 // ParamRefs. Written without the heap, to a caller buffer or a FILE*.
 //
-//   {"format": "statiformer-schema", "version": 1, "model": "demo", "param_count": 44237,
+//   {"format": "statiformer-schema", "version": 2, "model": "demo", "param_count": 44237,
 //    "params": [
 //     {"name": "encoder.layers.0.self_attn.q.weight", "dtype": "F32", "shape": [32, 32],
-//      "transposed": false, "stored_shape": [32, 32]},
+//      "transposed": true, "stored_shape": [32, 32], "panel": 64},
 //     ...]}
 //
 // `shape` is the PyTorch shape; `stored_shape` is what the model reads (shape reversed when
-// `transposed`). Exported files hold tensors in stored layout.
+// `transposed`); `panel` > 0: the stored matrix is cut into column panels of that many columns,
+// each row-major and contiguous, one after the other (the last one narrower; a matrix of at most
+// `panel` columns is plain row-major). Exported files hold tensors in stored layout.
 #pragma once
 
 #include <cstdio>
@@ -20,7 +22,8 @@
 namespace stf {
 
 /// Version of the schema JSON, and of the layout exporters write (safetensors `__metadata__`).
-inline constexpr int kSchemaVersion = 1;
+/// 2: transposed matrices are stored in column panels ("panel"); 1 had them plain row-major.
+inline constexpr int kSchemaVersion = 2;
 
 /// The shape of a parameter as the model stores it: [rows, cols], or [cols, rows] when transposed.
 inline void stored_shape(const ParamRef& ref, index_t& rows, index_t& cols) {
@@ -112,6 +115,8 @@ void write_schema(Params& params, SchemaSink& out, const char* model) {
         index_t rows = 0, cols = 0;
         stored_shape(ref, rows, cols);
         out.shape(rows, cols);
+        out.text(", \"panel\": ");
+        out.number(ref.panel);
         out.put('}');
       },
       Name{});

@@ -6,7 +6,8 @@
 // Canonical order (what makes the bits independent of the vector width):
 //  - every output of a matrix product (linear, Q·Kᵀ, P·V) is accumulated in sequence over the
 //    reduction index with fma, starting from +0: acc = fma(a_k, b_k, acc) for k = 0, 1, ...
-//    Vectors run across outputs (weights are stored [In, Out], keys as Kᵀ), never across k;
+//    Vectors run across outputs (weights are stored [In, Out] in column panels, keys as Kᵀ),
+//    never across k;
 //  - a sum or dot product of one vector (softmax and LayerNorm statistics) runs on 16 lanes:
 //    element k goes to lane k mod 16, the input is zero-padded to a multiple of 16, each lane
 //    accumulates in sequence, and the 16 lanes are folded in halves: i + (i+8), then +4, +2, +1;
@@ -39,6 +40,14 @@ constexpr index_t attention_scratch_floats(index_t n_rows, index_t n_keys, index
   return rows * ((n_keys < kAttentionKeyBlock ? n_keys : kAttentionKeyBlock) + head_dim);
 }
 
+/// A block of a panel-stored weight Wᵀ [in_total, out_total] (see kWeightPanel): rows from k0,
+/// columns from o0. Products over a block of the reduction (k0 > 0) continue from partial sums.
+struct WeightBlock {
+  const float* w;
+  index_t in_total, out_total;
+  index_t k0 = 0, o0 = 0;
+};
+
 /// Activation fused into a linear layer's output.
 enum class Fuse : std::uint8_t { none, relu, gelu };
 constexpr Fuse fuse(Activation a) { return a == Activation::relu ? Fuse::relu : Fuse::gelu; }
@@ -55,9 +64,17 @@ struct RowMask {
 template <class Tag>
 struct Kernels {
   /// y[r, o] = act(Σ_k x[r, k] · w[k, o] + bias[o]) for x [rows, in] and w [in, out] (the
-  /// transpose of PyTorch's [out, in]; exporters store it so), bias nullable. y must not alias x.
+  /// transpose of PyTorch's [out, in], in column panels: see kWeightPanel; exporters store it so),
+  /// bias nullable. y must not alias x.
   static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
                      Fuse act = Fuse::none) noexcept;
+  /// linear over a block of a weight: y[r, o] (row stride ldy) for o < out, summing
+  /// x[r, k] · Wᵀ[w.k0 + k, w.o0 + o] over k < in (x row stride ldx). accumulate: continue each
+  /// sum from the value in y, exactly as if the block's reduction steps had followed the earlier
+  /// ones (so blocks over the reduction compose into the same bits as one linear). The bias is
+  /// added and act applied after this block's steps (pass them with the last block only).
+  static void linear_block(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
+                           index_t ldy, const float* bias, bool accumulate, Fuse act = Fuse::none) noexcept;
   /// One query row of scaled dot-product attention over n_keys keys of one head, keys given
   /// transposed, streaming over key blocks (see ref::attention_row for the contract); p: scratch
   /// of attention_scratch_floats(1, n_keys, head_dim).

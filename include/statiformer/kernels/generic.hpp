@@ -221,34 +221,66 @@ struct Generic {
       tile_nv<R, kVecs>(nv, a);
   }
 
+  /// Where the w[k, o] of a product live: a plain matrix (w + k·ld + o) or a block of a
+  /// panel-stored weight (kernels/api.hpp, kWeightPanel).
+  struct WeightAt {
+    const float* w;
+    index_t ld;         ///< plain: row stride
+    WeightBlock block;  ///< panels
+    bool panels;
+
+    static WeightAt plain(const float* w, index_t ld) { return {w, ld, {}, false}; }
+    static WeightAt panel_block(WeightBlock b) { return {nullptr, 0, b, true}; }
+
+    /// The address of w[0, o], the row stride `ld_o` of column o and the number `run` of columns
+    /// from o on that share it (to the end of o's panel).
+    const float* column(index_t o, index_t& ld_o, index_t& run) const {
+      if (!panels) {
+        ld_o = ld;
+        run = ~index_t{0} >> 1;
+        return w + o;
+      }
+      const index_t c = block.o0 + o;
+      const index_t p0 = c / kWeightPanel * kWeightPanel;
+      const index_t width = block.out_total - p0 < kWeightPanel ? block.out_total - p0 : kWeightPanel;
+      ld_o = width;
+      run = p0 + width - c;
+      return block.w + p0 * block.in_total + block.k0 * width + (c - p0);
+    }
+  };
+
   /// y[r, o] = Σ_k x[r, k] · w[k, o] (+ bias[o]) for x [rows, in] (row stride ldx), w [in, out]
-  /// (row stride ldw), y [rows, out] (row stride ldy). y must not alias x or w.
+  /// (see WeightAt), y [rows, out] (row stride ldy). y must not alias x or w.
   /// accumulate: continue from the values in y (the same sequence as if k had started earlier).
   /// act: applied after the bias.
   // (noclone: its tiles are inlined, and a constant-propagated copy would double them in flash)
-  [[gnu::noclone]] static void gemm(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw,
-                                    index_t out, float* y, index_t ldy, const float* bias, bool accumulate = false,
-                                    Fuse act = Fuse::none) {
+  [[gnu::noclone]] static void product(const float* x, index_t ldx, index_t rows, index_t in, const WeightAt& w,
+                                       index_t out, float* y, index_t ldy, const float* bias, bool accumulate,
+                                       Fuse act) {
     const index_t panel = (rows == 1 ? kGemvVecs : kVecs) * L;
     // Cache blocking over the reduction: a [kc, panel] block of w stays in L1 while every row passes.
     constexpr index_t kBlockBytes = 32 * 1024;
     index_t kc = kBlockBytes / (panel * sizeof(float));
     kc = kc < 16 ? 16 : kc;
-    // and at most 128 steps: a panel's rows are ldw floats apart, which for a power-of-two ldw maps
-    // them all to few cache sets; 128 rows of a narrow panel still fit L2's ways there
+    // and at most 128 steps: in a plain matrix a panel's rows are ld floats apart, which for a
+    // power-of-two ld maps them all to few cache sets; 128 rows of a narrow panel still fit L2's
+    // ways there
     kc = kc > 128 ? 128 : kc;
     if (in <= kc + kc / 2) kc = in;
     for (index_t k0 = 0; k0 < in; k0 += kc) {
       const index_t k1 = in - k0 < kc ? in : k0 + kc;
       const bool first = k0 == 0 && !accumulate, last = k1 == in;
-      for (index_t o0 = 0; o0 < out; o0 += panel) {
-        const index_t width = out - o0 < panel ? out - o0 : panel;
+      for (index_t o0 = 0; o0 < out;) {
+        index_t ldw = 0, run = 0;
+        const float* wo = w.column(o0, ldw, run);
+        index_t width = out - o0 < panel ? out - o0 : panel;
+        width = width < run ? width : run;
         const index_t nv = (width + L - 1) / L;
         TileArgs a{x,
                    ldx,
                    k0,
                    k1,
-                   w + o0,
+                   wo,
                    ldw,
                    y + o0,
                    ldy,
@@ -266,13 +298,25 @@ struct Generic {
           tile_rows<kRows>(n, nv, a);
           r += n;
         }
+        o0 += width;
       }
     }
   }
 
+  /// product with a plain w [in, out] of row stride ldw.
+  static void gemm(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw, index_t out,
+                   float* y, index_t ldy, const float* bias, bool accumulate = false, Fuse act = Fuse::none) {
+    product(x, ldx, rows, in, WeightAt::plain(w, ldw), out, y, ldy, bias, accumulate, act);
+  }
+
+  static void linear_block(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
+                           index_t ldy, const float* bias, bool accumulate, Fuse act) {
+    product(x, ldx, rows, in, WeightAt::panel_block(w), out, y, ldy, bias, accumulate, act);
+  }
+
   static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
                      Fuse act) {
-    gemm(x, in, rows, in, w, out, out, y, out, bias, false, act);
+    linear_block(x, in, rows, in, WeightBlock{w, in, out}, out, y, out, bias, false, act);
   }
 
   // ---- normalization and softmax -------------------------------------------------------------
@@ -570,6 +614,11 @@ template <class Tag>
 void Kernels<Tag>::linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out,
                           float* y, Fuse act) noexcept {
   kernels_detail::Generic<Tag>::linear(x, rows, in, w, bias, out, y, act);
+}
+template <class Tag>
+void Kernels<Tag>::linear_block(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out,
+                                float* y, index_t ldy, const float* bias, bool accumulate, Fuse act) noexcept {
+  kernels_detail::Generic<Tag>::linear_block(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act);
 }
 template <class Tag>
 void Kernels<Tag>::attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,

@@ -16,8 +16,8 @@ float dot(const float* a, const float* b, index_t n) noexcept;
 float sum(const float* x, index_t n) noexcept;
 
 /// y[r, o] = act(Σ_k x[r, k] · w[k, o] + bias[o]), the sum accumulated in sequence over k with
-/// fma from +0 (x: [rows, in], w: [in, out], the transpose of PyTorch's weight; bias may be
-/// null). y must not alias x.
+/// fma from +0 (x: [rows, in], w: [in, out], the transpose of PyTorch's weight, stored in column
+/// panels: w[k, o] at weight_index(in, out, k, o); bias may be null). y must not alias x.
 void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,
             Fuse act = Fuse::none) noexcept;
 

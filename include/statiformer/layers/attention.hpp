@@ -128,7 +128,8 @@ struct MultiHeadAttention {
       o.visit(f, prefix / "o");
     }
     /// Binds nn.MultiheadAttention's packed in_proj_weight [3·DModel, DModel] (rows: q, k, v) as
-    /// exported: each [DModel, DModel] block stored transposed, q's then k's then v's; and
+    /// exported: each [DModel, DModel] block stored transposed in column panels (as LinearParams),
+    /// q's then k's then v's; and
     /// in_proj_bias [3·DModel]. out_proj binds to `o` as usual.
     void bind_packed(CMat<3 * DModel, DModel> in_proj_weight, CVec<3 * DModel> in_proj_bias = {}) {
       q.weight = CMat<DModel, DModel>(in_proj_weight.data);

@@ -8,16 +8,22 @@
 namespace stf {
 
 /// y = W2 · act(W1 x + b1) + b2 for each row, optionally followed by act (one of the tutorial
-/// encoders applies the activation after the second projection too). Blocks of up to kRowBlock (32) rows
-/// at a time, so the scratch is O(block · DFf), not O(SeqLen · DFf), and y may alias x.
+/// encoders applies the activation after the second projection too). Blocks of up to kRowBlock
+/// (128) rows at a time, and within a block, chunks of kChunk hidden units: the chunk's hidden
+/// values act(x W1[:, chunk] + b1[chunk]), then their share of the second product, continuing each
+/// output's sum in sequence over the hidden units (the same bits as one product over all of them).
+/// Every weight is read once per row block, and the scratch is O(block · (kChunk + DModel)), not
+/// O(SeqLen · DFf); y may alias x.
 template <index_t SeqLen, index_t DModel, index_t DFf, Activation Act = Activation::relu, bool OutActivation = false>
 struct FeedForward {
   static_assert(check::layer_dims_positive<SeqLen, DModel>());
   static_assert(check::layer_dims_positive<SeqLen, DFf>());
   static constexpr index_t seq_len = SeqLen, d_model = DModel, d_ff = DFf;
   static constexpr const char* name = "FeedForward";
-  static constexpr index_t kRowBlock = SeqLen < 32 ? SeqLen : 32;
-  static constexpr index_t scratch_floats = kRowBlock * (DFf + DModel);
+  static constexpr index_t kRowBlock = SeqLen < 128 ? SeqLen : 128;
+  /// Hidden units per chunk: two weight panels (kChunk must be a multiple of kWeightPanel).
+  static constexpr index_t kChunk = DFf < 2 * kWeightPanel ? DFf : 2 * kWeightPanel;
+  static constexpr index_t scratch_floats = kRowBlock * (kChunk + DModel);
 
   struct Params {
     LinearParams<DModel, DFf> linear1;
@@ -52,14 +58,19 @@ struct FeedForward {
   /// rows of x → rows of y (y may alias x).
   void run(const float* x, index_t rows, float* y, float* scratch) const {
     float* hidden = scratch;
-    float* out = scratch + kRowBlock * DFf;
+    float* out = scratch + kRowBlock * kChunk;
     const auto& p = params;
     for (index_t r = 0; r < rows; r += kRowBlock) {
       const index_t n = rows - r < kRowBlock ? rows - r : kRowBlock;
-      ActiveKernels::linear(x + r * DModel, n, DModel, p.linear1.weight.data, p.linear1.bias.data, DFf, hidden,
-                            fuse(Act));
-      ActiveKernels::linear(hidden, n, DFf, p.linear2.weight.data, p.linear2.bias.data, DModel, out,
-                            OutActivation ? fuse(Act) : Fuse::none);
+      for (index_t c0 = 0; c0 < DFf; c0 += kChunk) {
+        const index_t c = DFf - c0 < kChunk ? DFf - c0 : kChunk;
+        const bool last = c0 + c == DFf;
+        ActiveKernels::linear_block(x + r * DModel, DModel, n, DModel, {p.linear1.weight.data, DModel, DFf, 0, c0}, c,
+                                    hidden, kChunk, p.linear1.bias.data + c0, false, fuse(Act));
+        ActiveKernels::linear_block(hidden, kChunk, n, c, {p.linear2.weight.data, DFf, DModel, c0, 0}, DModel, out,
+                                    DModel, last ? p.linear2.bias.data : nullptr, c0 > 0,
+                                    last && OutActivation ? fuse(Act) : Fuse::none);
+      }
       for (index_t i = 0; i < n * DModel; ++i) y[r * DModel + i] = out[i];
     }
   }

@@ -47,13 +47,15 @@ struct Name {
 };
 
 /// One parameter slot: where its data pointer is stored, and its PyTorch shape (rank 1 or 2).
-/// `transposed`: the model stores the transpose of the PyTorch tensor, [cols, rows] row-major
-/// (what the kernels read); exporters write that layout, binders expect it.
+/// `transposed`: the model stores the transpose of the PyTorch tensor, [cols, rows], in column
+/// panels of `panel` columns (see kWeightPanel; a stored matrix of at most `panel` columns is
+/// plain row-major): what the kernels read. Exporters write that layout, binders expect it.
 struct ParamRef {
   const float** data;
   index_t rows;
   index_t cols;  ///< 0 for a vector
   bool transposed = false;
+  index_t panel = 0;  ///< columns per panel of the stored matrix; 0: plain row-major
   index_t rank() const { return cols ? 2 : 1; }
   index_t size() const { return cols ? rows * cols : rows; }
 };
@@ -62,18 +64,28 @@ template <index_t R, index_t C>
 inline ParamRef param_ref(CMat<R, C>& m) {
   return {&m.data, R, C};
 }
-/// A matrix the model stores transposed: PyTorch shape [C, R], stored [R, C].
+/// A matrix the model stores transposed: PyTorch shape [C, R], stored [R, C] in column panels.
 template <index_t R, index_t C>
 inline ParamRef param_ref_transposed(CMat<R, C>& m) {
-  return {&m.data, C, R, true};
+  return {&m.data, C, R, true, kWeightPanel};
+}
+
+/// Index of element [r, c] of a matrix stored [rows, cols] in column panels of `panel` columns
+/// (0: plain row-major): what a binder or exporter converting a plain matrix needs.
+constexpr index_t stored_index(index_t rows, index_t cols, index_t panel, index_t r, index_t c) {
+  if (panel == 0 || cols <= panel) return r * cols + c;
+  const index_t p0 = c / panel * panel;
+  const index_t width = cols - p0 < panel ? cols - p0 : panel;
+  return p0 * rows + r * width + (c - p0);
 }
 template <index_t N>
 inline ParamRef param_ref(CVec<N>& v) {
   return {&v.data, N, 0};
 }
 
-/// y = x Wᵀ + b, W in PyTorch's [Out, In] shape, stored transposed as [In, Out] (rows of the
-/// stored matrix run across outputs, which the kernels vectorize). Bias is part of the schema iff
+/// y = x Wᵀ + b, W in PyTorch's [Out, In] shape, stored transposed as [In, Out] in column panels
+/// of kWeightPanel outputs (rows of the stored matrix run across outputs, which the kernels
+/// vectorize; element [k, o] at weight_index(In, Out, k, o)). Bias is part of the schema iff
 /// HasBias.
 template <index_t In, index_t Out, bool HasBias = true>
 struct LinearParams {
