@@ -513,6 +513,57 @@ struct Generic {
     return mask.allow ? nb : cnt;
   }
 
+  /// stream_block for a prefix mask (allowed keys [0, key_end)) with the block's scores held in
+  /// registers: one pass where stream_block makes five (division, maximum, exponentials, zeros,
+  /// sum), on vocabularies wide enough that a block is a few vectors. The same operations on the
+  /// same values: lanes past the allowed keys hold -inf for the maximum and +0 after the
+  /// exponential (what stream_block writes there), and adding those zeros to the non-negative
+  /// canonical sum changes nothing. When the maximum does not move, the rescaling by exp(0) = 1
+  /// exactly is skipped.
+  static constexpr index_t kBlockVecs = kAttentionKeyBlock / L;
+  static index_t stream_block_prefix(float* s, index_t kb, index_t nb, index_t key_end, V vscale, bool& seen, float& m,
+                                     float& l, float* o, index_t head_dim) {
+    const index_t cnt = key_end > kb ? (key_end - kb < nb ? key_end - kb : nb) : 0;
+    if (cnt == 0) return 0;
+    const V ninf = I::set1(-INFINITY);
+    V x[kBlockVecs];
+    V vm = ninf;
+#pragma GCC unroll 16
+    for (index_t i = 0; i < kBlockVecs; ++i) {
+      const index_t c = cnt > i * L ? (cnt - i * L < L ? cnt - i * L : L) : 0;
+      x[i] = c ? I::div(I::load_partial_or(s + i * L, c, -INFINITY), vscale) : ninf;
+      if (c) vm = I::max(x[i], vm);
+    }
+    const float bm = I::reduce_max(vm);
+    const float m_new = (seen && m > bm) ? m : bm;
+    if (seen && m_new != m) {
+      using S = isa::Vocabulary<isa::scalar>;
+      const float c = simd_math::exp<S>(m - m_new);
+      l = l * c;
+      const V vc = I::set1(c);
+      map(o, o, head_dim, [&](V v) { return I::mul(v, vc); });
+    }
+    const V vmn = I::set1(m_new);
+    V acc[kSub];
+#pragma GCC unroll 16
+    for (index_t j = 0; j < kSub; ++j) acc[j] = I::zero();
+#pragma GCC unroll 16
+    for (index_t i = 0; i < kBlockVecs; ++i) {
+      const index_t c = cnt > i * L ? (cnt - i * L < L ? cnt - i * L : L) : 0;
+      if (!c) break;
+      // (lanes past the allowed keys: exp(0 - m') masked to +0, not exp(-inf), whose subnormal
+      // intermediates cost a microcode assist per vector on x86)
+      const V e = I::keep_first(simd_math::exp<I>(I::sub(I::keep_first(x[i], c), vmn)), c);
+      I::store_partial(s + i * L, e, c);
+      acc[i % kSub] = I::add(acc[i % kSub], e);
+    }
+    const float bsum = I::reduce16(acc);
+    l = seen ? l + bsum : bsum;
+    m = m_new;
+    seen = true;
+    return cnt;
+  }
+
   /// Streaming attention over groups of rows (see ref::attention_row): per key block, the
   /// group's scores are one register-tiled product with Kᵀ and its values another, accumulated
   /// into the outputs.
@@ -521,6 +572,7 @@ struct Generic {
                              const ref::RowMask* masks, MaskFill fill, float* p, float* out, index_t out_stride) {
     constexpr index_t B = kAttentionKeyBlock;
     const float scale = std::sqrt(static_cast<float>(head_dim));
+    const V vscale = I::set1(scale);
     const index_t bs = n_keys < B ? n_keys : B;  // score row stride
     const index_t g = n_rows < kAttentionRows ? n_rows : kAttentionRows;
     float* qc = p + g * bs;  // copies of the group's queries: the outputs may alias them
@@ -545,7 +597,10 @@ struct Generic {
         gemm(qc, head_dim, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
         index_t end[kAttentionRows];  // allowed keys of row r in this block: [0, end[r])
         for (index_t r = 0; r < nr; ++r)
-          end[r] = stream_block(p + r * bs, kb, nb, mg[r], scale, seen[r], m[r], l[r], og + r * out_stride, head_dim);
+          end[r] = (L >= 8 && prefixes) ? stream_block_prefix(p + r * bs, kb, nb, mg[r].key_end, vscale, seen[r], m[r],
+                                                              l[r], og + r * out_stride, head_dim)
+                                        : stream_block(p + r * bs, kb, nb, mg[r], scale, seen[r], m[r], l[r],
+                                                       og + r * out_stride, head_dim);
         const float* vb = v + kb * v_stride;
         if (prefixes) {
           weighted_values_prefix(p, bs, nr, end, vb, v_stride, head_dim, og, out_stride, true);
