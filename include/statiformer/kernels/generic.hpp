@@ -513,55 +513,69 @@ struct Generic {
     return mask.allow ? nb : cnt;
   }
 
-  /// stream_block for a prefix mask (allowed keys [0, key_end)) with the block's scores held in
-  /// registers: one pass where stream_block makes five (division, maximum, exponentials, zeros,
-  /// sum), on vocabularies wide enough that a block is a few vectors. The same operations on the
-  /// same values: lanes past the allowed keys hold -inf for the maximum and +0 after the
-  /// exponential (what stream_block writes there), and adding those zeros to the non-negative
-  /// canonical sum changes nothing. When the maximum does not move, the rescaling by exp(0) = 1
-  /// exactly is skipped.
+  /// stream_block for the rows of a group whose masks are prefixes (allowed keys [0, key_end)),
+  /// in stages over all the rows (divisions and maxima, then rescaling, then exponentials and
+  /// sums): each row's chain of dependent operations is long (division, maximum, exp, canonical
+  /// sum) and short of work, so the rows' chains run side by side instead of one after the other.
+  /// On vocabularies wide enough that a block is a few vectors. The same operations on the same
+  /// values as stream_block: lanes past the allowed keys are -inf for the maximum and +0 after the
+  /// exponential (what stream_block writes there; computed as exp(0 - m') masked to +0, since
+  /// exp(-inf)'s subnormal intermediates cost a microcode assist per vector on x86), and adding
+  /// those zeros to the non-negative canonical sum changes nothing. When the running maximum does
+  /// not move, the rescaling by exp(0) = 1 exactly is skipped. end[r]: allowed keys of row r in
+  /// the block.
   static constexpr index_t kBlockVecs = kAttentionKeyBlock / L;
-  static index_t stream_block_prefix(float* s, index_t kb, index_t nb, index_t key_end, V vscale, bool& seen, float& m,
-                                     float& l, float* o, index_t head_dim) {
-    const index_t cnt = key_end > kb ? (key_end - kb < nb ? key_end - kb : nb) : 0;
-    if (cnt == 0) return 0;
+  static void stream_group_prefix(float* p, index_t bs, index_t nr, index_t kb, index_t nb, const ref::RowMask* mg,
+                                  V vscale, bool* seen, float* m, float* l, float* og, index_t out_stride,
+                                  index_t head_dim, index_t* end) {
     const V ninf = I::set1(-INFINITY);
-    V x[kBlockVecs];
-    V vm = ninf;
+    V x[kAttentionRows][kBlockVecs];
+    float m_new[kAttentionRows];
+    for (index_t r = 0; r < nr; ++r) {
+      const index_t key_end = mg[r].key_end;
+      const index_t cnt = key_end > kb ? (key_end - kb < nb ? key_end - kb : nb) : 0;
+      end[r] = cnt;
+      const float* s = p + r * bs;
+      V vm = ninf;
 #pragma GCC unroll 16
-    for (index_t i = 0; i < kBlockVecs; ++i) {
-      const index_t c = cnt > i * L ? (cnt - i * L < L ? cnt - i * L : L) : 0;
-      x[i] = c ? I::div(I::load_partial_or(s + i * L, c, -INFINITY), vscale) : ninf;
-      if (c) vm = I::max(x[i], vm);
+      for (index_t i = 0; i < kBlockVecs; ++i) {
+        const index_t c = cnt > i * L ? (cnt - i * L < L ? cnt - i * L : L) : 0;
+        x[r][i] = c ? I::div(I::load_partial_or(s + i * L, c, -INFINITY), vscale) : ninf;
+        if (c) vm = I::max(x[r][i], vm);
+      }
+      const float bm = cnt ? I::reduce_max(vm) : 0.0f;
+      m_new[r] = (seen[r] && m[r] > bm) ? m[r] : bm;
     }
-    const float bm = I::reduce_max(vm);
-    const float m_new = (seen && m > bm) ? m : bm;
-    if (seen && m_new != m) {
+    for (index_t r = 0; r < nr; ++r) {
+      if (!end[r] || !seen[r] || m_new[r] == m[r]) continue;
       using S = isa::Vocabulary<isa::scalar>;
-      const float c = simd_math::exp<S>(m - m_new);
-      l = l * c;
+      const float c = simd_math::exp<S>(m[r] - m_new[r]);
+      l[r] = l[r] * c;
       const V vc = I::set1(c);
+      float* o = og + r * out_stride;
       map(o, o, head_dim, [&](V v) { return I::mul(v, vc); });
     }
-    const V vmn = I::set1(m_new);
-    V acc[kSub];
+    for (index_t r = 0; r < nr; ++r) {
+      const index_t cnt = end[r];
+      if (!cnt) continue;
+      float* s = p + r * bs;
+      const V vmn = I::set1(m_new[r]);
+      V acc[kSub];
 #pragma GCC unroll 16
-    for (index_t j = 0; j < kSub; ++j) acc[j] = I::zero();
+      for (index_t j = 0; j < kSub; ++j) acc[j] = I::zero();
 #pragma GCC unroll 16
-    for (index_t i = 0; i < kBlockVecs; ++i) {
-      const index_t c = cnt > i * L ? (cnt - i * L < L ? cnt - i * L : L) : 0;
-      if (!c) break;
-      // (lanes past the allowed keys: exp(0 - m') masked to +0, not exp(-inf), whose subnormal
-      // intermediates cost a microcode assist per vector on x86)
-      const V e = I::keep_first(simd_math::exp<I>(I::sub(I::keep_first(x[i], c), vmn)), c);
-      I::store_partial(s + i * L, e, c);
-      acc[i % kSub] = I::add(acc[i % kSub], e);
+      for (index_t i = 0; i < kBlockVecs; ++i) {
+        const index_t c = cnt > i * L ? (cnt - i * L < L ? cnt - i * L : L) : 0;
+        if (!c) break;
+        const V e = I::keep_first(simd_math::exp<I>(I::sub(I::keep_first(x[r][i], c), vmn)), c);
+        I::store_partial(s + i * L, e, c);
+        acc[i % kSub] = I::add(acc[i % kSub], e);
+      }
+      const float bsum = I::reduce16(acc);
+      l[r] = seen[r] ? l[r] + bsum : bsum;
+      m[r] = m_new[r];
+      seen[r] = true;
     }
-    const float bsum = I::reduce16(acc);
-    l = seen ? l + bsum : bsum;
-    m = m_new;
-    seen = true;
-    return cnt;
   }
 
   /// Streaming attention over groups of rows (see ref::attention_row): per key block, the
@@ -596,11 +610,11 @@ struct Generic {
         const index_t nb = n_scored - kb < B ? n_scored - kb : B;
         gemm(qc, head_dim, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
         index_t end[kAttentionRows];  // allowed keys of row r in this block: [0, end[r])
-        for (index_t r = 0; r < nr; ++r)
-          end[r] = (L >= 8 && prefixes) ? stream_block_prefix(p + r * bs, kb, nb, mg[r].key_end, vscale, seen[r], m[r],
-                                                              l[r], og + r * out_stride, head_dim)
-                                        : stream_block(p + r * bs, kb, nb, mg[r], scale, seen[r], m[r], l[r],
-                                                       og + r * out_stride, head_dim);
+        if (L >= 8 && prefixes)
+          stream_group_prefix(p, bs, nr, kb, nb, mg, vscale, seen, m, l, og, out_stride, head_dim, end);
+        else
+          for (index_t r = 0; r < nr; ++r)
+            end[r] = stream_block(p + r * bs, kb, nb, mg[r], scale, seen[r], m[r], l[r], og + r * out_stride, head_dim);
         const float* vb = v + kb * v_stride;
         if (prefixes) {
           weighted_values_prefix(p, bs, nr, end, vb, v_stride, head_dim, og, out_stride, true);
