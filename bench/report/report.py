@@ -9,6 +9,8 @@ Benchmark names it understands:
   EncoderLayer/<impl>/<S>x<D>x<H>x<F>   one encoder layer per implementation (stf.<variant>, eigen,
                                         torch, torch_std): latency, ratios, % of the FMA peak
   FmaPeak/<isa>/<n>chains               the measured FMA peak (the highest FLOP/s is "the peak")
+  DecodeTokens/<model>/from:<P>         greedy decoding of 32 tokens from position P through the K/V
+                                        cache: time per token against position, with a straight-line fit
   anything else (bench_layers)          listed per layer with its latency and FLOP/s
 
 Latency of a benchmark: its "median" aggregate when it was repeated, else the median over its
@@ -26,6 +28,8 @@ import sys
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 ENCODER_RE = re.compile(r"^EncoderLayer/([^/]+)/(\d+)x(\d+)x(\d+)x(\d+)$")
 FMA_RE = re.compile(r"^FmaPeak/([^/]+)/(\d+)chains$")
+DECODE_RE = re.compile(r"^DecodeTokens/([^/]+)/from:(\d+)$")
+DECODE_WINDOW = 32  # tokens per DecodeTokens iteration (kDecodeWindow in bench/bench_layers.cpp)
 IMPL_ORDER = ["stf.scalar", "stf.avx2", "stf.avx512", "stf.neon", "stf.mve", "eigen", "torch", "torch_std"]
 IMPL_TITLE = {
     "eigen": "Eigen 3.4",
@@ -140,9 +144,36 @@ def build(results, field):
         if m:
             fma[m.group(1)] = r
             continue
-        if r.latency_ns(field) is not None:
+        if r.latency_ns(field) is not None and not DECODE_RE.match(r.name):
             others.append(r)
     return encoder, fma, others
+
+
+def decode_rows(results, field):
+    """-> {model: [(mid-window position, ns per token)]} of the DecodeTokens benchmarks."""
+    out = {}
+    for r in results.values():
+        m = DECODE_RE.match(r.name)
+        t = r.latency_ns(field) if m else None
+        if t:
+            out.setdefault(m.group(1), []).append((int(m.group(2)) + (DECODE_WINDOW - 1) / 2, t / DECODE_WINDOW))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def line_fit(points):
+    """Least squares y = a + b·x over [(x, y)] -> (a, b, r²), or None with fewer than 3 points."""
+    if len(points) < 3:
+        return None
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    sxy = sum((x - mx) * (y - my) for x, y in points)
+    syy = sum((y - my) ** 2 for _, y in points)
+    if sxx == 0 or syy == 0:
+        return None
+    b = sxy / sxx
+    return my - b * mx, b, sxy * sxy / (sxx * syy)
 
 
 def peak_of(fma):
@@ -241,6 +272,22 @@ def markdown(results, contexts, field, notes):
             r = fma[isa]
             w(f"| `{r.name}` | {(r.counter('FLOP/s') or 0) / 1e9:.1f} | {fmt_time(r.latency_ns(field))} |")
         w("")
+
+    for model, pts in decode_rows(results, field).items():
+        w(f"## Greedy decoding through the K/V cache ({model})\n")
+        w(f"Time per token over windows of {DECODE_WINDOW} steps, against the window's middle position. "
+          "Each step's projections and feed-forward cost the same at every position; its self-attention "
+          "reads every cached position, so the time should grow linearly.\n")
+        w("| position | time per token |")
+        w("|---:|---:|")
+        for x, y in pts:
+            w(f"| {x:g} | {fmt_time(y)} |")
+        fit = line_fit(pts)
+        if fit:
+            a, b, r2 = fit
+            w(f"\nLeast-squares line: {fmt_time(a)} + {fmt_time(b)} per position (r² = {r2:.3f}).\n")
+        else:
+            w("")
 
     if others:
         w("## stf per layer and per kernel (bench_layers)\n")
