@@ -257,6 +257,14 @@ TEST_CASE("kernel variants: layer norm, log_softmax, activations, exp, log equal
         K::layer_norm_row(x.data(), g.data(), b.data(), n, kind, 1e-5f, got.data());
         ref::layer_norm_row(x.data(), g.data(), b.data(), n, kind, 1e-5f, want.data());
         CHECK(first_difference(got, want) == -1);
+        // several rows at once (groups of 8 and a remainder), each the same as alone
+        const index_t rows = 11;
+        const auto xs = data(rows * n, 16, 3.0f);
+        std::vector<float> got_rows(rows * n), want_rows(rows * n);
+        K::layer_norm_rows(xs.data(), rows, g.data(), b.data(), n, kind, 1e-5f, got_rows.data());
+        for (index_t r = 0; r < rows; ++r)
+          ref::layer_norm_row(xs.data() + r * n, g.data(), b.data(), n, kind, 1e-5f, want_rows.data() + r * n);
+        CHECK(first_difference(got_rows, want_rows) == -1);
       }
       auto got = data(n, 14, 20.0f), want = got;
       K::log_softmax_row(got.data(), n);

@@ -98,6 +98,9 @@ struct Kernels {
                                      float* out, index_t out_stride) noexcept;
   static void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,
                              float eps, float* y) noexcept;
+  /// layer_norm_row over `rows` rows of n values (row stride n; y may alias x).
+  static void layer_norm_rows(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
+                              LayerNormKind kind, float eps, float* y) noexcept;
   static void log_softmax_row(float* x, index_t n) noexcept;
   static void activation(Activation a, float* x, index_t n) noexcept;
   static void add(float* y, const float* x, index_t n) noexcept;

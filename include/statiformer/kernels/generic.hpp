@@ -320,31 +320,58 @@ struct Generic {
   }
 
   // ---- normalization and softmax -------------------------------------------------------------
+  /// LayerNorm of `rows` rows of n values (row stride n; y may alias x), in groups of rows taken
+  /// stage by stage (means, then squared deviations, then the normalization): a row's statistics
+  /// are two dependent reductions followed by a square root and a division, and the rows' chains
+  /// overlap when they are not run one after the other.
+  static void layer_norm_rows(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
+                              LayerNormKind kind, float eps, float* y) {
+    constexpr index_t G = 8;
+    for (index_t r0 = 0; r0 < rows; r0 += G) {
+      const index_t g = rows - r0 < G ? rows - r0 : G;
+      const float* xg = x + r0 * n;
+      float* yg = y + r0 * n;
+      float mean[G], scale[G];
+      for (index_t r = 0; r < g; ++r) mean[r] = sum(xg + r * n, n) / static_cast<float>(n);
+      for (index_t r = 0; r < g; ++r) {
+        const V vmean = I::set1(mean[r]);
+        const float ss = reduce_lanes(
+            xg + r * n, n, [&](V v, index_t c) { return I::keep_first(I::sub(v, vmean), c); },
+            [](V acc, V d) { return I::fma(d, d, acc); });
+        scale[r] = kind == LayerNormKind::torch ? 1.0f / std::sqrt(ss / static_cast<float>(n) + eps)
+                                                : std::sqrt(ss / static_cast<float>(n - 1)) + eps;
+      }
+      for (index_t r = 0; r < g; ++r) {
+        const float* xr = xg + r * n;
+        float* yr = yg + r * n;
+        const V vmean = I::set1(mean[r]);
+        index_t i = 0;
+        if (kind == LayerNormKind::torch) {
+          const V inv = I::set1(scale[r]);
+          auto f = [&](V xv, V gv, V bv) { return I::add(I::mul(I::mul(I::sub(xv, vmean), inv), gv), bv); };
+          for (; i + L <= n; i += L) I::store(yr + i, f(I::load(xr + i), I::load(gain + i), I::load(bias + i)));
+          if (i < n)
+            I::store_partial(
+                yr + i,
+                f(I::load_partial(xr + i, n - i), I::load_partial(gain + i, n - i), I::load_partial(bias + i, n - i)),
+                n - i);
+        } else {
+          const V denom = I::set1(scale[r]);
+          auto f = [&](V xv, V gv, V bv) { return I::add(I::div(I::mul(gv, I::sub(xv, vmean)), denom), bv); };
+          for (; i + L <= n; i += L) I::store(yr + i, f(I::load(xr + i), I::load(gain + i), I::load(bias + i)));
+          if (i < n)
+            I::store_partial(
+                yr + i,
+                f(I::load_partial(xr + i, n - i), I::load_partial(gain + i, n - i), I::load_partial(bias + i, n - i)),
+                n - i);
+        }
+      }
+    }
+  }
+
   static void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,
                              float eps, float* y) {
-    const float mean = sum(x, n) / static_cast<float>(n);
-    const V vmean = I::set1(mean);
-    const float ss = reduce_lanes(
-        x, n, [&](V v, index_t c) { return I::keep_first(I::sub(v, vmean), c); },
-        [](V acc, V d) { return I::fma(d, d, acc); });
-    index_t i = 0;
-    if (kind == LayerNormKind::torch) {
-      const V inv = I::set1(1.0f / std::sqrt(ss / static_cast<float>(n) + eps));
-      auto f = [&](V xv, V g, V b) { return I::add(I::mul(I::mul(I::sub(xv, vmean), inv), g), b); };
-      for (; i + L <= n; i += L) I::store(y + i, f(I::load(x + i), I::load(gain + i), I::load(bias + i)));
-      if (i < n)
-        I::store_partial(
-            y + i, f(I::load_partial(x + i, n - i), I::load_partial(gain + i, n - i), I::load_partial(bias + i, n - i)),
-            n - i);
-    } else {
-      const V denom = I::set1(std::sqrt(ss / static_cast<float>(n - 1)) + eps);
-      auto f = [&](V xv, V g, V b) { return I::add(I::div(I::mul(g, I::sub(xv, vmean)), denom), b); };
-      for (; i + L <= n; i += L) I::store(y + i, f(I::load(x + i), I::load(gain + i), I::load(bias + i)));
-      if (i < n)
-        I::store_partial(
-            y + i, f(I::load_partial(x + i, n - i), I::load_partial(gain + i, n - i), I::load_partial(bias + i, n - i)),
-            n - i);
-    }
+    layer_norm_rows(x, 1, gain, bias, n, kind, eps, y);
   }
 
   /// The maximum of x[0, n), n >= 1 (for finite values the order of comparisons does not matter).
@@ -715,6 +742,11 @@ template <class Tag>
 void Kernels<Tag>::layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,
                                   float eps, float* y) noexcept {
   kernels_detail::Generic<Tag>::layer_norm_row(x, gain, bias, n, kind, eps, y);
+}
+template <class Tag>
+void Kernels<Tag>::layer_norm_rows(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
+                                   LayerNormKind kind, float eps, float* y) noexcept {
+  kernels_detail::Generic<Tag>::layer_norm_rows(x, rows, gain, bias, n, kind, eps, y);
 }
 template <class Tag>
 void Kernels<Tag>::log_softmax_row(float* x, index_t n) noexcept {

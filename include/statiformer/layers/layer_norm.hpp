@@ -45,9 +45,7 @@ struct LayerNorm {
 
   /// rows of x → rows of y (y may alias x).
   void run(const float* x, index_t rows, float* y) const {
-    for (index_t r = 0; r < rows; ++r)
-      ActiveKernels::layer_norm_row(x + r * DModel, params.weight.data, params.bias.data, DModel, Kind, eps,
-                                    y + r * DModel);
+    ActiveKernels::layer_norm_rows(x, rows, params.weight.data, params.bias.data, DModel, Kind, eps, y);
   }
   /// y = LN(y + x): the residual step of a post-norm layer.
   void add_run(float* y, const float* x, index_t rows) const {
