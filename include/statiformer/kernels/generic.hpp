@@ -83,6 +83,16 @@ struct Generic {
     if (i < n) I::store_partial(y + i, f(I::load_partial(x + i, n - i)), n - i);
   }
 
+  /// y[i] = f(a[i], b[i], c[i]) vector by vector.
+  template <class F>
+  static void map3(const float* a, const float* b, const float* c, float* y, index_t n, F f) {
+    index_t i = 0;
+    for (; i + L <= n; i += L) I::store(y + i, f(I::load(a + i), I::load(b + i), I::load(c + i)));
+    if (i < n)
+      I::store_partial(
+          y + i, f(I::load_partial(a + i, n - i), I::load_partial(b + i, n - i), I::load_partial(c + i, n - i)), n - i);
+  }
+
   static void activation(Activation a, float* x, index_t n) {
     if (a == Activation::relu)
       map(x, x, n, [](V v) { return simd_math::relu<I>(v); });
@@ -345,26 +355,13 @@ struct Generic {
         const float* xr = xg + r * n;
         float* yr = yg + r * n;
         const V vmean = I::set1(mean[r]);
-        index_t i = 0;
-        if (kind == LayerNormKind::torch) {
-          const V inv = I::set1(scale[r]);
-          auto f = [&](V xv, V gv, V bv) { return I::add(I::mul(I::mul(I::sub(xv, vmean), inv), gv), bv); };
-          for (; i + L <= n; i += L) I::store(yr + i, f(I::load(xr + i), I::load(gain + i), I::load(bias + i)));
-          if (i < n)
-            I::store_partial(
-                yr + i,
-                f(I::load_partial(xr + i, n - i), I::load_partial(gain + i, n - i), I::load_partial(bias + i, n - i)),
-                n - i);
-        } else {
-          const V denom = I::set1(scale[r]);
-          auto f = [&](V xv, V gv, V bv) { return I::add(I::div(I::mul(gv, I::sub(xv, vmean)), denom), bv); };
-          for (; i + L <= n; i += L) I::store(yr + i, f(I::load(xr + i), I::load(gain + i), I::load(bias + i)));
-          if (i < n)
-            I::store_partial(
-                yr + i,
-                f(I::load_partial(xr + i, n - i), I::load_partial(gain + i, n - i), I::load_partial(bias + i, n - i)),
-                n - i);
-        }
+        const V vs = I::set1(scale[r]);
+        if (kind == LayerNormKind::torch)
+          map3(xr, gain, bias, yr, n,
+               [&](V xv, V gv, V bv) { return I::add(I::mul(I::mul(I::sub(xv, vmean), vs), gv), bv); });
+        else
+          map3(xr, gain, bias, yr, n,
+               [&](V xv, V gv, V bv) { return I::add(I::div(I::mul(gv, I::sub(xv, vmean)), vs), bv); });
       }
     }
   }
