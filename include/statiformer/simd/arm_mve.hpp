@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <limits>
 
 #include <statiformer/config.hpp>
 #include <statiformer/simd/isa.hpp>
@@ -63,6 +64,36 @@ struct Vocabulary<mve> {
     const int32x4_t bits = vreinterpretq_s32_f32(x);
     e = vcvtq_f32_s32(vsubq_s32(vshrq_n_s32(bits, 23), vdupq_n_s32(127)));
     m = vreinterpretq_f32_s32(vorrq_s32(vandq_s32(bits, vdupq_n_s32(0x007fffff)), vdupq_n_s32(0x3f800000)));
+  }
+  /// simd_math::exp's operations with the same bits, in a third of the instructions: constants
+  /// as scalar operands (vfma/vfmas/vsub/vcmp by a general-purpose register) instead of vectors,
+  /// which 8 Q registers cannot hold (GCC spilled them every iteration), and predicated moves for
+  /// the selects. Two identities: the clamp of x to [lo, hi] is dropped, since every lane outside
+  /// it (or NaN) is replaced by the final selects, so only lanes where xc == x survive; and
+  /// pow2i(n - d) is computed as cvt(n) - d, since n - d is exact for the integral n.
+  static V exp(V x) {
+    constexpr float magic = 12582912.0f;
+    V n = vfmaq_n_f32(vdupq_n_f32(magic), x, 1.44269504088896341f);  // fma(x, log2e, magic)
+    n = vsubq_n_f32(n, magic);
+    V r = vfmaq_n_f32(x, n, -0.693359375f);  // fma(n, -c1, x)
+    r = vfmaq_n_f32(r, n, 2.12194440e-4f);
+    V p = vdupq_n_f32(1.0f / 5040.0f);  // Horner: p = fma(p, r, c) = p·r + c (vfmas)
+    p = vfmasq_n_f32(p, r, 1.0f / 720.0f);
+    p = vfmasq_n_f32(p, r, 1.0f / 120.0f);
+    p = vfmasq_n_f32(p, r, 1.0f / 24.0f);
+    p = vfmasq_n_f32(p, r, 1.0f / 6.0f);
+    p = vfmasq_n_f32(p, r, 0.5f);
+    p = vfmasq_n_f32(p, r, 1.0f);
+    p = vfmasq_n_f32(p, r, 1.0f);
+    // p · 2^(n-d) · 2^d, d = 1 for n > 0; the product with 2^0 = 1 is exact, so only where d = 1
+    const int32x4_t ni = vcvtq_s32_f32(n);
+    const mve_pred16_t positive = vcmpgtq_n_s32(ni, 0);
+    const int32x4_t e = vsubq_m_n_s32(vaddq_n_s32(ni, 127), vaddq_n_s32(ni, 127), 1, positive);
+    V y = vmulq_f32(p, vreinterpretq_f32_s32(vshlq_n_s32(e, 23)));
+    y = vmulq_m_n_f32(y, y, 2.0f, positive);
+    y = vdupq_m_n_f32(y, 0.0f, vcmpltq_n_f32(x, -87.3365448f));
+    y = vdupq_m_n_f32(y, std::numeric_limits<float>::infinity(), vcmpgtq_n_f32(x, 88.7228394f));
+    return vpselq_f32(x, y, vcmpneq_f32(x, x));  // NaN stays NaN
   }
   static float reduce16(const V* acc) {
     const V s8a = vaddq_f32(acc[0], acc[2]), s8b = vaddq_f32(acc[1], acc[3]);
