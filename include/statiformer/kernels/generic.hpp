@@ -116,6 +116,12 @@ struct Generic {
   template <index_t R, index_t NV, bool Partial>
   static void tile(const float* x, index_t ldx, index_t k0, index_t k1, const float* w, index_t ldw, float* y,
                    index_t ldy, index_t tail, bool first, const float* bias, Fuse act) {
+    // A vocabulary's own kernel for tiles of several rows, in the same order per output (MVE:
+    // vectors across the rows, see simd/arm_mve.hpp); bias and activation as below.
+    if constexpr (R >= 2 &&
+                  requires { I::row_tile(x, ldx, R, k0, k1, w, ldw, y, ldy, tail, first, bias, Identity{}); }) {
+      return row_tile(x, ldx, R, k0, k1, w, ldw, y, ldy, (NV - 1) * L + (Partial ? tail : L), first, bias, act);
+    }
     auto load_out = [&](const float* ptr, index_t i) {
       return (Partial && i + 1 == NV) ? I::load_partial(ptr + i * L, tail) : I::load(ptr + i * L);
     };
@@ -175,6 +181,26 @@ struct Generic {
           I::store(y + r * ldy + i * L, acc[r][i]);
       }
     }
+  }
+
+  // the fused activations as types: one instantiation of a vocabulary's row_tile each
+  struct Identity {
+    V operator()(V v) const { return v; }
+  };
+  struct Relu {
+    V operator()(V v) const { return simd_math::relu<I>(v); }
+  };
+  struct Gelu {
+    V operator()(V v) const { return simd_math::gelu<I>(v); }
+  };
+  static void row_tile(const float* x, index_t ldx, index_t rows, index_t k0, index_t k1, const float* w, index_t ldw,
+                       float* y, index_t ldy, index_t width, bool first, const float* bias, Fuse act) {
+    if (act == Fuse::relu)
+      I::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Relu{});
+    else if (act == Fuse::gelu)
+      I::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Gelu{});
+    else
+      I::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Identity{});
   }
 
   static constexpr index_t kRows = I::gemm_rows, kVecs = I::gemm_vecs;
