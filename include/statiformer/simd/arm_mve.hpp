@@ -90,8 +90,18 @@ struct Vocabulary<mve> {
   static V max(V a, V b) { return vpselq_f32(a, b, vcmpgtq_f32(a, b)); }  // b when unordered
   static V min(V a, V b) { return vpselq_f32(a, b, vcmpltq_f32(a, b)); }
   static V abs(V a) { return vabsq_f32(a); }
+  /// Lane by lane (MVE has no vector division): vdiv.f32 on the S registers that alias the Q
+  /// registers' lanes, instead of a round trip through memory.
   static V div(V a, V b) {
-    return lanewise(a, b, [](float x, float y) { return x / y; });
+    register V num asm("q0") = a;
+    register V den asm("q1") = b;
+    asm("vdiv.f32 s0, s0, s4\n"
+        "vdiv.f32 s1, s1, s5\n"
+        "vdiv.f32 s2, s2, s6\n"
+        "vdiv.f32 s3, s3, s7\n"
+        : "+w"(num)
+        : "w"(den));
+    return num;
   }
   static V sqrt(V a) {
     return lanewise(a, a, [](float x, float) { return std::sqrt(x); });
@@ -110,35 +120,67 @@ struct Vocabulary<mve> {
     e = vcvtq_f32_s32(vsubq_s32(vshrq_n_s32(bits, 23), vdupq_n_s32(127)));
     m = vreinterpretq_f32_s32(vorrq_s32(vandq_s32(bits, vdupq_n_s32(0x007fffff)), vdupq_n_s32(0x3f800000)));
   }
-  /// simd_math::exp's operations with the same bits, in a third of the instructions: constants
-  /// as scalar operands (vfma/vfmas/vsub/vcmp by a general-purpose register) instead of vectors,
-  /// which 8 Q registers cannot hold (GCC spilled them every iteration), and predicated moves for
-  /// the selects. Two identities: the clamp of x to [lo, hi] is dropped, since every lane outside
-  /// it (or NaN) is replaced by the final selects, so only lanes where xc == x survive; and
-  /// pow2i(n - d) is computed as cvt(n) - d, since n - d is exact for the integral n.
+  /// simd_math::exp's operations with the same bits, in a third of the instructions (assembly:
+  /// GCC 12 holds the dozen constants as vectors, which 8 Q registers cannot hold, and moves every
+  /// select's predicate through general-purpose registers). The constants come from a table
+  /// (ldm, ldrd) and are used as scalar operands (vfma/vfmas/vsub/vcmp by a general-purpose register);
+  /// the selects are predicated moves. Two identities: the clamp of x to [lo, hi] is dropped, since
+  /// every lane outside it (or NaN) is replaced by the final selects, so only lanes where xc == x
+  /// survive; pow2i(n - d) is computed as cvt(n) - d (n - d is exact for the integral n), and the
+  /// product with 2^d as y + y where d = 1 (both exact doublings, or both overflow).
   static V exp(V x) {
-    constexpr float magic = 12582912.0f;
-    V n = vfmaq_n_f32(vdupq_n_f32(magic), x, 1.44269504088896341f);  // fma(x, log2e, magic)
-    n = vsubq_n_f32(n, magic);
-    V r = vfmaq_n_f32(x, n, -0.693359375f);  // fma(n, -c1, x)
-    r = vfmaq_n_f32(r, n, 2.12194440e-4f);
-    V p = vdupq_n_f32(1.0f / 5040.0f);  // Horner: p = fma(p, r, c) = p·r + c (vfmas)
-    p = vfmasq_n_f32(p, r, 1.0f / 720.0f);
-    p = vfmasq_n_f32(p, r, 1.0f / 120.0f);
-    p = vfmasq_n_f32(p, r, 1.0f / 24.0f);
-    p = vfmasq_n_f32(p, r, 1.0f / 6.0f);
-    p = vfmasq_n_f32(p, r, 0.5f);
-    p = vfmasq_n_f32(p, r, 1.0f);
-    p = vfmasq_n_f32(p, r, 1.0f);
-    // p · 2^(n-d) · 2^d, d = 1 for n > 0; the product with 2^0 = 1 is exact, so only where d = 1
-    const int32x4_t ni = vcvtq_s32_f32(n);
-    const mve_pred16_t positive = vcmpgtq_n_s32(ni, 0);
-    const int32x4_t e = vsubq_m_n_s32(vaddq_n_s32(ni, 127), vaddq_n_s32(ni, 127), 1, positive);
-    V y = vmulq_f32(p, vreinterpretq_f32_s32(vshlq_n_s32(e, 23)));
-    y = vmulq_m_n_f32(y, y, 2.0f, positive);
-    y = vdupq_m_n_f32(y, 0.0f, vcmpltq_n_f32(x, -87.3365448f));
-    y = vdupq_m_n_f32(y, std::numeric_limits<float>::infinity(), vcmpgtq_n_f32(x, 88.7228394f));
-    return vpselq_f32(x, y, vcmpneq_f32(x, x));  // NaN stays NaN
+    alignas(8) static constexpr float kConstants[] = {12582912.0f,    1.44269504088896341f,
+                                                      -0.693359375f,  2.12194440e-4f,
+                                                      1.0f / 5040.0f, 1.0f / 720.0f,
+                                                      1.0f / 120.0f,  1.0f / 24.0f,
+                                                      1.0f / 6.0f,    0.5f,
+                                                      1.0f,           -87.3365448f,
+                                                      88.7228394f,    std::numeric_limits<float>::infinity()};
+    V n, r, p, y;
+    // (six general-purpose registers only: with more, GCC 12 fails to allocate the callers' loops)
+    std::uint32_t vpr;
+    // (the caller's predicate is kept: GCC 12 knows no clobber name for VPR)
+    asm("vmrs %[vpr], p0\n"
+        "ldm %[c], {r0-r5}\n"
+        "vdup.32 %q[n], r0\n"  // n = round(x / ln 2): fma(x, log2e, magic) - magic
+        "vfma.f32 %q[n], %q[x], r1\n"
+        "vsub.f32 %q[n], %q[n], r0\n"
+        "vmov %q[r], %q[x]\n"  // r = fma(n, -c1, x), then fma(n, c2, r)
+        "vfma.f32 %q[r], %q[n], r2\n"
+        "vfma.f32 %q[r], %q[n], r3\n"
+        "vdup.32 %q[p], r4\n"  // Horner: p = fma(p, r, c) = p·r + c
+        "vfmas.f32 %q[p], %q[r], r5\n"
+        "ldrd r0, r1, [%[c], #24]\n"
+        "ldrd r2, r3, [%[c], #32]\n"
+        "ldrd r4, r5, [%[c], #40]\n"
+        "vfmas.f32 %q[p], %q[r], r0\n"
+        "vfmas.f32 %q[p], %q[r], r1\n"
+        "vfmas.f32 %q[p], %q[r], r2\n"
+        "vfmas.f32 %q[p], %q[r], r3\n"
+        "vfmas.f32 %q[p], %q[r], r4\n"
+        "vfmas.f32 %q[p], %q[r], r4\n"
+        "vcvt.s32.f32 %q[n], %q[n]\n"  // 2^(n-d): ((n + 127) - d) << 23, d = n > 0
+        "movs r0, #127\n"
+        "vadd.i32 %q[r], %q[n], r0\n"
+        "movs r0, #1\n"
+        "vpt.s32 gt, %q[n], zr\n"
+        "vsubt.i32 %q[r], %q[r], r0\n"
+        "vshl.i32 %q[r], %q[r], #23\n"
+        "vmul.f32 %q[y], %q[p], %q[r]\n"
+        "vpst\n"  // · 2^d
+        "vaddt.f32 %q[y], %q[y], %q[y]\n"
+        "ldrd r2, r3, [%[c], #48]\n"
+        "vpt.f32 lt, %q[x], r5\n"  // x < lo: 0
+        "vmovt.i32 %q[y], #0\n"
+        "vpt.f32 gt, %q[x], r2\n"  // x > hi: inf
+        "vdupt.32 %q[y], r3\n"
+        "vpt.f32 ne, %q[x], %q[x]\n"  // NaN stays NaN
+        "vmovt %q[y], %q[x]\n"
+        "vmsr p0, %[vpr]\n"
+        : [n] "=&w"(n), [r] "=&w"(r), [p] "=&w"(p), [y] "=&w"(y), [vpr] "=&r"(vpr)
+        : [x] "w"(x), [c] "r"(kConstants), "m"(kConstants)
+        : "r0", "r1", "r2", "r3", "r4", "r5");
+    return y;
   }
   static float reduce16(const V* acc) {
     const V s8a = vaddq_f32(acc[0], acc[2]), s8b = vaddq_f32(acc[1], acc[3]);
