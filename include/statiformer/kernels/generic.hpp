@@ -122,6 +122,11 @@ struct Generic {
                   requires { I::row_tile(x, ldx, R, k0, k1, w, ldw, y, ldy, tail, first, bias, Identity{}); }) {
       return row_tile(x, ldx, R, k0, k1, w, ldw, y, ldy, (NV - 1) * L + (Partial ? tail : L), first, bias, act);
     }
+    // Cortex-M4F/M7's full-width scalar tile in assembly (simd/scalar.hpp), ReLU fused
+    if constexpr (NV == 4 && !Partial &&
+                  requires { I::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, false); }) {
+      if (act != Fuse::gelu) return I::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
+    }
     auto load_out = [&](const float* ptr, index_t i) {
       return (Partial && i + 1 == NV) ? I::load_partial(ptr + i * L, tail) : I::load(ptr + i * L);
     };
