@@ -38,30 +38,29 @@ struct Vocabulary<mve> {
                                          const float* w, index_t ldw, float* y, index_t ldy, index_t width, bool first,
                                          const float* bias, Epilogue epilogue) {
     // panels of at most 6 outputs, as even as possible (each panel costs 3 instructions per step
-    // beyond its vfma)
-    const index_t panels = (width + 5) / 6;
-    const float* wk = w + k0 * ldw;
+    // beyond its vfma): the first `wide` ones one output more
+    const index_t panels = (width + 5) / 6, narrow = width / panels, wide = width % panels;
+    const RowPanel a{x + k0, w + k0 * ldw, y, bias, ldx, ldw, ldy, k1 - k0, rows, first};
     for (index_t p = 0, o = 0; p < panels; ++p) {
-      const index_t c = (width - o + (panels - p) - 1) / (panels - p);
-      const float* b = bias ? bias + o : nullptr;
+      const index_t c = p < wide ? narrow + 1 : narrow;
       switch (c) {
         case 1:
-          row_panel<1>(x + k0, ldx, k1 - k0, wk + o, ldw, y + o, ldy, rows, first, b, epilogue);
+          row_panel<1>(a, o, epilogue);
           break;
         case 2:
-          row_panel<2>(x + k0, ldx, k1 - k0, wk + o, ldw, y + o, ldy, rows, first, b, epilogue);
+          row_panel<2>(a, o, epilogue);
           break;
         case 3:
-          row_panel<3>(x + k0, ldx, k1 - k0, wk + o, ldw, y + o, ldy, rows, first, b, epilogue);
+          row_panel<3>(a, o, epilogue);
           break;
         case 4:
-          row_panel<4>(x + k0, ldx, k1 - k0, wk + o, ldw, y + o, ldy, rows, first, b, epilogue);
+          row_panel<4>(a, o, epilogue);
           break;
         case 5:
-          row_panel<5>(x + k0, ldx, k1 - k0, wk + o, ldw, y + o, ldy, rows, first, b, epilogue);
+          row_panel<5>(a, o, epilogue);
           break;
         default:
-          row_panel<6>(x + k0, ldx, k1 - k0, wk + o, ldw, y + o, ldy, rows, first, b, epilogue);
+          row_panel<6>(a, o, epilogue);
           break;
       }
       o += c;
@@ -203,14 +202,25 @@ struct Vocabulary<mve> {
     return vaddq_n_u32(vmulq_n_u32(r, static_cast<uint32_t>(stride * 4)), base);
   }
 
-  /// row_tile's C outputs (C <= 6) over n steps from x (at k0) and w (at row k0). The step loop is
-  /// assembly: GCC 12 loads the weights with six ldr, never one ldm.
+  /// row_tile's C outputs (C <= 6) from output o on. The step loop is assembly: GCC 12 loads the
+  /// weights with six ldr, never one ldm.
   // (not inlined, and the address vectors made from opaque scalars: else GCC 12 keeps vectors alive
   // through the asm, which needs all 8 Q registers, and fails)
+  struct RowPanel {  // row_tile's arguments, by reference to each panel
+    const float* x;  // at k0
+    const float* w;  // at row k0
+    float* y;
+    const float* bias;
+    index_t ldx, ldw, ldy, n, rows;
+    bool first;
+  };
   template <int C, class Epilogue>
-  [[gnu::noinline]] static void row_panel(const float* x, index_t ldx, index_t n, const float* w, index_t ldw, float* y,
-                                          index_t ldy, index_t rows, bool first, const float* bias, Epilogue epilogue) {
-    uint32_t x_base = address(x) - 4, y_base = address(y), last = static_cast<uint32_t>(rows - 1);
+  [[gnu::noinline]] static void row_panel(const RowPanel& a, index_t o, Epilogue epilogue) {
+    const index_t n = a.n, ldx = a.ldx, ldy = a.ldy;
+    const float* w = a.w + o;
+    const float* bias = a.bias ? a.bias + o : nullptr;
+    const bool first = a.first;
+    uint32_t x_base = address(a.x) - 4, y_base = address(a.y + o), last = static_cast<uint32_t>(a.rows - 1);
     asm("" : "+r"(x_base), "+r"(y_base), "+r"(last));
     uint32x4_t xa = row_addresses(x_base, ldx, last);
     uint32x4_t ya = row_addresses(y_base, ldy, last);
@@ -247,7 +257,7 @@ struct Vocabulary<mve> {
           ".purgem stf_row_step\n"
           : [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2]), [a3] "+w"(acc[3]), [a4] "+w"(acc[4]),
             [a5] "+w"(acc[5]), [xa] "+w"(xa), [xv] "=&w"(xv), [w] "+r"(w)
-          : [n] "r"(n), [ldw] "r"(ldw * 4), [C] "i"(C), [last] "i"(C - 1)
+          : [n] "r"(n), [ldw] "r"(a.ldw * 4), [C] "i"(C), [last] "i"(C - 1)
           : "r0", "r1", "r2", "r3", "r4", "r5", "lr", "cc", "memory");
     }
     asm("" : "+r"(y_base), "+r"(last));
