@@ -189,13 +189,17 @@ struct Generic {
   }
 
   // the fused activations as types: one instantiation of a vocabulary's row_tile each
+  // (fusion: what a vocabulary's assembly may fuse itself, see simd/arm_mve.hpp)
   struct Identity {
+    static constexpr isa::Fusion fusion = isa::Fusion::none;
     V operator()(V v) const { return v; }
   };
   struct Relu {
+    static constexpr isa::Fusion fusion = isa::Fusion::relu;
     V operator()(V v) const { return simd_math::relu<I>(v); }
   };
   struct Gelu {
+    static constexpr isa::Fusion fusion = isa::Fusion::other;
     V operator()(V v) const { return simd_math::gelu<I>(v); }
   };
   static void row_tile(const float* x, index_t ldx, index_t rows, index_t k0, index_t k1, const float* w, index_t ldw,

@@ -37,36 +37,44 @@ struct Vocabulary<mve> {
   [[gnu::noinline]] static void row_tile(const float* x, index_t ldx, index_t rows, index_t k0, index_t k1,
                                          const float* w, index_t ldw, float* y, index_t ldy, index_t width, bool first,
                                          const float* bias, Epilogue epilogue) {
-    // panels of at most 6 outputs, as even as possible (each panel costs 3 instructions per step
-    // beyond its vfma): the first `wide` ones one output more
-    const index_t panels = (width + 5) / 6, narrow = width / panels, wide = width % panels;
+    // panels of 6 outputs (each panel costs 3 instructions per step beyond its vfma), then the
+    // rest: as many panels as an even split
+    const index_t full = width / 6, rest = width % 6;
     const RowPanel a{x + k0, w + k0 * ldw, y, bias, ldx, ldw, ldy, k1 - k0, rows, first};
-    for (index_t p = 0, o = 0; p < panels; ++p) {
-      const index_t c = p < wide ? narrow + 1 : narrow;
-      switch (c) {
-        case 1:
-          row_panel<1>(a, o, epilogue);
-          break;
-        case 2:
-          row_panel<2>(a, o, epilogue);
-          break;
-        case 3:
-          row_panel<3>(a, o, epilogue);
-          break;
-        case 4:
-          row_panel<4>(a, o, epilogue);
-          break;
-        case 5:
-          row_panel<5>(a, o, epilogue);
-          break;
-        default:
-          row_panel<6>(a, o, epilogue);
-          break;
+    index_t o = 0;
+    if constexpr (Epilogue::fusion != Fusion::other) {  // (Generic's epilogue types say)
+      // without GELU (in registers too big for the asm's), the full panels in one assembly loop
+      if (full) {
+        if (bias)
+          first ? row_panels6<true, true, Epilogue::fusion>(a, full)
+                : row_panels6<false, true, Epilogue::fusion>(a, full);
+        else
+          first ? row_panels6<true, false, Epilogue::fusion>(a, full)
+                : row_panels6<false, false, Epilogue::fusion>(a, full);
+        o = 6 * full;
       }
-      o += c;
+    }
+    for (; o + 6 <= width; o += 6) row_panel<6>(a, o, epilogue);
+    switch (rest) {
+      case 1:
+        row_panel<1>(a, o, epilogue);
+        break;
+      case 2:
+        row_panel<2>(a, o, epilogue);
+        break;
+      case 3:
+        row_panel<3>(a, o, epilogue);
+        break;
+      case 4:
+        row_panel<4>(a, o, epilogue);
+        break;
+      case 5:
+        row_panel<5>(a, o, epilogue);
+        break;
+      default:
+        break;
     }
   }
-
   static V load(const float* p) { return vld1q_f32(p); }
   static V load_partial(const float* p, index_t n) {
     return vldrwq_z_f32(p, vctp32q(static_cast<uint32_t>(n < 4 ? n : 4)));
@@ -214,6 +222,94 @@ struct Vocabulary<mve> {
     index_t ldx, ldw, ldy, n, rows;
     bool first;
   };
+  /// `panels` panels of 6 outputs from output 0 on, one after the other in one assembly loop
+  /// (row_panel's step loop; per panel: the addresses from memory, the accumulators zeroed or
+  /// gathered from y, + bias, ReLU as (x <= 0 or NaN) ? +0 : x, the scatter stores).
+  template <bool First, bool Bias, Fusion F>
+  [[gnu::noinline]] static void row_panels6(const RowPanel& a, index_t panels) {
+    struct State {        // (byte offsets in the assembly)
+      uint32x4_t xa, ya;  // 0, 16: the rows' addresses of x[r, k0] - 4 bytes, of y[r, o]
+      const float* w;     // 32: at row k0, output o
+      uint32_t n;         // 36
+      const float* bias;  // 40: at output o
+      uint32_t panels;    // 44: left
+    };
+    const uint32_t last = static_cast<uint32_t>(a.rows - 1);
+    State st{row_addresses(address(a.x) - 4, a.ldx, last),
+             row_addresses(address(a.y), a.ldy, last),
+             a.w,
+             static_cast<uint32_t>(a.n),
+             a.bias,
+             static_cast<uint32_t>(panels)};
+    V acc[6], xa, xv;
+    const float* w;
+    uint32_t tmp;
+    asm volatile(
+        ".macro stf_row_step\n"
+        "vldrw.u32 %q[xv], [%q[xa], #4]!\n"
+        "ldm %[w], {r0-r5}\n"
+        "add %[w], %[w], %[ldw]\n"
+        "vfma.f32 %q[a0], %q[xv], r0\n"
+        "vfma.f32 %q[a1], %q[xv], r1\n"
+        "vfma.f32 %q[a2], %q[xv], r2\n"
+        "vfma.f32 %q[a3], %q[xv], r3\n"
+        "vfma.f32 %q[a4], %q[xv], r4\n"
+        "vfma.f32 %q[a5], %q[xv], r5\n"
+        ".endm\n"
+        "1:\n"
+        "vldrw.u32 %q[xa], [%[st]]\n"
+        ".if %c[first]\n"
+        "vmov.i32 %q[a0], #0\n vmov.i32 %q[a1], #0\n vmov.i32 %q[a2], #0\n"
+        "vmov.i32 %q[a3], #0\n vmov.i32 %q[a4], #0\n vmov.i32 %q[a5], #0\n"
+        ".else\n"
+        "vldrw.u32 %q[xv], [%[st], #16]\n"
+        "vldrw.u32 %q[a0], [%q[xv]]\n vldrw.u32 %q[a1], [%q[xv], #4]\n vldrw.u32 %q[a2], [%q[xv], #8]\n"
+        "vldrw.u32 %q[a3], [%q[xv], #12]\n vldrw.u32 %q[a4], [%q[xv], #16]\n vldrw.u32 %q[a5], [%q[xv], #20]\n"
+        ".endif\n"
+        "ldrd %[w], %[tmp], [%[st], #32]\n"  // w, n
+        "add lr, %[tmp], #1\n"
+        "lsr lr, lr, #1\n"
+        "dls lr, lr\n"
+        "tst %[tmp], #1\n"
+        "bne 3f\n"
+        "2:\n"
+        "stf_row_step\n"
+        "3:\n"
+        "stf_row_step\n"
+        "le lr, 2b\n"
+        "vldrw.u32 %q[xv], [%[st], #16]\n"  // the y addresses of this panel
+        ".if %c[bias]\n"
+        "ldr %[tmp], [%[st], #40]\n"
+        "ldm %[tmp]!, {r0-r5}\n"
+        "str %[tmp], [%[st], #40]\n"
+        "vadd.f32 %q[a0], %q[a0], r0\n vadd.f32 %q[a1], %q[a1], r1\n vadd.f32 %q[a2], %q[a2], r2\n"
+        "vadd.f32 %q[a3], %q[a3], r3\n vadd.f32 %q[a4], %q[a4], r4\n vadd.f32 %q[a5], %q[a5], r5\n"
+        ".endif\n"
+        ".if %c[relu]\n"
+        ".irp a, %q[a0], %q[a1], %q[a2], %q[a3], %q[a4], %q[a5]\n"
+        "vpt.f32 le, \\a, zr\n"
+        "vmovt.i32 \\a, #0\n"
+        ".endr\n"
+        ".endif\n"
+        "vstrw.32 %q[a0], [%q[xv]]\n vstrw.32 %q[a1], [%q[xv], #4]\n vstrw.32 %q[a2], [%q[xv], #8]\n"
+        "vstrw.32 %q[a3], [%q[xv], #12]\n vstrw.32 %q[a4], [%q[xv], #16]\n vstrw.32 %q[a5], [%q[xv], #20]\n"
+        "movs r0, #24\n"
+        "vadd.i32 %q[xv], %q[xv], r0\n"
+        "vstrw.32 %q[xv], [%[st], #16]\n"
+        "ldr %[tmp], [%[st], #32]\n"  // the next panel's weights
+        "add %[tmp], %[tmp], #24\n"
+        "str %[tmp], [%[st], #32]\n"
+        "ldr %[tmp], [%[st], #44]\n"
+        "subs %[tmp], %[tmp], #1\n"
+        "str %[tmp], [%[st], #44]\n"
+        "bne 1b\n"
+        ".purgem stf_row_step\n"
+        : [a0] "=&w"(acc[0]), [a1] "=&w"(acc[1]), [a2] "=&w"(acc[2]), [a3] "=&w"(acc[3]), [a4] "=&w"(acc[4]),
+          [a5] "=&w"(acc[5]), [xa] "=&w"(xa), [xv] "=&w"(xv), [w] "=&r"(w), [tmp] "=&r"(tmp)
+        : [st] "r"(&st), [ldw] "r"(a.ldw * 4), [first] "i"(First), [bias] "i"(Bias), [relu] "i"(F == Fusion::relu)
+        : "r0", "r1", "r2", "r3", "r4", "r5", "lr", "cc", "memory");
+  }
+
   template <int C, class Epilogue>
   [[gnu::noinline]] static void row_panel(const RowPanel& a, index_t o, Epilogue epilogue) {
     const index_t n = a.n, ldx = a.ldx, ldy = a.ldy;
