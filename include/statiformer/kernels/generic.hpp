@@ -251,7 +251,7 @@ struct Generic {
       if (rows < R) return tile_rows<R - 1>(rows, nv, a);
     }
     if constexpr (R == 1)
-      tile_nv<1, kMaxVecs>(nv, a);
+      tile_nv<1, kGemvVecs>(nv, a);  // (single-row tiles come only from single-row products)
     else
       tile_nv<R, kVecs>(nv, a);
   }

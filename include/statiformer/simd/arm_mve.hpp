@@ -20,9 +20,10 @@ struct Vocabulary<mve> {
   static constexpr index_t lanes = 4;
   static constexpr const char* name = "mve";
   static bool supported() { return true; }  ///< can this CPU run it
-  /// Register tile of the matrix kernels: up to 4 rows × 6 vectors of outputs, computed by
-  /// row_tile below with vectors across the rows (one for a single row: Generic's 1 × 6 tile).
-  static constexpr index_t gemm_rows = 4, gemm_vecs = 6;
+  /// Register tile of the matrix kernels: up to 4 rows × 16 vectors of outputs, computed by
+  /// row_tile below with vectors across the rows, in panels of 6 outputs (so wide that one call
+  /// runs up to 10 panels in its assembly loop); a single row: Generic's 1 × 6 tile.
+  static constexpr index_t gemm_rows = 4, gemm_vecs = 16, gemv_vecs = 6;
 
   /// The matrix kernels' tile for 2 to 4 rows (Generic::tile calls it): y[r, o] for r < rows,
   /// o < width, each accumulated in sequence over k in [k0, k1) with fma, from +0 when `first`,
