@@ -115,7 +115,8 @@ struct Vocabulary<mve> {
     return lanewise(a, a, [](float x, float) { return std::sqrt(x); });
   }
   static V keep_first(V v, index_t n) {
-    return vpselq_f32(v, vdupq_n_f32(0.0f), vctp32q(static_cast<uint32_t>(n < 4 ? n : 4)));
+    // (whole vectors unchanged: GCC does not fold the all-true select of the full blocks)
+    return n >= 4 ? v : vpselq_f32(v, vdupq_n_f32(0.0f), vctp32q(static_cast<uint32_t>(n)));
   }
   static V select_gt(V a, V b, V x, V y) { return vpselq_f32(x, y, vcmpgtq_f32(a, b)); }
   static V select_nan(V x, V y) { return vpselq_f32(y, x, vcmpeqq_f32(x, x)); }
@@ -168,9 +169,9 @@ struct Vocabulary<mve> {
         "vfmas.f32 %q[p], %q[r], r4\n"
         "vfmas.f32 %q[p], %q[r], r4\n"
         "vcvt.s32.f32 %q[n], %q[n]\n"  // 2^(n-d): ((n + 127) - d) << 23, d = n > 0
-        "movs r0, #127\n"
+        "mov r0, #127\n"
         "vadd.i32 %q[r], %q[n], r0\n"
-        "movs r0, #1\n"
+        "mov r0, #1\n"
         "vpt.s32 gt, %q[n], zr\n"
         "vsubt.i32 %q[r], %q[r], r0\n"
         "vshl.i32 %q[r], %q[r], #23\n"
@@ -187,7 +188,7 @@ struct Vocabulary<mve> {
         "vmsr p0, %[vpr]\n"
         : [n] "=&w"(n), [r] "=&w"(r), [p] "=&w"(p), [y] "=&w"(y), [vpr] "=&r"(vpr)
         : [x] "w"(x), [c] "r"(kConstants), "m"(kConstants)
-        : "r0", "r1", "r2", "r3", "r4", "r5");
+        : "r0", "r1", "r2", "r3", "r4", "r5", "cc");
     return y;
   }
   static float reduce16(const V* acc) {
