@@ -76,6 +76,15 @@ struct Generic {
   }
 
   // ---- element-wise ------------------------------------------------------------------------------
+  /// simd_math::exp, or the vocabulary's kernel of the same operations where it has one (Cortex-M
+  /// scalar: simd/scalar.hpp; not simd_math's own hook, which the reference would take too).
+  static V exp_v(V x) {
+    if constexpr (requires { I::exp_kernel(x); })
+      return I::exp_kernel(x);
+    else
+      return simd_math::exp<I>(x);
+  }
+
   template <class F>
   static void map(const float* x, float* y, index_t n, F f) {
     index_t i = 0;
@@ -351,7 +360,7 @@ struct Generic {
     const float m = max_of(x, n);
     const V vm = I::set1(m);
     const float total = reduce_lanes(
-        x, n, [&](V v, index_t c) { return I::keep_first(simd_math::exp<I>(I::sub(v, vm)), c); },
+        x, n, [&](V v, index_t c) { return I::keep_first(exp_v(I::sub(v, vm)), c); },
         [](V acc, V e) { return I::add(acc, e); });
     using S = isa::Vocabulary<isa::scalar>;
     const V lse = I::set1(simd_math::log<S>(total));
@@ -376,7 +385,7 @@ struct Generic {
       const V vs = I::set1(scale);
       map(p, p, e, [&](V s) { return I::div(s, vs); });
       const V vm = I::set1(max_of(p, e));
-      map(p, p, e, [&](V s) { return simd_math::exp<I>(I::sub(s, vm)); });
+      map(p, p, e, [&](V s) { return exp_v(I::sub(s, vm)); });
       for (index_t j = e; j < n_keys; ++j) p[j] = 0.0f;  // exp(-inf - max)
       const V total = I::set1(sum(p, n_keys));
       map(p, p, e, [&](V x) { return I::div(x, total); });
@@ -395,7 +404,7 @@ struct Generic {
     }
     if (!any) return false;
     const V vm = I::set1(m);
-    map(p, p, n_keys, [&](V s) { return simd_math::exp<I>(I::sub(s, vm)); });
+    map(p, p, n_keys, [&](V s) { return exp_v(I::sub(s, vm)); });
     const V total = I::set1(sum(p, n_keys));
     map(p, p, n_keys, [&](V e) { return I::div(e, total); });
     return true;
@@ -495,7 +504,7 @@ struct Generic {
       map(o, o, head_dim, [&](V x) { return I::mul(x, vc); });
     }
     const V vm = I::set1(m_new);
-    map(s, s, cnt, [&](V x) { return simd_math::exp<I>(I::sub(x, vm)); });  // masked: exp(-inf) = 0
+    map(s, s, cnt, [&](V x) { return exp_v(I::sub(x, vm)); });  // masked: exp(-inf) = 0
     for (index_t i = cnt; i < nb; ++i) s[i] = 0.0f;
     const float bsum = sum(s, nb);
     l = seen ? l + bsum : bsum;
@@ -656,7 +665,7 @@ float Kernels<Tag>::sum(const float* x, index_t n) noexcept {
 template <class Tag>
 void Kernels<Tag>::exp(const float* x, float* y, index_t n) noexcept {
   using G = kernels_detail::Generic<Tag>;
-  G::map(x, y, n, [](typename G::V v) { return simd_math::exp<typename G::I>(v); });
+  G::map(x, y, n, [](typename G::V v) { return G::exp_v(v); });
 }
 template <class Tag>
 void Kernels<Tag>::log(const float* x, float* y, index_t n) noexcept {
