@@ -76,6 +76,17 @@ struct Generic {
   }
 
   // ---- element-wise ------------------------------------------------------------------------------
+  /// y[i] = exp(x[i] - m), i < n (the softmax's weights; y may be x): the vocabulary's loop where
+  /// it has one (simd/arm_mve.hpp), the same operations.
+  static void exp_shifted(const float* x, float* y, index_t n, float m) {
+    if constexpr (requires { I::exp_shifted(x, y, n, m); }) {
+      I::exp_shifted(x, y, n, m);
+    } else {
+      const V vm = I::set1(m);
+      map(x, y, n, [&](V v) { return exp_v(I::sub(v, vm)); });
+    }
+  }
+
   /// simd_math::exp, or the vocabulary's kernel of the same operations where it has one (Cortex-M
   /// scalar: simd/scalar.hpp; not simd_math's own hook, which the reference would take too).
   static V exp_v(V x) {
@@ -384,8 +395,7 @@ struct Generic {
       }
       const V vs = I::set1(scale);
       map(p, p, e, [&](V s) { return I::div(s, vs); });
-      const V vm = I::set1(max_of(p, e));
-      map(p, p, e, [&](V s) { return exp_v(I::sub(s, vm)); });
+      exp_shifted(p, p, e, max_of(p, e));
       for (index_t j = e; j < n_keys; ++j) p[j] = 0.0f;  // exp(-inf - max)
       const V total = I::set1(sum(p, n_keys));
       map(p, p, e, [&](V x) { return I::div(x, total); });
@@ -403,8 +413,7 @@ struct Generic {
       any = true;
     }
     if (!any) return false;
-    const V vm = I::set1(m);
-    map(p, p, n_keys, [&](V s) { return exp_v(I::sub(s, vm)); });
+    exp_shifted(p, p, n_keys, m);
     const V total = I::set1(sum(p, n_keys));
     map(p, p, n_keys, [&](V e) { return I::div(e, total); });
     return true;
@@ -503,8 +512,7 @@ struct Generic {
       const V vc = I::set1(c);
       map(o, o, head_dim, [&](V x) { return I::mul(x, vc); });
     }
-    const V vm = I::set1(m_new);
-    map(s, s, cnt, [&](V x) { return exp_v(I::sub(x, vm)); });  // masked: exp(-inf) = 0
+    exp_shifted(s, s, cnt, m_new);  // masked: exp(-inf) = 0
     for (index_t i = cnt; i < nb; ++i) s[i] = 0.0f;
     const float bsum = sum(s, nb);
     l = seen ? l + bsum : bsum;
