@@ -342,7 +342,16 @@ struct Generic {
     if (kind == LayerNormKind::torch) {
       const V inv = I::set1(1.0f / std::sqrt(ss / static_cast<float>(n) + eps));
       auto f = [&](V xv, V g, V b) { return I::add(I::mul(I::mul(I::sub(xv, vmean), inv), g), b); };
-      for (; i + L <= n; i += L) I::store(y + i, f(I::load(x + i), I::load(gain + i), I::load(bias + i)));
+      if constexpr (L > 1) {
+        // (four pointers stepped: else GCC adds the shared index to each base per vector on MVE,
+        // which has no register-offset vector loads; on one lane the index form is shorter)
+        const float *xp = x, *gp = gain, *bp = bias;
+        float* yp = y;
+        for (; i + L <= n; i += L, xp += L, gp += L, bp += L, yp += L)
+          I::store(yp, f(I::load(xp), I::load(gp), I::load(bp)));
+      } else {
+        for (; i + L <= n; i += L) I::store(y + i, f(I::load(x + i), I::load(gain + i), I::load(bias + i)));
+      }
       if (i < n)
         I::store_partial(
             y + i, f(I::load_partial(x + i, n - i), I::load_partial(gain + i, n - i), I::load_partial(bias + i, n - i)),
