@@ -32,8 +32,8 @@ struct Vocabulary<mve> {
   /// a step come in one instruction each: the rows' x[r, k] by a gather load that steps its own
   /// addresses (vldrw.u32 q, [q, #4]!), the weights w[k, o..o+5] into six general-purpose
   /// registers by one ldm, for six vfma by scalar into six accumulators: 9 instructions per 24
-  /// multiply-adds (Generic's 3 × 2 tile: 13). Each output's sequence is unchanged (lanes never
-  /// mix), so are the bits.
+  /// multiply-adds, plus the pointer step and a loop end per 4 steps (Generic's 3 × 2 tile: 13).
+  /// Each output's sequence is unchanged (lanes never mix), so are the bits.
   template <class Epilogue>
   [[gnu::noinline]] static void row_tile(const float* x, index_t ldx, index_t rows, index_t k0, index_t k1,
                                          const float* w, index_t ldw, float* y, index_t ldy, index_t width, bool first,
@@ -329,16 +329,24 @@ struct Vocabulary<mve> {
         "vldrw.u32 %q[a3], [%q[xv], #12]\n vldrw.u32 %q[a4], [%q[xv], #16]\n vldrw.u32 %q[a5], [%q[xv], #20]\n"
         ".endif\n"
         "ldrd %[w], %[tmp], [%[st], #32]\n"  // w, n
-        "add lr, %[tmp], #1\n"
-        "lsr lr, lr, #1\n"
-        "dls lr, lr\n"
-        "tst %[tmp], #1\n"
-        "bne 3f\n"
+        "tst %[tmp], #1\n"                   // n mod 4 single steps, then 4 per loop iteration
+        "beq 2f\n"
+        "stf_row_step\n"
         "2:\n"
+        "tst %[tmp], #2\n"
+        "beq 3f\n"
+        "stf_row_step\n"
         "stf_row_step\n"
         "3:\n"
+        "lsr lr, %[tmp], #2\n"
+        "wls lr, lr, 5f\n"
+        "4:\n"
         "stf_row_step\n"
-        "le lr, 2b\n"
+        "stf_row_step\n"
+        "stf_row_step\n"
+        "stf_row_step\n"
+        "le lr, 4b\n"
+        "5:\n"
         "vldrw.u32 %q[xv], [%[st], #16]\n"  // the y addresses of this panel
         ".if %c[bias]\n"
         "ldr %[tmp], [%[st], #40]\n"
@@ -387,7 +395,6 @@ struct Vocabulary<mve> {
     for (int j = 0; j < 6; ++j) acc[j] = (first || j >= C) ? vdupq_n_f32(0.0f) : vldrwq_gather_base_f32(ya, 4 * j);
     if (n) {
       V xv;
-      // Two steps per loop iteration; an odd count enters at the second ((n + 1) / 2 iterations).
       // The step: the rows' x[r, k] (gather, addresses += 4), w[k, o..o+C) into r0.., w += ldw,
       // acc[j] = fma(x, w[k, o+j], acc[j]).
       asm volatile(
@@ -402,16 +409,24 @@ struct Vocabulary<mve> {
           ".if %c[C] > 4\n vfma.f32 %q[a4], %q[xv], r4\n .endif\n"
           ".if %c[C] > 5\n vfma.f32 %q[a5], %q[xv], r5\n .endif\n"
           ".endm\n"
-          "add lr, %[n], #1\n"
-          "lsr lr, lr, #1\n"
-          "dls lr, lr\n"
-          "tst %[n], #1\n"
-          "bne 2f\n"
+          "tst %[n], #1\n"  // n mod 4 single steps, then 4 per loop iteration
+          "beq 1f\n"
+          "stf_row_step\n"
           "1:\n"
+          "tst %[n], #2\n"
+          "beq 2f\n"
+          "stf_row_step\n"
           "stf_row_step\n"
           "2:\n"
+          "lsr lr, %[n], #2\n"
+          "wls lr, lr, 4f\n"
+          "3:\n"
           "stf_row_step\n"
-          "le lr, 1b\n"
+          "stf_row_step\n"
+          "stf_row_step\n"
+          "stf_row_step\n"
+          "le lr, 3b\n"
+          "4:\n"
           ".purgem stf_row_step\n"
           : [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2]), [a3] "+w"(acc[3]), [a4] "+w"(acc[4]),
             [a5] "+w"(acc[5]), [xa] "+w"(xa), [xv] "=&w"(xv), [w] "+r"(w)
