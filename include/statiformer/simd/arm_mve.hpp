@@ -31,8 +31,8 @@ struct Vocabulary<mve> {
   /// Generic::tile. The lanes run across the rows instead of the outputs, so that both operands of
   /// a step come in one instruction each: the rows' x[r, k] by a gather load that steps its own
   /// addresses (vldrw.u32 q, [q, #4]!), the weights w[k, o..o+5] into six general-purpose
-  /// registers by one ldm, for six vfma by scalar into six accumulators: 9 instructions per 24
-  /// multiply-adds, plus the pointer step and a loop end per 4 steps (Generic's 3 × 2 tile: 13).
+  /// registers by one ldm, a pointer step and six vfma by scalar into six accumulators: 9
+  /// instructions per 24 multiply-adds, plus a loop end per 4 steps (Generic's 3 × 2 tile: 13).
   /// Each output's sequence is unchanged (lanes never mix), so are the bits.
   template <class Epilogue>
   [[gnu::noinline]] static void row_tile(const float* x, index_t ldx, index_t rows, index_t k0, index_t k1,
