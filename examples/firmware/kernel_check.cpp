@@ -201,6 +201,12 @@ void check_rows() {
       ref::activation(a, want, n);
       expect_same("activation", got, want, n, {{"n", n}, {"gelu", index_t(a == Activation::gelu)}});
     }
+    fill(got, n, 17, 3.0f);
+    std::memcpy(want, got, n * sizeof(float));
+    fill(x, n, 18, 3.0f);
+    K::add(got, x, n);
+    ref::add(want, x, n);
+    expect_same("add", got, want, n, {{"n", n}});
     fill(x, n, 16, 90.0f);
     K::exp(x, got, n);
     ref::exp(x, want, n);
@@ -236,7 +242,7 @@ int main() {
   fw_puts(K::name());
   fw_puts(" vs the reference, bit for bit\n");
   check_rows();
-  fw_puts("  layer_norm_row, log_softmax_row, activation, exp: ok\n");
+  fw_puts("  layer_norm_row, log_softmax_row, activation, add, exp: ok\n");
   check_linear();
   fw_puts("  linear: ok\n");
   check_attention();

@@ -111,6 +111,7 @@ struct Generic {
   }
 
   static void add(float* y, const float* x, index_t n) {
+    if constexpr (requires { I::add_n(y, x, n); }) return I::add_n(y, x, n);  // Cortex-M scalar
     index_t i = 0;
     for (; i + L <= n; i += L) I::store(y + i, I::add(I::load(y + i), I::load(x + i)));
     if (i < n) I::store_partial(y + i, I::add(I::load_partial(y + i, n - i), I::load_partial(x + i, n - i)), n - i);
