@@ -556,19 +556,42 @@ struct Generic {
         const index_t e = mg[r].key_end < n_keys ? mg[r].key_end : n_keys;
         n_scored = e > n_scored ? e : n_scored;
         prefixes = prefixes && !mg[r].allow;
-        const float* qr = q + (r0 + r) * q_stride;
-        for (index_t d = 0; d < head_dim; ++d) qc[r * head_dim + d] = qr[d];
-        for (index_t d = 0; d < head_dim; ++d) og[r * out_stride + d] = 0.0f;
       }
+      // With one key block the queries are read once, by its scores' product, before any output
+      // is written (the first block rescales nothing): no copies then, and the outputs are zeroed
+      // only where the values' products accumulate into them.
+      const bool one_block = n_scored <= B;
+      auto zero_outputs = [&] {
+        for (index_t r = 0; r < nr; ++r)
+          for (index_t d = 0; d < head_dim; ++d) og[r * out_stride + d] = 0.0f;
+      };
+      if (!one_block) {
+        for (index_t r = 0; r < nr; ++r) {
+          const float* qr = q + (r0 + r) * q_stride;
+          for (index_t d = 0; d < head_dim; ++d) qc[r * head_dim + d] = qr[d];
+        }
+      }
+      if (!one_block || n_scored == 0) zero_outputs();
       bool seen[kAttentionRows] = {};
       float m[kAttentionRows] = {}, l[kAttentionRows] = {};
       for (index_t kb = 0; kb < n_scored; kb += B) {
         const index_t nb = n_scored - kb < B ? n_scored - kb : B;
-        gemm(qc, head_dim, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
+        if (one_block)
+          gemm(q + r0 * q_stride, q_stride, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
+        else
+          gemm(qc, head_dim, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
         index_t end[kAttentionRows];  // allowed keys of row r in this block: [0, end[r])
-        for (index_t r = 0; r < nr; ++r)
+        bool every_row = true;        // every row has an allowed key in this block
+        for (index_t r = 0; r < nr; ++r) {
           end[r] = stream_block(p + r * bs, kb, nb, mg[r], scale, seen[r], m[r], l[r], og + r * out_stride, head_dim);
+          every_row = every_row && end[r];
+        }
         const float* vb = v + kb * v_stride;
+        if (one_block && prefixes && every_row) {  // from +0, as from zeroed outputs
+          weighted_values_prefix(p, bs, nr, end, vb, v_stride, head_dim, og, out_stride, false);
+          continue;
+        }
+        if (one_block) zero_outputs();
         if (prefixes) {
           weighted_values_prefix(p, bs, nr, end, vb, v_stride, head_dim, og, out_stride, true);
         } else {
