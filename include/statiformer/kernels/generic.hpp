@@ -76,6 +76,16 @@ struct Generic {
   }
 
   // ---- element-wise ------------------------------------------------------------------------------
+  /// y[i] = x[i] / d, i < n (y may be x): the vocabulary's loop where it has one (Cortex-M
+  /// scalar: simd/scalar.hpp).
+  static void div_map(const float* x, float* y, index_t n, float d) {
+    if constexpr (requires { I::div_n(x, y, n, d); }) {
+      I::div_n(x, y, n, d);
+    } else {
+      const V vd = I::set1(d);
+      map(x, y, n, [&](V v) { return I::div(v, vd); });
+    }
+  }
   /// y[i] = exp(x[i] - m), i < n (the softmax's weights; y may be x): the vocabulary's loop where
   /// it has one (simd/arm_mve.hpp), the same operations.
   static void exp_shifted(const float* x, float* y, index_t n, float m) {
@@ -407,12 +417,10 @@ struct Generic {
         for (index_t j = 0; j < n_keys; ++j) p[j] = -INFINITY;
         return false;
       }
-      const V vs = I::set1(scale);
-      map(p, p, e, [&](V s) { return I::div(s, vs); });
+      div_map(p, p, e, scale);
       exp_shifted(p, p, e, max_of(p, e));
       for (index_t j = e; j < n_keys; ++j) p[j] = 0.0f;  // exp(-inf - max)
-      const V total = I::set1(sum(p, n_keys));
-      map(p, p, e, [&](V x) { return I::div(x, total); });
+      div_map(p, p, e, sum(p, n_keys));
       return true;
     }
     bool any = false;
@@ -428,8 +436,7 @@ struct Generic {
     }
     if (!any) return false;
     exp_shifted(p, p, n_keys, m);
-    const V total = I::set1(sum(p, n_keys));
-    map(p, p, n_keys, [&](V e) { return I::div(e, total); });
+    div_map(p, p, n_keys, sum(p, n_keys));
     return true;
   }
 
@@ -497,13 +504,12 @@ struct Generic {
   static index_t stream_block(float* s, index_t kb, index_t nb, const ref::RowMask& mask, float scale, bool& seen,
                               float& m, float& l, float* o, index_t head_dim) {
     using S = isa::Vocabulary<isa::scalar>;
-    const V vs = I::set1(scale);
     index_t cnt = nb;  // keys [0, cnt) of the block may be allowed
     float bm;
     if (!mask.allow) {
       cnt = mask.key_end > kb ? (mask.key_end - kb < nb ? mask.key_end - kb : nb) : 0;
       if (cnt == 0) return 0;
-      map(s, s, cnt, [&](V x) { return I::div(x, vs); });
+      div_map(s, s, cnt, scale);
       bm = max_of(s, cnt);
     } else {
       bool any = false;
@@ -607,8 +613,7 @@ struct Generic {
       for (index_t r = 0; r < nr; ++r) {
         float* o = og + r * out_stride;
         if (seen[r]) {
-          const V vl = I::set1(l[r]);
-          map(o, o, head_dim, [&](V x) { return I::div(x, vl); });
+          div_map(o, o, head_dim, l[r]);
         } else {  // every key masked: the documented convention
           const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
           weighted_values_acc(

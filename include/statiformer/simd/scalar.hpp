@@ -117,6 +117,36 @@ struct Vocabulary<scalar> {
           "s31", "cc");
     return y;
   }
+  /// y[i] = x[i] / d for i < n, y may be x (Generic::div_map calls it: the softmax's scaling and
+  /// normalization), 4 elements per vldmia/vstmia.
+  static void div_n(const float* x, float* y, index_t n, float d) {
+    index_t count;
+    asm volatile(
+        "lsrs %[count], %[n], #2\n"
+        "beq 2f\n"
+        "1:\n"
+        "vldmia %[x]!, {s0-s3}\n"
+        "vdiv.f32 s0, s0, %[d]\n"
+        "vdiv.f32 s1, s1, %[d]\n"
+        "vdiv.f32 s2, s2, %[d]\n"
+        "vdiv.f32 s3, s3, %[d]\n"
+        "vstmia %[y]!, {s0-s3}\n"
+        "subs %[count], %[count], #1\n"
+        "bne 1b\n"
+        "2:\n"
+        "ands %[count], %[n], #3\n"
+        "beq 4f\n"
+        "3:\n"
+        "vldmia %[x]!, {s0}\n"
+        "vdiv.f32 s0, s0, %[d]\n"
+        "vstmia %[y]!, {s0}\n"
+        "subs %[count], %[count], #1\n"
+        "bne 3b\n"
+        "4:\n"
+        : [x] "+r"(x), [y] "+r"(y), [count] "=&r"(count)
+        : [n] "r"(n), [d] "t"(d)
+        : "s0", "s1", "s2", "s3", "cc", "memory");
+  }
   /// y[i] += x[i] for i < n (Generic::add calls it), 4 elements per vldmia/vstmia (GCC: one at a
   /// time, 6 instructions per element).
   static void add_n(float* y, const float* x, index_t n) {
