@@ -344,9 +344,10 @@ struct Generic {
   // ---- normalization and softmax -------------------------------------------------------------
   static void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,
                              float eps, float* y) {
-    // the vocabulary's own for whole 16-lane blocks (Cortex-M scalar, simd/scalar.hpp), same operations
+    // the same operations in the vocabulary's own code for whole 16-lane blocks (Cortex-M:
+    // simd/scalar.hpp, simd/arm_mve.hpp)
     if constexpr (requires { I::layer_norm16(x, gain, bias, n, eps, y); }) {
-      if (kind == LayerNormKind::torch && n % 16 == 0) return I::layer_norm16(x, gain, bias, n, eps, y);
+      if (kind == LayerNormKind::torch && n && n % 16 == 0) return I::layer_norm16(x, gain, bias, n, eps, y);
     }
     const float mean = sum(x, n) / static_cast<float>(n);
     const V vmean = I::set1(mean);
