@@ -76,6 +76,36 @@ struct Generic {
   }
 
   // ---- element-wise ------------------------------------------------------------------------------
+  /// y[i] = x[i] / d, i < n (y may be x): the vocabulary's loop where it has one (Cortex-M
+  /// scalar: simd/scalar.hpp).
+  static void div_map(const float* x, float* y, index_t n, float d) {
+    if constexpr (requires { I::div_n(x, y, n, d); }) {
+      I::div_n(x, y, n, d);
+    } else {
+      const V vd = I::set1(d);
+      map(x, y, n, [&](V v) { return I::div(v, vd); });
+    }
+  }
+  /// y[i] = exp(x[i] - m), i < n (the softmax's weights; y may be x): the vocabulary's loop where
+  /// it has one (simd/arm_mve.hpp), the same operations.
+  static void exp_shifted(const float* x, float* y, index_t n, float m) {
+    if constexpr (requires { I::exp_shifted(x, y, n, m); }) {
+      I::exp_shifted(x, y, n, m);
+    } else {
+      const V vm = I::set1(m);
+      map(x, y, n, [&](V v) { return exp_v(I::sub(v, vm)); });
+    }
+  }
+
+  /// simd_math::exp, or the vocabulary's kernel of the same operations where it has one (Cortex-M
+  /// scalar: simd/scalar.hpp; not simd_math's own hook, which the reference would take too).
+  static V exp_v(V x) {
+    if constexpr (requires { I::exp_kernel(x); })
+      return I::exp_kernel(x);
+    else
+      return simd_math::exp<I>(x);
+  }
+
   template <class F>
   static void map(const float* x, float* y, index_t n, F f) {
     index_t i = 0;
@@ -101,6 +131,7 @@ struct Generic {
   }
 
   static void add(float* y, const float* x, index_t n) {
+    if constexpr (requires { I::add_n(y, x, n); }) return I::add_n(y, x, n);  // Cortex-M scalar
     index_t i = 0;
     for (; i + L <= n; i += L) I::store(y + i, I::add(I::load(y + i), I::load(x + i)));
     if (i < n) I::store_partial(y + i, I::add(I::load_partial(y + i, n - i), I::load_partial(x + i, n - i)), n - i);
@@ -126,6 +157,17 @@ struct Generic {
   template <index_t R, index_t NV, bool Partial>
   static void tile(const float* x, index_t ldx, index_t k0, index_t k1, const float* w, index_t ldw, float* y,
                    index_t ldy, index_t tail, bool first, const float* bias, Fuse act) {
+    // A vocabulary's own kernel for tiles of several rows, in the same order per output (MVE:
+    // vectors across the rows, see simd/arm_mve.hpp); bias and activation as below.
+    if constexpr (R >= 2 &&
+                  requires { I::row_tile(x, ldx, R, k0, k1, w, ldw, y, ldy, tail, first, bias, Identity{}); }) {
+      return row_tile(x, ldx, R, k0, k1, w, ldw, y, ldy, (NV - 1) * L + (Partial ? tail : L), first, bias, act);
+    }
+    // Cortex-M4F/M7's full-width scalar tile in assembly (simd/scalar.hpp), ReLU fused
+    if constexpr (NV == 4 && !Partial &&
+                  requires { I::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, false); }) {
+      if (act != Fuse::gelu) return I::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
+    }
     auto load_out = [&](const float* ptr, index_t i) {
       return (Partial && i + 1 == NV) ? I::load_partial(ptr + i * L, tail) : I::load(ptr + i * L);
     };
@@ -187,6 +229,30 @@ struct Generic {
     }
   }
 
+  // the fused activations as types: one instantiation of a vocabulary's row_tile each
+  // (fusion: what a vocabulary's assembly may fuse itself, see simd/arm_mve.hpp)
+  struct Identity {
+    static constexpr isa::Fusion fusion = isa::Fusion::none;
+    V operator()(V v) const { return v; }
+  };
+  struct Relu {
+    static constexpr isa::Fusion fusion = isa::Fusion::relu;
+    V operator()(V v) const { return simd_math::relu<I>(v); }
+  };
+  struct Gelu {
+    static constexpr isa::Fusion fusion = isa::Fusion::other;
+    V operator()(V v) const { return simd_math::gelu<I>(v); }
+  };
+  static void row_tile(const float* x, index_t ldx, index_t rows, index_t k0, index_t k1, const float* w, index_t ldw,
+                       float* y, index_t ldy, index_t width, bool first, const float* bias, Fuse act) {
+    if (act == Fuse::relu)
+      I::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Relu{});
+    else if (act == Fuse::gelu)
+      I::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Gelu{});
+    else
+      I::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Identity{});
+  }
+
   static constexpr index_t kRows = I::gemm_rows, kVecs = I::gemm_vecs;
   /// Vectors per tile for a single row (a matrix-vector product): more, since no row shares them.
   static constexpr index_t kGemvVecs = [] {
@@ -226,7 +292,7 @@ struct Generic {
       if (rows < R) return tile_rows<R - 1>(rows, nv, a);
     }
     if constexpr (R == 1)
-      tile_nv<1, kMaxVecs>(nv, a);
+      tile_nv<1, kGemvVecs>(nv, a);  // (single-row tiles come only from single-row products)
     else
       tile_nv<R, kVecs>(nv, a);
   }
@@ -336,6 +402,14 @@ struct Generic {
   /// overlap when they are not run one after the other.
   static void layer_norm_rows(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
                               LayerNormKind kind, float eps, float* y) {
+    // the same operations in the vocabulary's own code for whole 16-lane blocks (Cortex-M:
+    // simd/scalar.hpp, simd/arm_mve.hpp), row by row (in-order cores gain nothing from staging)
+    if constexpr (requires { I::layer_norm16(x, gain, bias, n, eps, y); }) {
+      if (kind == LayerNormKind::torch && n && n % 16 == 0) {
+        for (index_t r = 0; r < rows; ++r) I::layer_norm16(x + r * n, gain, bias, n, eps, y + r * n);
+        return;
+      }
+    }
     constexpr index_t G = 8;
     for (index_t r0 = 0; r0 < rows; r0 += G) {
       const index_t g = rows - r0 < G ? rows - r0 : G;
@@ -384,7 +458,7 @@ struct Generic {
     const float m = max_of(x, n);
     const V vm = I::set1(m);
     const float total = reduce_lanes(
-        x, n, [&](V v, index_t c) { return I::keep_first(simd_math::exp<I>(I::sub(v, vm)), c); },
+        x, n, [&](V v, index_t c) { return I::keep_first(exp_v(I::sub(v, vm)), c); },
         [](V acc, V e) { return I::add(acc, e); });
     using S = isa::Vocabulary<isa::scalar>;
     const V lse = I::set1(simd_math::log<S>(total));
@@ -406,13 +480,10 @@ struct Generic {
         for (index_t j = 0; j < n_keys; ++j) p[j] = -INFINITY;
         return false;
       }
-      const V vs = I::set1(scale);
-      map(p, p, e, [&](V s) { return I::div(s, vs); });
-      const V vm = I::set1(max_of(p, e));
-      map(p, p, e, [&](V s) { return simd_math::exp<I>(I::sub(s, vm)); });
+      div_map(p, p, e, scale);
+      exp_shifted(p, p, e, max_of(p, e));
       for (index_t j = e; j < n_keys; ++j) p[j] = 0.0f;  // exp(-inf - max)
-      const V total = I::set1(sum(p, n_keys));
-      map(p, p, e, [&](V x) { return I::div(x, total); });
+      div_map(p, p, e, sum(p, n_keys));
       return true;
     }
     bool any = false;
@@ -427,10 +498,8 @@ struct Generic {
       any = true;
     }
     if (!any) return false;
-    const V vm = I::set1(m);
-    map(p, p, n_keys, [&](V s) { return simd_math::exp<I>(I::sub(s, vm)); });
-    const V total = I::set1(sum(p, n_keys));
-    map(p, p, n_keys, [&](V e) { return I::div(e, total); });
+    exp_shifted(p, p, n_keys, m);
+    div_map(p, p, n_keys, sum(p, n_keys));
     return true;
   }
 
@@ -498,13 +567,12 @@ struct Generic {
   static index_t stream_block(float* s, index_t kb, index_t nb, const ref::RowMask& mask, float scale, bool& seen,
                               float& m, float& l, float* o, index_t head_dim) {
     using S = isa::Vocabulary<isa::scalar>;
-    const V vs = I::set1(scale);
     index_t cnt = nb;  // keys [0, cnt) of the block may be allowed
     float bm;
     if (!mask.allow) {
       cnt = mask.key_end > kb ? (mask.key_end - kb < nb ? mask.key_end - kb : nb) : 0;
       if (cnt == 0) return 0;
-      map(s, s, cnt, [&](V x) { return I::div(x, vs); });
+      div_map(s, s, cnt, scale);
       bm = max_of(s, cnt);
     } else {
       bool any = false;
@@ -527,8 +595,7 @@ struct Generic {
       const V vc = I::set1(c);
       map(o, o, head_dim, [&](V x) { return I::mul(x, vc); });
     }
-    const V vm = I::set1(m_new);
-    map(s, s, cnt, [&](V x) { return simd_math::exp<I>(I::sub(x, vm)); });  // masked: exp(-inf) = 0
+    exp_shifted(s, s, cnt, m_new);  // masked: exp(-inf) = 0
     for (index_t i = cnt; i < nb; ++i) s[i] = 0.0f;
     const float bsum = sum(s, nb);
     l = seen ? l + bsum : bsum;
@@ -624,22 +691,44 @@ struct Generic {
         const index_t e = mg[r].key_end < n_keys ? mg[r].key_end : n_keys;
         n_scored = e > n_scored ? e : n_scored;
         prefixes = prefixes && !mg[r].allow;
-        const float* qr = q + (r0 + r) * q_stride;
-        for (index_t d = 0; d < head_dim; ++d) qc[r * head_dim + d] = qr[d];
-        for (index_t d = 0; d < head_dim; ++d) og[r * out_stride + d] = 0.0f;
       }
+      // With one key block the queries are read once, by its scores' product, before any output
+      // is written (the first block rescales nothing): no copies then, and the outputs are zeroed
+      // only where the values' products accumulate into them.
+      const bool one_block = n_scored <= B;
+      auto zero_outputs = [&] {
+        for (index_t r = 0; r < nr; ++r)
+          for (index_t d = 0; d < head_dim; ++d) og[r * out_stride + d] = 0.0f;
+      };
+      if (!one_block) {
+        for (index_t r = 0; r < nr; ++r) {
+          const float* qr = q + (r0 + r) * q_stride;
+          for (index_t d = 0; d < head_dim; ++d) qc[r * head_dim + d] = qr[d];
+        }
+      }
+      if (!one_block || n_scored == 0) zero_outputs();
       bool seen[kAttentionRows] = {};
       float m[kAttentionRows] = {}, l[kAttentionRows] = {};
       for (index_t kb = 0; kb < n_scored; kb += B) {
         const index_t nb = n_scored - kb < B ? n_scored - kb : B;
-        gemm(qc, head_dim, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
+        if (one_block)
+          gemm(q + r0 * q_stride, q_stride, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
+        else
+          gemm(qc, head_dim, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
         index_t end[kAttentionRows];  // allowed keys of row r in this block: [0, end[r])
         if (L >= 8 && prefixes)
           stream_group_prefix(p, bs, nr, kb, nb, mg, vscale, seen, m, l, og, out_stride, head_dim, end);
         else
           for (index_t r = 0; r < nr; ++r)
             end[r] = stream_block(p + r * bs, kb, nb, mg[r], scale, seen[r], m[r], l[r], og + r * out_stride, head_dim);
+        bool every_row = true;  // every row has an allowed key in this block
+        for (index_t r = 0; r < nr; ++r) every_row = every_row && end[r];
         const float* vb = v + kb * v_stride;
+        if (one_block && prefixes && every_row) {  // from +0, as from zeroed outputs
+          weighted_values_prefix(p, bs, nr, end, vb, v_stride, head_dim, og, out_stride, false);
+          continue;
+        }
+        if (one_block) zero_outputs();
         if (prefixes) {
           weighted_values_prefix(p, bs, nr, end, vb, v_stride, head_dim, og, out_stride, true);
         } else {
@@ -655,8 +744,7 @@ struct Generic {
       for (index_t r = 0; r < nr; ++r) {
         float* o = og + r * out_stride;
         if (seen[r]) {
-          const V vl = I::set1(l[r]);
-          map(o, o, head_dim, [&](V x) { return I::div(x, vl); });
+          div_map(o, o, head_dim, l[r]);
         } else {  // every key masked: the documented convention
           const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
           weighted_values_acc(
@@ -768,7 +856,7 @@ float Kernels<Tag>::sum(const float* x, index_t n) noexcept {
 template <class Tag>
 void Kernels<Tag>::exp(const float* x, float* y, index_t n) noexcept {
   using G = kernels_detail::Generic<Tag>;
-  G::map(x, y, n, [](typename G::V v) { return simd_math::exp<typename G::I>(v); });
+  G::map(x, y, n, [](typename G::V v) { return G::exp_v(v); });
 }
 template <class Tag>
 void Kernels<Tag>::log(const float* x, float* y, index_t n) noexcept {

@@ -5,7 +5,9 @@
 #include <arm_mve.h>
 
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
+#include <limits>
 
 #include <statiformer/config.hpp>
 #include <statiformer/simd/isa.hpp>
@@ -18,10 +20,62 @@ struct Vocabulary<mve> {
   static constexpr index_t lanes = 4;
   static constexpr const char* name = "mve";
   static bool supported() { return true; }  ///< can this CPU run it
-  /// Register tile of the matrix kernels: 3 rows × 2 vectors = 6 accumulators + 2 weight vectors
-  /// fill the 8 Q registers; the row values stay scalars (vfma by a general-purpose register).
-  static constexpr index_t gemm_rows = 3, gemm_vecs = 2;
+  /// Register tile of the matrix kernels: up to 4 rows × 16 vectors of outputs, computed by
+  /// row_tile below with vectors across the rows, in panels of 6 outputs (so wide that one call
+  /// runs up to 10 panels in its assembly loop); a single row: Generic's 1 × 6 tile.
+  static constexpr index_t gemm_rows = 4, gemm_vecs = 16, gemv_vecs = 6;
 
+  /// The matrix kernels' tile for 2 to 4 rows (Generic::tile calls it): y[r, o] for r < rows,
+  /// o < width, each accumulated in sequence over k in [k0, k1) with fma, from +0 when `first`,
+  /// else from y; then + bias[o] (nullable), then `epilogue` (the fused activation), as
+  /// Generic::tile. The lanes run across the rows instead of the outputs, so that both operands of
+  /// a step come in one instruction each: the rows' x[r, k] by a gather load that steps its own
+  /// addresses (vldrw.u32 q, [q, #4]!), the weights w[k, o..o+5] into six general-purpose
+  /// registers by one ldm, a pointer step and six vfma by scalar into six accumulators: 9
+  /// instructions per 24 multiply-adds, plus a loop end per 4 steps (Generic's 3 × 2 tile: 13).
+  /// Each output's sequence is unchanged (lanes never mix), so are the bits.
+  template <class Epilogue>
+  [[gnu::noinline]] static void row_tile(const float* x, index_t ldx, index_t rows, index_t k0, index_t k1,
+                                         const float* w, index_t ldw, float* y, index_t ldy, index_t width, bool first,
+                                         const float* bias, Epilogue epilogue) {
+    // panels of 6 outputs (each panel costs 3 instructions per step beyond its vfma), then the
+    // rest: as many panels as an even split
+    const index_t full = width / 6, rest = width % 6;
+    const RowPanel a{x + k0, w + k0 * ldw, y, bias, ldx, ldw, ldy, k1 - k0, rows, first};
+    index_t o = 0;
+    if constexpr (Epilogue::fusion != Fusion::other) {  // (Generic's epilogue types say)
+      // without GELU (in registers too big for the asm's), the full panels in one assembly loop
+      if (full) {
+        if (bias)
+          first ? row_panels6<true, true, Epilogue::fusion>(a, full)
+                : row_panels6<false, true, Epilogue::fusion>(a, full);
+        else
+          first ? row_panels6<true, false, Epilogue::fusion>(a, full)
+                : row_panels6<false, false, Epilogue::fusion>(a, full);
+        o = 6 * full;
+      }
+    }
+    for (; o + 6 <= width; o += 6) row_panel<6>(a, o, epilogue);
+    switch (rest) {
+      case 1:
+        row_panel<1>(a, o, epilogue);
+        break;
+      case 2:
+        row_panel<2>(a, o, epilogue);
+        break;
+      case 3:
+        row_panel<3>(a, o, epilogue);
+        break;
+      case 4:
+        row_panel<4>(a, o, epilogue);
+        break;
+      case 5:
+        row_panel<5>(a, o, epilogue);
+        break;
+      default:
+        break;
+    }
+  }
   static V load(const float* p) { return vld1q_f32(p); }
   static V load_partial(const float* p, index_t n) {
     return vldrwq_z_f32(p, vctp32q(static_cast<uint32_t>(n < 4 ? n : 4)));
@@ -44,14 +98,25 @@ struct Vocabulary<mve> {
   static V max(V a, V b) { return vpselq_f32(a, b, vcmpgtq_f32(a, b)); }  // b when unordered
   static V min(V a, V b) { return vpselq_f32(a, b, vcmpltq_f32(a, b)); }
   static V abs(V a) { return vabsq_f32(a); }
+  /// Lane by lane (MVE has no vector division): vdiv.f32 on the S registers that alias the Q
+  /// registers' lanes, instead of a round trip through memory.
   static V div(V a, V b) {
-    return lanewise(a, b, [](float x, float y) { return x / y; });
+    register V num asm("q0") = a;
+    register V den asm("q1") = b;
+    asm("vdiv.f32 s0, s0, s4\n"
+        "vdiv.f32 s1, s1, s5\n"
+        "vdiv.f32 s2, s2, s6\n"
+        "vdiv.f32 s3, s3, s7\n"
+        : "+w"(num)
+        : "w"(den));
+    return num;
   }
   static V sqrt(V a) {
     return lanewise(a, a, [](float x, float) { return std::sqrt(x); });
   }
   static V keep_first(V v, index_t n) {
-    return vpselq_f32(v, vdupq_n_f32(0.0f), vctp32q(static_cast<uint32_t>(n < 4 ? n : 4)));
+    // (whole vectors unchanged: GCC does not fold the all-true select of the full blocks)
+    return n >= 4 ? v : vpselq_f32(v, vdupq_n_f32(0.0f), vctp32q(static_cast<uint32_t>(n)));
   }
   static V select_gt(V a, V b, V x, V y) { return vpselq_f32(x, y, vcmpgtq_f32(a, b)); }
   static V select_nan(V x, V y) { return vpselq_f32(y, x, vcmpeqq_f32(x, x)); }
@@ -63,6 +128,214 @@ struct Vocabulary<mve> {
     const int32x4_t bits = vreinterpretq_s32_f32(x);
     e = vcvtq_f32_s32(vsubq_s32(vshrq_n_s32(bits, 23), vdupq_n_s32(127)));
     m = vreinterpretq_f32_s32(vorrq_s32(vandq_s32(bits, vdupq_n_s32(0x007fffff)), vdupq_n_s32(0x3f800000)));
+  }
+  /// simd_math::exp's operations with the same bits, in a third of the instructions (assembly:
+  /// GCC 12 holds the dozen constants as vectors, which 8 Q registers cannot hold, and moves every
+  /// select's predicate through general-purpose registers). The constants come from a table
+  /// (ldm, ldrd) and are used as scalar operands (vfma/vfmas/vsub/vcmp by a general-purpose register);
+  /// the selects are predicated moves. Two identities: the clamp of x to [lo, hi] is dropped, since
+  /// every lane outside it (or NaN) is replaced by the final selects, so only lanes where xc == x
+  /// survive; pow2i(n - d) is computed as cvt(n) - d (n - d is exact for the integral n), and the
+  /// product with 2^d as y + y where d = 1 (both exact doublings, or both overflow).
+  static V exp(V x) {
+    alignas(8) static constexpr float kConstants[] = {12582912.0f,    1.44269504088896341f,
+                                                      -0.693359375f,  2.12194440e-4f,
+                                                      1.0f / 5040.0f, 1.0f / 720.0f,
+                                                      1.0f / 120.0f,  1.0f / 24.0f,
+                                                      1.0f / 6.0f,    0.5f,
+                                                      1.0f,           -87.3365448f,
+                                                      88.7228394f,    std::numeric_limits<float>::infinity()};
+    V n, r, p, y;
+    // (six general-purpose registers only: with more, GCC 12 fails to allocate the callers' loops)
+    std::uint32_t vpr;
+    // (the caller's predicate is kept: GCC 12 knows no clobber name for VPR)
+    asm("vmrs %[vpr], p0\n"
+        "ldm %[c], {r0-r5}\n"
+        "vdup.32 %q[n], r0\n"  // n = round(x / ln 2): fma(x, log2e, magic) - magic
+        "vfma.f32 %q[n], %q[x], r1\n"
+        "vsub.f32 %q[n], %q[n], r0\n"
+        "vmov %q[r], %q[x]\n"  // r = fma(n, -c1, x), then fma(n, c2, r)
+        "vfma.f32 %q[r], %q[n], r2\n"
+        "vfma.f32 %q[r], %q[n], r3\n"
+        "vdup.32 %q[p], r4\n"  // Horner: p = fma(p, r, c) = p·r + c
+        "vfmas.f32 %q[p], %q[r], r5\n"
+        "ldrd r0, r1, [%[c], #24]\n"
+        "ldrd r2, r3, [%[c], #32]\n"
+        "ldrd r4, r5, [%[c], #40]\n"
+        "vfmas.f32 %q[p], %q[r], r0\n"
+        "vfmas.f32 %q[p], %q[r], r1\n"
+        "vfmas.f32 %q[p], %q[r], r2\n"
+        "vfmas.f32 %q[p], %q[r], r3\n"
+        "vfmas.f32 %q[p], %q[r], r4\n"
+        "vfmas.f32 %q[p], %q[r], r4\n"
+        "vcvt.s32.f32 %q[n], %q[n]\n"  // 2^(n-d): ((n + 127) - d) << 23, d = n > 0
+        "mov r0, #127\n"
+        "vadd.i32 %q[r], %q[n], r0\n"
+        "mov r0, #1\n"
+        "vpt.s32 gt, %q[n], zr\n"
+        "vsubt.i32 %q[r], %q[r], r0\n"
+        "vshl.i32 %q[r], %q[r], #23\n"
+        "vmul.f32 %q[y], %q[p], %q[r]\n"
+        "vpst\n"  // · 2^d
+        "vaddt.f32 %q[y], %q[y], %q[y]\n"
+        "ldrd r2, r3, [%[c], #48]\n"
+        "vpt.f32 lt, %q[x], r5\n"  // x < lo: 0
+        "vmovt.i32 %q[y], #0\n"
+        "vpt.f32 gt, %q[x], r2\n"  // x > hi: inf
+        "vdupt.32 %q[y], r3\n"
+        "vpt.f32 ne, %q[x], %q[x]\n"  // NaN stays NaN
+        "vmovt %q[y], %q[x]\n"
+        "vmsr p0, %[vpr]\n"
+        : [n] "=&w"(n), [r] "=&w"(r), [p] "=&w"(p), [y] "=&w"(y), [vpr] "=&r"(vpr)
+        : [x] "w"(x), [c] "r"(kConstants), "m"(kConstants)
+        : "r0", "r1", "r2", "r3", "r4", "r5", "cc");
+    return y;
+  }
+  /// y[i] = exp(x[i] - m) for i < n, as map(x, y, n, exp(sub(v, set1(m)))) (the softmax's
+  /// weights), with exp's operations as above: one assembly loop, tail-predicated (wlstp/letp),
+  /// so the constants come by two ldm per vector instead of exp's five loads, VPR needs no saving
+  /// and the loop no bookkeeping (42 -> 35 instructions per vector).
+  [[gnu::noinline]] static void exp_shifted(const float* x, float* y, index_t n, float m) {
+    alignas(8) static constexpr float kConstants[] = {
+        12582912.0f,    1.44269504088896341f,
+        -0.693359375f,  2.12194440e-4f,
+        1.0f / 5040.0f, 1.0f / 720.0f,
+        1.0f / 120.0f,  1.0f / 24.0f,  // first ldm: r0-r7
+        1.0f / 6.0f,    0.5f,
+        1.0f,           -87.3365448f,
+        88.7228394f,    std::numeric_limits<float>::infinity()};  // second ldm: r0-r5 (r6, r7: 127, 1)
+    const float* c = kConstants;
+    V s, nv, r, p, e;
+    asm volatile(
+        "wlstp.32 lr, %[n], 2f\n"
+        "1:\n"
+        "vldrw.u32 %q[s], [%[x]], #16\n"
+        "vsub.f32 %q[s], %q[s], %[m]\n"
+        "ldm %[c]!, {r0-r7}\n"
+        "vdup.32 %q[nv], r0\n"  // n = fma(s, log2e, magic) - magic
+        "vfma.f32 %q[nv], %q[s], r1\n"
+        "vsub.f32 %q[nv], %q[nv], r0\n"
+        "vmov %q[r], %q[s]\n"  // r = fma(n, -c1, s), then fma(n, c2, r)
+        "vfma.f32 %q[r], %q[nv], r2\n"
+        "vfma.f32 %q[r], %q[nv], r3\n"
+        "vdup.32 %q[p], r4\n"  // Horner: p = p·r + c
+        "vfmas.f32 %q[p], %q[r], r5\n"
+        "vfmas.f32 %q[p], %q[r], r6\n"
+        "vfmas.f32 %q[p], %q[r], r7\n"
+        "ldm %[c], {r0-r5}\n"
+        "sub %[c], %[c], #32\n"
+        "vfmas.f32 %q[p], %q[r], r0\n"
+        "vfmas.f32 %q[p], %q[r], r1\n"
+        "vfmas.f32 %q[p], %q[r], r2\n"
+        "vfmas.f32 %q[p], %q[r], r2\n"
+        "vcvt.s32.f32 %q[nv], %q[nv]\n"  // 2^(n-d): ((n + 127) - d) << 23, d = n > 0
+        "mov r0, #127\n"
+        "vadd.i32 %q[r], %q[nv], r0\n"
+        "mov r0, #1\n"
+        "vpt.s32 gt, %q[nv], zr\n"
+        "vsubt.i32 %q[r], %q[r], r0\n"
+        "vshl.i32 %q[r], %q[r], #23\n"
+        "vmul.f32 %q[e], %q[p], %q[r]\n"
+        "vpst\n"  // · 2^d
+        "vaddt.f32 %q[e], %q[e], %q[e]\n"
+        "vpt.f32 lt, %q[s], r3\n"  // s < lo: 0
+        "vmovt.i32 %q[e], #0\n"
+        "vpt.f32 gt, %q[s], r4\n"  // s > hi: inf
+        "vdupt.32 %q[e], r5\n"
+        "vpt.f32 ne, %q[s], %q[s]\n"  // NaN stays NaN
+        "vmovt %q[e], %q[s]\n"
+        "vstrw.32 %q[e], [%[y]], #16\n"
+        "letp lr, 1b\n"
+        "2:\n"
+        : [x] "+r"(x), [y] "+r"(y), [c] "+r"(c), [s] "=&w"(s), [nv] "=&w"(nv), [r] "=&w"(r), [p] "=&w"(p), [e] "=&w"(e)
+        : [n] "r"(n), [m] "r"(m), "m"(kConstants)
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "lr", "cc", "memory");
+  }
+  /// LayerNorm, torch kind, of a row of a multiple of 16 (Generic::layer_norm_row calls it): the
+  /// same operations (canonical 16-lane sums over 4 accumulator vectors folded as reduce16, then
+  /// ((x - mean) · inv) · gain + bias), in assembly with post-incremented loads and the mean and
+  /// inverse as scalar operands (GCC: 424 instructions for a row of 64).
+  [[gnu::noinline]] static void layer_norm16(const float* x, const float* gain, const float* bias, index_t n, float eps,
+                                             float* y) {
+    const float* xs;
+    uint32_t mean, inv;
+    asm volatile(
+        "vmov s20, %[nf]\n"  // s20: n, s21: eps (S registers of q5)
+        "vmov s21, %[eps]\n"
+        "vmov.i32 q0, #0\n"  // mean: the canonical 16-lane sum (4 vectors) / n
+        "vmov.i32 q1, #0\n"
+        "vmov.i32 q2, #0\n"
+        "vmov.i32 q3, #0\n"
+        "mov %[xs], %[x]\n"
+        "wls lr, %[n16], 2f\n"
+        "1:\n"
+        "vldrw.u32 q4, [%[xs]], #16\n"
+        "vadd.f32 q0, q0, q4\n"
+        "vldrw.u32 q4, [%[xs]], #16\n"
+        "vadd.f32 q1, q1, q4\n"
+        "vldrw.u32 q4, [%[xs]], #16\n"
+        "vadd.f32 q2, q2, q4\n"
+        "vldrw.u32 q4, [%[xs]], #16\n"
+        "vadd.f32 q3, q3, q4\n"
+        "le lr, 1b\n"
+        "2:\n"
+        "vadd.f32 q0, q0, q2\n"
+        "vadd.f32 q1, q1, q3\n"
+        "vadd.f32 q0, q0, q1\n"
+        "vadd.f32 s0, s0, s2\n"
+        "vadd.f32 s1, s1, s3\n"
+        "vadd.f32 s22, s0, s1\n"
+        "vdiv.f32 s22, s22, s20\n"  // s22: mean
+        "vmov %[mean], s22\n"
+        "vmov.i32 q0, #0\n"  // ss: the canonical sum of (x - mean)^2
+        "vmov.i32 q1, #0\n"
+        "vmov.i32 q2, #0\n"
+        "vmov.i32 q3, #0\n"
+        "mov %[xs], %[x]\n"
+        "wls lr, %[n16], 4f\n"
+        "3:\n"
+        "vldrw.u32 q4, [%[xs]], #16\n"
+        "vsub.f32 q4, q4, %[mean]\n"
+        "vfma.f32 q0, q4, q4\n"
+        "vldrw.u32 q4, [%[xs]], #16\n"
+        "vsub.f32 q4, q4, %[mean]\n"
+        "vfma.f32 q1, q4, q4\n"
+        "vldrw.u32 q4, [%[xs]], #16\n"
+        "vsub.f32 q4, q4, %[mean]\n"
+        "vfma.f32 q2, q4, q4\n"
+        "vldrw.u32 q4, [%[xs]], #16\n"
+        "vsub.f32 q4, q4, %[mean]\n"
+        "vfma.f32 q3, q4, q4\n"
+        "le lr, 3b\n"
+        "4:\n"
+        "vadd.f32 q0, q0, q2\n"
+        "vadd.f32 q1, q1, q3\n"
+        "vadd.f32 q0, q0, q1\n"
+        "vadd.f32 s0, s0, s2\n"
+        "vadd.f32 s1, s1, s3\n"
+        "vadd.f32 s23, s0, s1\n"
+        "vdiv.f32 s23, s23, s20\n"  // inv = 1 / sqrt(ss / n + eps)
+        "vadd.f32 s23, s23, s21\n"
+        "vsqrt.f32 s23, s23\n"
+        "vmov.f32 s20, #1.0\n"
+        "vdiv.f32 s23, s20, s23\n"
+        "vmov %[inv], s23\n"
+        "lsl %[xs], %[n16], #2\n"  // y = ((x - mean) · inv) · gain + bias, a vector at a time
+        "wls lr, %[xs], 6f\n"
+        "5:\n"
+        "vldrw.u32 q4, [%[x]], #16\n"
+        "vldrw.u32 q5, [%[g]], #16\n"
+        "vldrw.u32 q6, [%[b]], #16\n"
+        "vsub.f32 q4, q4, %[mean]\n"
+        "vmul.f32 q4, q4, %[inv]\n"
+        "vmul.f32 q4, q4, q5\n"
+        "vadd.f32 q4, q4, q6\n"
+        "vstrw.32 q4, [%[y]], #16\n"
+        "le lr, 5b\n"
+        "6:\n"
+        : [x] "+r"(x), [g] "+r"(gain), [b] "+r"(bias), [y] "+r"(y), [xs] "=&r"(xs), [mean] "=&r"(mean), [inv] "=&r"(inv)
+        : [n16] "r"(n / 16), [nf] "r"(static_cast<float>(n)), [eps] "r"(eps)
+        : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "lr", "memory");
   }
   static float reduce16(const V* acc) {
     const V s8a = vaddq_f32(acc[0], acc[2]), s8b = vaddq_f32(acc[1], acc[3]);
@@ -78,6 +351,185 @@ struct Vocabulary<mve> {
   }
 
  private:
+  static uint32_t address(const void* p) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p)); }
+  /// base + r·stride floats for the lanes r = 0..3; lanes past the last row repeat it.
+  static uint32x4_t row_addresses(uint32_t base, index_t stride, uint32_t last_row) {
+    const uint32x4_t r = vminq_u32(vidupq_n_u32(0u, 1), vdupq_n_u32(last_row));
+    return vaddq_n_u32(vmulq_n_u32(r, static_cast<uint32_t>(stride * 4)), base);
+  }
+
+  /// row_tile's C outputs (C <= 6) from output o on. The step loop is assembly: GCC 12 loads the
+  /// weights with six ldr, never one ldm.
+  // (not inlined, and the address vectors made from opaque scalars: else GCC 12 keeps vectors alive
+  // through the asm, which needs all 8 Q registers, and fails)
+  struct RowPanel {  // row_tile's arguments, by reference to each panel
+    const float* x;  // at k0
+    const float* w;  // at row k0
+    float* y;
+    const float* bias;
+    index_t ldx, ldw, ldy, n, rows;
+    bool first;
+  };
+  /// `panels` panels of 6 outputs from output 0 on, one after the other in one assembly loop
+  /// (row_panel's step loop; per panel: the addresses from memory, the accumulators zeroed or
+  /// gathered from y, + bias, ReLU as (x <= 0 or NaN) ? +0 : x, the scatter stores).
+  template <bool First, bool Bias, Fusion F>
+  [[gnu::noinline]] static void row_panels6(const RowPanel& a, index_t panels) {
+    struct State {        // (byte offsets in the assembly)
+      uint32x4_t xa, ya;  // 0, 16: the rows' addresses of x[r, k0] - 4 bytes, of y[r, o]
+      const float* w;     // 32: at row k0, output o
+      uint32_t n;         // 36
+      const float* bias;  // 40: at output o
+      uint32_t panels;    // 44: left
+    };
+    const uint32_t last = static_cast<uint32_t>(a.rows - 1);
+    State st{row_addresses(address(a.x) - 4, a.ldx, last),
+             row_addresses(address(a.y), a.ldy, last),
+             a.w,
+             static_cast<uint32_t>(a.n),
+             a.bias,
+             static_cast<uint32_t>(panels)};
+    V acc[6], xa, xv;
+    const float* w;
+    uint32_t tmp;
+    asm volatile(
+        ".macro stf_row_step\n"
+        "vldrw.u32 %q[xv], [%q[xa], #4]!\n"
+        "ldm %[w], {r0-r5}\n"
+        "add %[w], %[w], %[ldw]\n"
+        "vfma.f32 %q[a0], %q[xv], r0\n"
+        "vfma.f32 %q[a1], %q[xv], r1\n"
+        "vfma.f32 %q[a2], %q[xv], r2\n"
+        "vfma.f32 %q[a3], %q[xv], r3\n"
+        "vfma.f32 %q[a4], %q[xv], r4\n"
+        "vfma.f32 %q[a5], %q[xv], r5\n"
+        ".endm\n"
+        "1:\n"
+        "vldrw.u32 %q[xa], [%[st]]\n"
+        ".if %c[first]\n"
+        "vmov.i32 %q[a0], #0\n vmov.i32 %q[a1], #0\n vmov.i32 %q[a2], #0\n"
+        "vmov.i32 %q[a3], #0\n vmov.i32 %q[a4], #0\n vmov.i32 %q[a5], #0\n"
+        ".else\n"
+        "vldrw.u32 %q[xv], [%[st], #16]\n"
+        "vldrw.u32 %q[a0], [%q[xv]]\n vldrw.u32 %q[a1], [%q[xv], #4]\n vldrw.u32 %q[a2], [%q[xv], #8]\n"
+        "vldrw.u32 %q[a3], [%q[xv], #12]\n vldrw.u32 %q[a4], [%q[xv], #16]\n vldrw.u32 %q[a5], [%q[xv], #20]\n"
+        ".endif\n"
+        "ldrd %[w], %[tmp], [%[st], #32]\n"  // w, n
+        "tst %[tmp], #1\n"                   // n mod 4 single steps, then 4 per loop iteration
+        "beq 2f\n"
+        "stf_row_step\n"
+        "2:\n"
+        "tst %[tmp], #2\n"
+        "beq 3f\n"
+        "stf_row_step\n"
+        "stf_row_step\n"
+        "3:\n"
+        "lsr lr, %[tmp], #2\n"
+        "wls lr, lr, 5f\n"
+        "4:\n"
+        "stf_row_step\n"
+        "stf_row_step\n"
+        "stf_row_step\n"
+        "stf_row_step\n"
+        "le lr, 4b\n"
+        "5:\n"
+        "vldrw.u32 %q[xv], [%[st], #16]\n"  // the y addresses of this panel
+        ".if %c[bias]\n"
+        "ldr %[tmp], [%[st], #40]\n"
+        "ldm %[tmp]!, {r0-r5}\n"
+        "str %[tmp], [%[st], #40]\n"
+        "vadd.f32 %q[a0], %q[a0], r0\n vadd.f32 %q[a1], %q[a1], r1\n vadd.f32 %q[a2], %q[a2], r2\n"
+        "vadd.f32 %q[a3], %q[a3], r3\n vadd.f32 %q[a4], %q[a4], r4\n vadd.f32 %q[a5], %q[a5], r5\n"
+        ".endif\n"
+        ".if %c[relu]\n"
+        ".irp a, %q[a0], %q[a1], %q[a2], %q[a3], %q[a4], %q[a5]\n"
+        "vpt.f32 le, \\a, zr\n"
+        "vmovt.i32 \\a, #0\n"
+        ".endr\n"
+        ".endif\n"
+        "vstrw.32 %q[a0], [%q[xv]]\n vstrw.32 %q[a1], [%q[xv], #4]\n vstrw.32 %q[a2], [%q[xv], #8]\n"
+        "vstrw.32 %q[a3], [%q[xv], #12]\n vstrw.32 %q[a4], [%q[xv], #16]\n vstrw.32 %q[a5], [%q[xv], #20]\n"
+        "movs r0, #24\n"
+        "vadd.i32 %q[xv], %q[xv], r0\n"
+        "vstrw.32 %q[xv], [%[st], #16]\n"
+        "ldr %[tmp], [%[st], #32]\n"  // the next panel's weights
+        "add %[tmp], %[tmp], #24\n"
+        "str %[tmp], [%[st], #32]\n"
+        "ldr %[tmp], [%[st], #44]\n"
+        "subs %[tmp], %[tmp], #1\n"
+        "str %[tmp], [%[st], #44]\n"
+        "bne 1b\n"
+        ".purgem stf_row_step\n"
+        : [a0] "=&w"(acc[0]), [a1] "=&w"(acc[1]), [a2] "=&w"(acc[2]), [a3] "=&w"(acc[3]), [a4] "=&w"(acc[4]),
+          [a5] "=&w"(acc[5]), [xa] "=&w"(xa), [xv] "=&w"(xv), [w] "=&r"(w), [tmp] "=&r"(tmp)
+        : [st] "r"(&st), [ldw] "r"(a.ldw * 4), [first] "i"(First), [bias] "i"(Bias), [relu] "i"(F == Fusion::relu)
+        : "r0", "r1", "r2", "r3", "r4", "r5", "lr", "cc", "memory");
+  }
+
+  template <int C, class Epilogue>
+  [[gnu::noinline]] static void row_panel(const RowPanel& a, index_t o, Epilogue epilogue) {
+    const index_t n = a.n, ldx = a.ldx, ldy = a.ldy;
+    const float* w = a.w + o;
+    const float* bias = a.bias ? a.bias + o : nullptr;
+    const bool first = a.first;
+    uint32_t x_base = address(a.x) - 4, y_base = address(a.y + o), last = static_cast<uint32_t>(a.rows - 1);
+    asm("" : "+r"(x_base), "+r"(y_base), "+r"(last));
+    uint32x4_t xa = row_addresses(x_base, ldx, last);
+    uint32x4_t ya = row_addresses(y_base, ldy, last);
+    V acc[6];
+#pragma GCC unroll 6
+    for (int j = 0; j < 6; ++j) acc[j] = (first || j >= C) ? vdupq_n_f32(0.0f) : vldrwq_gather_base_f32(ya, 4 * j);
+    if (n) {
+      V xv;
+      // The step: the rows' x[r, k] (gather, addresses += 4), w[k, o..o+C) into r0.., w += ldw,
+      // acc[j] = fma(x, w[k, o+j], acc[j]).
+      asm volatile(
+          ".macro stf_row_step\n"
+          "vldrw.u32 %q[xv], [%q[xa], #4]!\n"
+          ".if %c[C] == 1\n ldr r0, [%[w]]\n .else\n ldm %[w], {r0-r%c[last]}\n .endif\n"
+          "add %[w], %[w], %[ldw]\n"
+          "vfma.f32 %q[a0], %q[xv], r0\n"
+          ".if %c[C] > 1\n vfma.f32 %q[a1], %q[xv], r1\n .endif\n"
+          ".if %c[C] > 2\n vfma.f32 %q[a2], %q[xv], r2\n .endif\n"
+          ".if %c[C] > 3\n vfma.f32 %q[a3], %q[xv], r3\n .endif\n"
+          ".if %c[C] > 4\n vfma.f32 %q[a4], %q[xv], r4\n .endif\n"
+          ".if %c[C] > 5\n vfma.f32 %q[a5], %q[xv], r5\n .endif\n"
+          ".endm\n"
+          "tst %[n], #1\n"  // n mod 4 single steps, then 4 per loop iteration
+          "beq 1f\n"
+          "stf_row_step\n"
+          "1:\n"
+          "tst %[n], #2\n"
+          "beq 2f\n"
+          "stf_row_step\n"
+          "stf_row_step\n"
+          "2:\n"
+          "lsr lr, %[n], #2\n"
+          "wls lr, lr, 4f\n"
+          "3:\n"
+          "stf_row_step\n"
+          "stf_row_step\n"
+          "stf_row_step\n"
+          "stf_row_step\n"
+          "le lr, 3b\n"
+          "4:\n"
+          ".purgem stf_row_step\n"
+          : [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2]), [a3] "+w"(acc[3]), [a4] "+w"(acc[4]),
+            [a5] "+w"(acc[5]), [xa] "+w"(xa), [xv] "=&w"(xv), [w] "+r"(w)
+          : [n] "r"(n), [ldw] "r"(a.ldw * 4), [C] "i"(C), [last] "i"(C - 1)
+          : "r0", "r1", "r2", "r3", "r4", "r5", "lr", "cc", "memory");
+    }
+    asm("" : "+r"(y_base), "+r"(last));
+    ya = row_addresses(y_base, ldy, last);
+#pragma GCC unroll 6
+    for (int j = 0; j < C; ++j) {
+      if (bias) acc[j] = vaddq_n_f32(acc[j], bias[j]);
+      // (unpredicated: the lanes past the rows computed the last row again, bit for bit, and
+      // store the same values to the same addresses)
+      vstrwq_scatter_base_f32(ya, 4 * j, epilogue(acc[j]));
+    }
+  }
+
   template <class F>
   static V lanewise(V a, V b, F f) {
     float x[4], y[4];

@@ -15,7 +15,11 @@ namespace stf::simd_math {
 template <class I>
 typename I::V exp(typename I::V x) {
   using V = typename I::V;
-  if constexpr (I::lanes == 1) {
+  // a vocabulary may spell the same operations in its own instructions (same bits, checked by the
+  // kernel tests): simd/arm_mve.hpp
+  if constexpr (requires { I::exp(x); })
+    return I::exp(x);
+  else if constexpr (I::lanes == 1) {
     // One lane: the same operations, with branches where the vector code selects (a scalar core
     // has no select instruction, and the clamps are no-ops inside the range).
     if (!(x >= -87.3365448f && x <= 88.7228394f))
