@@ -44,6 +44,8 @@ import sys
 
 import torch
 
+import stf_torch
+
 LAYOUT_FORMAT = "statiformer"
 SUPPORTED_SCHEMA_VERSION = 2
 IGNORED = [r"(^|\.)pe$", r"(^|\.)num_batches_tracked$"]  # buffers that are not parameters
@@ -163,10 +165,8 @@ def stored_tensor(entry, tensor):
     if list(t.shape) != entry["stored_shape"]:
         raise ExportError([f"{entry['name']}: stored shape {list(t.shape)} differs from the schema's "
                            f"{entry['stored_shape']}"])
-    panel = entry.get("panel", 0)
-    if panel and t.dim() == 2 and t.shape[1] > panel:
-        t = torch.cat([t[:, p:p + panel].contiguous().reshape(-1)
-                       for p in range(0, t.shape[1], panel)]).reshape(t.shape)
+    if t.dim() == 2:
+        t = stf_torch.panel_order(t, entry.get("panel", 0)).reshape(t.shape)
     return t
 
 

@@ -12,6 +12,8 @@ import argparse
 import pathlib
 import re
 
+import torch
+
 import stf_torch
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -65,8 +67,9 @@ def main():
         dims, values = tensors[n]
         if stf_torch.stored_transposed(n, dims):
             rows, cols = dims
-            values = [values[r * cols + c] for c in range(cols) for r in range(rows)]
-            values = stf_torch.panel_order_list(values, cols, rows)  # stored [rows=cols, cols=rows]
+            # the transpose in column panels, as a permutation of the values' text
+            order = stf_torch.panel_order(torch.arange(rows * cols).view(rows, cols).t())
+            values = [values[i] for i in order.tolist()]
             dims = [cols, rows]
             tensors[n] = (dims, values)
         out.append(constant(n, dims, values))

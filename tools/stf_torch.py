@@ -488,17 +488,6 @@ def panel_order(t, panel=WEIGHT_PANEL):
     return torch.cat([t[:, p:p + panel].contiguous().reshape(-1) for p in range(0, t.shape[1], panel)])
 
 
-def panel_order_list(values, rows, cols, panel=WEIGHT_PANEL):
-    """panel_order for a flat row-major list of rows*cols values."""
-    if panel == 0 or cols <= panel:
-        return list(values)
-    out = []
-    for p in range(0, cols, panel):
-        for r in range(rows):
-            out.extend(values[r * cols + p:r * cols + min(p + panel, cols)])
-    return out
-
-
 def stored_transposed(name, dims):
     """Whether statiformer stores canonical parameter `name` (PyTorch shape `dims`) transposed:
     every linear weight ([out, in] in PyTorch) is stored [in, out] in column panels (panel_order);

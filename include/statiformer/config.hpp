@@ -21,11 +21,18 @@ inline constexpr index_t kTensorAlign = 64;
 /// outputs is plain row-major [In, Out]. Part of the stored layout exporters write (schema version 2).
 inline constexpr index_t kWeightPanel = 64;
 
+/// Index of element [r, c] of a matrix stored [rows, cols] in column panels of `panel` columns
+/// (0: plain row-major): what the kernels, binders and exporters converting a plain matrix use.
+constexpr index_t stored_index(index_t rows, index_t cols, index_t panel, index_t r, index_t c) {
+  if (panel == 0 || cols <= panel) return r * cols + c;
+  const index_t p0 = c / panel * panel;  // first column of c's panel
+  const index_t width = cols - p0 < panel ? cols - p0 : panel;
+  return p0 * rows + r * width + (c - p0);
+}
+
 /// Index of Wᵀ[k, o] in a [in, out] weight stored in column panels (see kWeightPanel).
 constexpr index_t weight_index(index_t in, index_t out, index_t k, index_t o) {
-  const index_t p0 = o / kWeightPanel * kWeightPanel;  // first column of o's panel
-  const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
-  return p0 * in + k * width + (o - p0);
+  return stored_index(in, out, kWeightPanel, k, o);
 }
 
 /// Result of every operation that can fail at run time on user data. Nothing is thrown; a call

@@ -560,13 +560,24 @@ struct Generic {
     attention_rows(q, head_dim, 1, kt, kt_stride, v, v_stride, head_dim, n_keys, &mask, fill, p, out, head_dim);
   }
 
+  /// A streaming row's running sum l and outputs o rescaled from the maximum m to m_new:
+  /// multiplied by exp(m - m_new). Skipped when the maximum did not move: exp(0) is exactly 1, so
+  /// the products would change no bit.
+  static void rescale(float m, float m_new, float& l, float* o, index_t head_dim) {
+    if (m_new == m) return;
+    using S = isa::Vocabulary<isa::scalar>;
+    const float c = simd_math::exp<S>(m - m_new);
+    l = l * c;
+    const V vc = I::set1(c);
+    map(o, o, head_dim, [&](V v) { return I::mul(v, vc); });
+  }
+
   /// One block of a streaming row: turns its raw scores s[0, nb) (keys kb + i) into weights
   /// exp(s/scale - m') (0 for masked keys), updating the running maximum m, sum l and the output
   /// o (rescaled by exp(m - m')). Returns the end of the allowed prefix (prefix masks) or nb, and
   /// 0 when the block has no allowed key (then nothing changed).
   static index_t stream_block(float* s, index_t kb, index_t nb, const ref::RowMask& mask, float scale, bool& seen,
                               float& m, float& l, float* o, index_t head_dim) {
-    using S = isa::Vocabulary<isa::scalar>;
     index_t cnt = nb;  // keys [0, cnt) of the block may be allowed
     float bm;
     if (!mask.allow) {
@@ -589,12 +600,7 @@ struct Generic {
       if (!any) return 0;
     }
     const float m_new = (seen && m > bm) ? m : bm;
-    if (seen) {
-      const float c = simd_math::exp<S>(m - m_new);
-      l = l * c;
-      const V vc = I::set1(c);
-      map(o, o, head_dim, [&](V x) { return I::mul(x, vc); });
-    }
+    if (seen) rescale(m, m_new, l, o, head_dim);
     exp_shifted(s, s, cnt, m_new);  // masked: exp(-inf) = 0
     for (index_t i = cnt; i < nb; ++i) s[i] = 0.0f;
     const float bsum = sum(s, nb);
@@ -612,9 +618,8 @@ struct Generic {
   /// values as stream_block: lanes past the allowed keys are -inf for the maximum and +0 after the
   /// exponential (what stream_block writes there; computed as exp(0 - m') masked to +0, since
   /// exp(-inf)'s subnormal intermediates cost a microcode assist per vector on x86), and adding
-  /// those zeros to the non-negative canonical sum changes nothing. When the running maximum does
-  /// not move, the rescaling by exp(0) = 1 exactly is skipped. end[r]: allowed keys of row r in
-  /// the block.
+  /// those zeros to the non-negative canonical sum changes nothing. end[r]: allowed keys of row r
+  /// in the block.
   static constexpr index_t kBlockVecs = kAttentionKeyBlock / L;
   static void stream_group_prefix(float* p, index_t bs, index_t nr, index_t kb, index_t nb, const ref::RowMask* mg,
                                   V vscale, bool* seen, float* m, float* l, float* og, index_t out_stride,
@@ -637,15 +642,8 @@ struct Generic {
       const float bm = cnt ? I::reduce_max(vm) : 0.0f;
       m_new[r] = (seen[r] && m[r] > bm) ? m[r] : bm;
     }
-    for (index_t r = 0; r < nr; ++r) {
-      if (!end[r] || !seen[r] || m_new[r] == m[r]) continue;
-      using S = isa::Vocabulary<isa::scalar>;
-      const float c = simd_math::exp<S>(m[r] - m_new[r]);
-      l[r] = l[r] * c;
-      const V vc = I::set1(c);
-      float* o = og + r * out_stride;
-      map(o, o, head_dim, [&](V v) { return I::mul(v, vc); });
-    }
+    for (index_t r = 0; r < nr; ++r)
+      if (end[r] && seen[r]) rescale(m[r], m_new[r], l[r], og + r * out_stride, head_dim);
     for (index_t r = 0; r < nr; ++r) {
       const index_t cnt = end[r];
       if (!cnt) continue;
@@ -658,7 +656,7 @@ struct Generic {
       for (index_t i = 0; i < kBlockVecs; ++i) {
         const index_t c = cnt > i * L ? (cnt - i * L < L ? cnt - i * L : L) : 0;
         if (!c) break;
-        const V e = I::keep_first(simd_math::exp<I>(I::sub(I::keep_first(x[r][i], c), vmn)), c);
+        const V e = I::keep_first(exp_v(I::sub(I::keep_first(x[r][i], c), vmn)), c);
         I::store_partial(s + i * L, e, c);
         acc[i % kSub] = I::add(acc[i % kSub], e);
       }

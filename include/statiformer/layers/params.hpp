@@ -48,7 +48,7 @@ struct Name {
 
 /// One parameter slot: where its data pointer is stored, and its PyTorch shape (rank 1 or 2).
 /// `transposed`: the model stores the transpose of the PyTorch tensor, [cols, rows], in column
-/// panels of `panel` columns (see kWeightPanel; a stored matrix of at most `panel` columns is
+/// panels of `panel` columns (see kWeightPanel, stored_index; a stored matrix of at most `panel` columns is
 /// plain row-major): what the kernels read. Exporters write that layout, binders expect it.
 struct ParamRef {
   const float** data;
@@ -68,15 +68,6 @@ inline ParamRef param_ref(CMat<R, C>& m) {
 template <index_t R, index_t C>
 inline ParamRef param_ref_transposed(CMat<R, C>& m) {
   return {&m.data, C, R, true, kWeightPanel};
-}
-
-/// Index of element [r, c] of a matrix stored [rows, cols] in column panels of `panel` columns
-/// (0: plain row-major): what a binder or exporter converting a plain matrix needs.
-constexpr index_t stored_index(index_t rows, index_t cols, index_t panel, index_t r, index_t c) {
-  if (panel == 0 || cols <= panel) return r * cols + c;
-  const index_t p0 = c / panel * panel;
-  const index_t width = cols - p0 < panel ? cols - p0 : panel;
-  return p0 * rows + r * width + (c - p0);
 }
 template <index_t N>
 inline ParamRef param_ref(CVec<N>& v) {
