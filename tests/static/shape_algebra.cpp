@@ -24,10 +24,10 @@ static_assert(EncoderStack<EncoderLayer<7, 16, 4, 32>, 2, false>::Params::param_
 
 // ---- scratch sizes -------------------------------------------------------------------------------
 // MHA: Q [SeqQ, D] (reused for the context), Kᵀ and V [SeqK, D], and per row of a group of 6 query
-// rows one block of min(SeqK, 32) scores and a copy of its query [HeadDim] (never [SeqQ, SeqK]).
+// rows a span of min(SeqK, 128) scores and a copy of its query [HeadDim] (never [SeqQ, SeqK]).
 static_assert(MultiHeadAttention<7, 11, 16, 4>::scratch_floats == 7 * 16 + 2 * 11 * 16 + 6 * (11 + 4));
 static_assert(MultiHeadAttention<2, 11, 16, 4>::scratch_floats == 2 * 16 + 2 * 11 * 16 + 2 * (11 + 4));
-static_assert(MultiHeadAttention<128, 500, 64, 2>::attention_floats == 6 * (32 + 32));
+static_assert(MultiHeadAttention<128, 500, 64, 2>::attention_floats == 6 * (128 + 32));
 static_assert(MultiHeadAttention<128, 500, 64, 2>::score_matrix_floats == 128 * 500);
 // FF runs blocks of up to 128 rows, each in chunks of up to 128 hidden units: a hidden chunk and
 // an output block.

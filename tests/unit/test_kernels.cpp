@@ -208,7 +208,7 @@ TEST_CASE("kernel variants: groups of attention rows (causal, padded, aliased ou
     using K = decltype(k);
     for (index_t hd : {1, 5, 8, 16, 17, 32, 64, 80})
       for (index_t rows : {1, 2, 3, 4, 5, 9})
-        for (index_t n_keys : {1, 3, 16, 33, 70})
+        for (index_t n_keys : {1, 3, 16, 33, 70, 130, 290})  // 130, 290: several spans of scores
           for (int mask_kind = 0; mask_kind < 4; ++mask_kind) {
             const index_t d_model = hd + 5;  // heads inside a wider row, as in multi-head attention
             const index_t kt_stride = n_keys + 1;

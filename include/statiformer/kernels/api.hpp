@@ -32,12 +32,17 @@ inline constexpr index_t kAttentionRowGroup = 6;
 /// lane count: the blocks are part of the canonical order.
 inline constexpr index_t kAttentionKeyBlock = 32;
 
+/// Keys whose scores a group of rows may hold at once (a multiple of kAttentionKeyBlock): the
+/// variants with wide vectors compute them in one product and run the blocks' softmax steps over
+/// them before one product with the values. Still O(block) scratch, whatever the sequence length.
+inline constexpr index_t kAttentionScoreKeys = 4 * kAttentionKeyBlock;
+
 /// Scratch floats of one streaming attention call over n_rows query rows (at most
-/// kAttentionRowGroup at a time), n_keys keys and head_dim: a block of scores and a copy of the
-/// query per row.
+/// kAttentionRowGroup at a time), n_keys keys and head_dim: up to kAttentionScoreKeys scores and a
+/// copy of the query per row.
 constexpr index_t attention_scratch_floats(index_t n_rows, index_t n_keys, index_t head_dim) {
   const index_t rows = n_rows < kAttentionRowGroup ? n_rows : kAttentionRowGroup;
-  return rows * ((n_keys < kAttentionKeyBlock ? n_keys : kAttentionKeyBlock) + head_dim);
+  return rows * ((n_keys < kAttentionScoreKeys ? n_keys : kAttentionScoreKeys) + head_dim);
 }
 
 /// A block of a panel-stored weight Wᵀ [in_total, out_total] (see kWeightPanel): rows from k0,

@@ -563,13 +563,17 @@ struct Generic {
   /// A streaming row's running sum l and outputs o rescaled from the maximum m to m_new:
   /// multiplied by exp(m - m_new). Skipped when the maximum did not move: exp(0) is exactly 1, so
   /// the products would change no bit.
-  static void rescale(float m, float m_new, float& l, float* o, index_t head_dim) {
-    if (m_new == m) return;
+  /// o: nullable (the caller multiplies the outputs by the returned factor itself, 1 when skipped).
+  static float rescale(float m, float m_new, float& l, float* o, index_t head_dim) {
+    if (m_new == m) return 1.0f;
     using S = isa::Vocabulary<isa::scalar>;
     const float c = simd_math::exp<S>(m - m_new);
     l = l * c;
-    const V vc = I::set1(c);
-    map(o, o, head_dim, [&](V v) { return I::mul(v, vc); });
+    if (o) {
+      const V vc = I::set1(c);
+      map(o, o, head_dim, [&](V v) { return I::mul(v, vc); });
+    }
+    return c;
   }
 
   /// One block of a streaming row: turns its raw scores s[0, nb) (keys kb + i) into weights
@@ -621,9 +625,10 @@ struct Generic {
   /// those zeros to the non-negative canonical sum changes nothing. end[r]: allowed keys of row r
   /// in the block.
   static constexpr index_t kBlockVecs = kAttentionKeyBlock / L;
+  /// og null: the outputs are not rescaled; factor[r] receives row r's factor instead (1 if none).
   static void stream_group_prefix(float* p, index_t bs, index_t nr, index_t kb, index_t nb, const ref::RowMask* mg,
                                   V vscale, bool* seen, float* m, float* l, float* og, index_t out_stride,
-                                  index_t head_dim, index_t* end) {
+                                  index_t head_dim, index_t* end, float* factor = nullptr) {
     const V ninf = I::set1(-INFINITY);
     V x[kAttentionRows][kBlockVecs];
     float m_new[kAttentionRows];
@@ -642,8 +647,11 @@ struct Generic {
       const float bm = cnt ? I::reduce_max(vm) : 0.0f;
       m_new[r] = (seen[r] && m[r] > bm) ? m[r] : bm;
     }
-    for (index_t r = 0; r < nr; ++r)
-      if (end[r] && seen[r]) rescale(m[r], m_new[r], l[r], og + r * out_stride, head_dim);
+    for (index_t r = 0; r < nr; ++r) {
+      const float c =
+          end[r] && seen[r] ? rescale(m[r], m_new[r], l[r], og ? og + r * out_stride : nullptr, head_dim) : 1.0f;
+      if (factor) factor[r] = c;
+    }
     for (index_t r = 0; r < nr; ++r) {
       const index_t cnt = end[r];
       if (!cnt) continue;
@@ -667,6 +675,174 @@ struct Generic {
     }
   }
 
+  // ---- attention over up to kAttentionScoreKeys keys at a time (vocabularies of 8+ lanes) ------
+  static constexpr index_t kScoreBlocks = kAttentionScoreKeys / kAttentionKeyBlock;
+
+  /// What the values' tiles of a group need: row r's weights p + r·ps (key 0 of the span at
+  /// index 0), the keys [0, keys) every row has, the factor c[r][b] each row's outputs are
+  /// multiplied by before block b (1 where nothing is rescaled: x·1 = x exactly), and l: when not
+  /// null, the outputs are divided by l[r] before they are stored (the last span).
+  struct ValuesArgs {
+    const float* p;
+    index_t ps, keys;
+    const float* v;
+    index_t v_stride;
+    float* o;
+    index_t o_stride, tail;
+    const float (*c)[kScoreBlocks];
+    bool from_zero;
+    const float* l;
+  };
+
+  /// o[r, :] = (o[r, :] or +0), then per block b: o[r, :] *= c[r][b], and o[r, :] = fma(p[r, j],
+  /// v[j, :], o[r, :]) for its keys j in order; R rows × NV vectors of outputs in registers.
+  template <index_t R, index_t NV>
+  static void values_tile(const ValuesArgs& a) {
+    constexpr index_t B = kAttentionKeyBlock;
+    auto load_at = [&](const float* ptr, index_t i) {
+      return (i + 1 == NV && a.tail != L) ? I::load_partial(ptr + i * L, a.tail) : I::load(ptr + i * L);
+    };
+    V acc[R][NV];
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (index_t i = 0; i < NV; ++i) acc[r][i] = a.from_zero ? I::zero() : load_at(a.o + r * a.o_stride, i);
+    }
+    for (index_t kb = 0; kb < a.keys; kb += B) {
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) {
+        const V c = I::set1(a.c[r][kb / B]);
+#pragma GCC unroll 16
+        for (index_t i = 0; i < NV; ++i) acc[r][i] = I::mul(acc[r][i], c);
+      }
+      const index_t k1 = a.keys - kb < B ? a.keys : kb + B;
+      const float* vk = a.v + kb * a.v_stride;
+      for (index_t k = kb; k < k1; ++k, vk += a.v_stride) {
+        V wv[NV];
+#pragma GCC unroll 16
+        for (index_t i = 0; i < NV; ++i) wv[i] = load_at(vk, i);
+#pragma GCC unroll 16
+        for (index_t r = 0; r < R; ++r) {
+          const float pr = a.p[r * a.ps + k];
+#pragma GCC unroll 16
+          for (index_t i = 0; i < NV; ++i) acc[r][i] = fma_scalar(pr, wv[i], acc[r][i]);
+        }
+      }
+    }
+    if (a.l) {
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) {
+        const V lv = I::set1(a.l[r]);
+#pragma GCC unroll 16
+        for (index_t i = 0; i < NV; ++i) acc[r][i] = I::div(acc[r][i], lv);
+      }
+    }
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (index_t i = 0; i < NV; ++i) {
+        if (i + 1 == NV && a.tail != L)
+          I::store_partial(a.o + r * a.o_stride + i * L, acc[r][i], a.tail);
+        else
+          I::store(a.o + r * a.o_stride + i * L, acc[r][i]);
+      }
+    }
+  }
+
+  template <index_t R, index_t NV>
+  static void values_nv(index_t nv, const ValuesArgs& a) {
+    if constexpr (NV > 1) {
+      if (nv < NV) return values_nv<R, NV - 1>(nv, a);
+    }
+    values_tile<R, NV>(a);
+  }
+
+  template <index_t R>
+  static void values_rows(index_t rows, index_t nv, const ValuesArgs& a) {
+    if constexpr (R > 1) {
+      if (rows < R) return values_rows<R - 1>(rows, nv, a);
+    }
+    values_nv<R, kVecs>(nv, a);
+  }
+
+  /// attention_rows for a group of nr rows whose masks are prefixes with at least one key each:
+  /// per span of up to kAttentionScoreKeys keys, the group's scores are one product with Kᵀ, the
+  /// blocks' softmax steps run over them (stream_group_prefix, the factors of the rescaling kept
+  /// instead of applied), and one product with the values applies the factors at the block
+  /// boundaries and, in the last span, the division by the sums: the operations of stream_block,
+  /// per output in the same order, with fewer passes over the outputs and longer products.
+  static void attention_group_spans(const float* q, index_t q_stride, index_t nr, const float* kt, index_t kt_stride,
+                                    const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
+                                    const ref::RowMask* mg, V vscale, float* p, index_t ps, float* qc, float* og,
+                                    index_t out_stride) {
+    constexpr index_t B = kAttentionKeyBlock, W = kAttentionScoreKeys;
+    // With one span the queries are read once, by its scores' product, before any output is
+    // written: no copies then (the outputs may alias the queries).
+    const float* qs = q;
+    index_t qs_stride = q_stride;
+    if (n_scored > W) {
+      for (index_t r = 0; r < nr; ++r)
+        for (index_t d = 0; d < head_dim; ++d) qc[r * head_dim + d] = q[r * q_stride + d];
+      qs = qc;
+      qs_stride = head_dim;
+    }
+    bool seen[kAttentionRows] = {};
+    float m[kAttentionRows] = {}, l[kAttentionRows] = {};
+    for (index_t s0 = 0; s0 < n_scored; s0 += W) {
+      const index_t ns = n_scored - s0 < W ? n_scored - s0 : W;
+      gemm(qs, qs_stride, nr, head_dim, kt + s0, kt_stride, ns, p, ps, nullptr);
+      float c[kAttentionRows][kScoreBlocks];
+      for (index_t b = 0; b * B < ns; ++b) {
+        const index_t kb = s0 + b * B, nb = ns - b * B < B ? ns - b * B : B;
+        index_t end[kAttentionRows];
+        float f[kAttentionRows];
+        stream_group_prefix(p + b * B, ps, nr, kb, nb, mg, vscale, seen, m, l, nullptr, out_stride, head_dim, end, f);
+        for (index_t r = 0; r < nr; ++r) c[r][b] = f[r];
+      }
+      // keys of the span row r has: [0, e[r]); every row has [0, e_min)
+      index_t e[kAttentionRows], e_min = ns, e_max = 0;
+      for (index_t r = 0; r < nr; ++r) {
+        const index_t key_end = mg[r].key_end;
+        e[r] = key_end > s0 ? (key_end - s0 < ns ? key_end - s0 : ns) : 0;
+        e_min = e[r] < e_min ? e[r] : e_min;
+        e_max = e[r] > e_max ? e[r] : e_max;
+      }
+      const bool last = s0 + ns >= n_scored;
+      const float* vs = v + s0 * v_stride;
+      for (index_t d0 = 0; d0 < head_dim; d0 += kVecs * L) {
+        const index_t width = head_dim - d0 < kVecs * L ? head_dim - d0 : kVecs * L;
+        const index_t nv = (width + L - 1) / L;
+        const ValuesArgs a{p,
+                           ps,
+                           e_min,
+                           vs + d0,
+                           v_stride,
+                           og + d0,
+                           out_stride,
+                           width - (nv - 1) * L,
+                           c,
+                           s0 == 0,
+                           last && e_min == e_max ? l : nullptr};
+        values_rows<kAttentionRows>(nr, nv, a);
+      }
+      // each row's keys past e_min continue its own sums, with the factors of the blocks they start
+      for (index_t r = 0; r < nr; ++r) {
+        float* o = og + r * out_stride;
+        for (index_t d = 0; d < head_dim; d += L) {
+          if (e[r] == e_min) break;
+          const index_t w = head_dim - d < L ? head_dim - d : L;
+          V acc = I::load_partial(o + d, w);
+          for (index_t j = e_min; j < e[r]; ++j) {
+            if (j % B == 0) acc = I::mul(acc, I::set1(c[r][j / B]));
+            acc = fma_scalar(p[r * ps + j], I::load_partial(vs + j * v_stride + d, w), acc);
+          }
+          I::store_partial(o + d, acc, w);
+        }
+        if (last && e_min != e_max) div_map(o, o, head_dim, l[r]);
+      }
+    }
+  }
+
   /// Streaming attention over groups of rows (see ref::attention_row): per key block, the
   /// group's scores are one register-tiled product with Kᵀ and its values another, accumulated
   /// into the outputs.
@@ -679,16 +855,25 @@ struct Generic {
     const index_t bs = n_keys < B ? n_keys : B;  // score row stride
     const index_t g = n_rows < kAttentionRows ? n_rows : kAttentionRows;
     float* qc = p + g * bs;  // copies of the group's queries: the outputs may alias them
+    const index_t ps = n_keys < kAttentionScoreKeys ? n_keys : kAttentionScoreKeys;  // (spans' row stride)
     for (index_t r0 = 0; r0 < n_rows; r0 += kAttentionRows) {
       const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
       const ref::RowMask* mg = masks + r0;
       float* og = out + r0 * out_stride;
       index_t n_scored = 0;
-      bool prefixes = true;
+      bool prefixes = true, every_key = true;
       for (index_t r = 0; r < nr; ++r) {
         const index_t e = mg[r].key_end < n_keys ? mg[r].key_end : n_keys;
         n_scored = e > n_scored ? e : n_scored;
         prefixes = prefixes && !mg[r].allow;
+        every_key = every_key && mg[r].key_end > 0;
+      }
+      if constexpr (L >= 8) {
+        if (prefixes && every_key) {
+          attention_group_spans(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, n_scored, mg,
+                                vscale, p, ps, p + g * ps, og, out_stride);
+          continue;
+        }
       }
       // With one key block the queries are read once, by its scores' product, before any output
       // is written (the first block rescales nothing): no copies then, and the outputs are zeroed
