@@ -329,6 +329,9 @@ struct Generic {
   /// (see WeightAt), y [rows, out] (row stride ldy). y must not alias x or w.
   /// accumulate: continue from the values in y (the same sequence as if k had started earlier).
   /// act: applied after the bias.
+  /// Software prefetch of the next weight block (wide-vector x86 variants: their tiles consume a
+  /// block faster than the hardware prefetchers bring it from L3).
+  static constexpr bool kPrefetchWeights = L >= 8;
   // (noclone: its tiles are inlined, and a constant-propagated copy would double them in flash)
   [[gnu::noclone]] static void product(const float* x, index_t ldx, index_t rows, index_t in, const WeightAt& w,
                                        index_t out, float* y, index_t ldy, const float* bias, bool accumulate,
@@ -364,6 +367,24 @@ struct Generic {
                    first,
                    last && bias ? bias + o0 : nullptr,
                    last ? act : Fuse::none};
+        // The next weight block, brought towards L2 a few lines per row tile while this one runs
+        // (panel-stored weights: a block is contiguous; from L3 its first tile would stall).
+        const char* next = nullptr;
+        index_t next_lines = 0, per_tile = 0;
+        if constexpr (kPrefetchWeights) {
+          if (w.panels && rows > kRows) {
+            index_t nld = 0, nrun = 0;
+            const bool more_cols = o0 + width < out;
+            const index_t nk0 = more_cols ? k0 : k1;
+            if (nk0 < in) {
+              const index_t nk1 = in - nk0 < kc ? in : nk0 + kc;
+              next = reinterpret_cast<const char*>(w.column(more_cols ? o0 + width : 0, nld, nrun) + nk0 * nld);
+              next_lines = ((nk1 - nk0) * nld * sizeof(float) + 63) / 64;
+              const index_t tiles = (rows + kRows - 1) / kRows;
+              per_tile = (next_lines + tiles - 1) / tiles;
+            }
+          }
+        }
         for (index_t r = 0; r < rows;) {
           // the last rows, when more than one tile but not a multiple, go as two even tiles (a
           // thin remainder tile reuses each weight load too little)
@@ -372,6 +393,10 @@ struct Generic {
           a.x = x + r * ldx;
           a.y = y + r * ldy + o0;
           tile_rows<kRows>(n, nv, a);
+          if constexpr (kPrefetchWeights) {
+            for (index_t i = 0; i < per_tile && next_lines; ++i, --next_lines, next += 64)
+              __builtin_prefetch(next, 0, 2);
+          }
           r += n;
         }
         o0 += width;
