@@ -894,7 +894,7 @@ struct Generic {
         every_key = every_key && mg[r].key_end > 0;
       }
       if constexpr (L >= 8) {
-        if (prefixes && every_key) {
+        if (prefixes && every_key && n_scored > B) {  // (one block: the path below reads everything once)
           attention_group_spans(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, n_scored, mg,
                                 vscale, p, ps, p + g * ps, og, out_stride);
           continue;
