@@ -683,6 +683,20 @@ struct Generic {
       const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
       const ref::RowMask* mg = masks + r0;
       float* og = out + r0 * out_stride;
+      // A vocabulary's own kernel for a group whose rows all attend to the same keys [0, e), e >= 1
+      // (Cortex-M55: simd/arm_mve.hpp), the same operations per row; false: not handled there.
+      if constexpr (requires {
+                      I::attention_prefix_rows(q, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, n_keys, scale, p,
+                                               og, out_stride);
+                    }) {
+        const index_t e = mg[0].key_end < n_keys ? mg[0].key_end : n_keys;
+        bool same = e > 0;
+        for (index_t r = 0; r < nr; ++r)
+          same = same && !mg[r].allow && (mg[r].key_end < n_keys ? mg[r].key_end : n_keys) == e;
+        if (same && I::attention_prefix_rows(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, e,
+                                             scale, p, og, out_stride))
+          continue;
+      }
       index_t n_scored = 0;
       bool prefixes = true;
       for (index_t r = 0; r < nr; ++r) {
