@@ -11,7 +11,8 @@ MACHINES = {"m4": "mps2-an386", "m7": "mps2-an500", "m55": "mps3-an547"}
 
 def main():
     build, shape = sys.argv[1], sys.argv[2]
-    by_pc = "--pc" in sys.argv
+    by_pc = "--pc" in sys.argv or any(a.startswith("--focus=") for a in sys.argv)
+    focus = next((a[len("--focus="):] for a in sys.argv if a.startswith("--focus=")), None)
     core = re.search(r"cortex-(m\d+)", build).group(1)
     subprocess.run(["cmake", "--build", build, "--target", f"fw_profile{shape}", "-j2"], check=True,
                    stdout=subprocess.DEVNULL)
@@ -45,9 +46,21 @@ def main():
     print(f"total {total:,}")
     for sym, n in counts.most_common(40):
         print(f"{n:>10,} {100.0 * n / total:5.1f}%  {demangle(sym)[:150]}")
-    if by_pc:
+    if by_pc and not focus:
         for (sym, pc), n in pcs.most_common(60):
             print(f"{n:>10,}  {pc}  {demangle(sym)[:80]}")
+    if focus:  # the disassembly of the functions whose names contain `focus`, with counts
+        hits = {int(pc, 16) & ~1: n for (sym, pc), n in pcs.items() if focus in demangle(sym)}
+        dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", "-C", elf], capture_output=True,
+                             text=True).stdout
+        show = False
+        for line in dis.splitlines():
+            if line.endswith(">:"):
+                show = focus in line
+            if show:
+                m = re.match(r"\s*([0-9a-f]+):", line)
+                n = hits.get(int(m.group(1), 16), 0) if m else 0
+                print(f"{n:>8} {line}")
 
 def demangle(s):
     try:

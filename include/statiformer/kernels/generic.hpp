@@ -667,6 +667,38 @@ struct Generic {
     }
   }
 
+  /// attention_rows (Kernels::attention_rows calls it), through a vocabulary's own kernel where it
+  /// has one for groups whose rows all attend to the same keys [0, e), e >= 1 (Cortex-M55:
+  /// simd/arm_mve.hpp, the same operations per row; it declines group sizes it does not take),
+  /// then attention_rows for the rows left. (Outside attention_rows: its set-up would run first.)
+  static void attention_rows_hooked(const float* q, index_t q_stride, index_t n_rows, const float* kt,
+                                    index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                    index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                    index_t out_stride) {
+    index_t r0 = 0;
+    if constexpr (requires {
+                    I::attention_prefix_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, 1.0f, p,
+                                             out, out_stride);
+                  }) {
+      const index_t e = n_rows == 0 ? 0 : (masks[0].key_end < n_keys ? masks[0].key_end : n_keys);
+      bool same = e > 0;
+      for (index_t r = 0; r < n_rows; ++r)
+        same = same && !masks[r].allow && (masks[r].key_end < n_keys ? masks[r].key_end : n_keys) == e;
+      if (same) {
+        const float scale = std::sqrt(static_cast<float>(head_dim));
+        for (; r0 < n_rows; r0 += kAttentionRows) {
+          const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
+          if (!I::attention_prefix_rows(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, e, scale,
+                                        p, out + r0 * out_stride, out_stride))
+            break;
+        }
+        if (r0 >= n_rows) return;
+      }
+    }
+    attention_rows(q + r0 * q_stride, q_stride, n_rows - r0, kt, kt_stride, v, v_stride, head_dim, n_keys, masks + r0,
+                   fill, p, out + r0 * out_stride, out_stride);
+  }
+
   /// Streaming attention over groups of rows (see ref::attention_row): per key block, the
   /// group's scores are one register-tiled product with Kᵀ and its values another, accumulated
   /// into the outputs.
@@ -683,20 +715,6 @@ struct Generic {
       const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
       const ref::RowMask* mg = masks + r0;
       float* og = out + r0 * out_stride;
-      // A vocabulary's own kernel for a group whose rows all attend to the same keys [0, e), e >= 1
-      // (Cortex-M55: simd/arm_mve.hpp), the same operations per row; false: not handled there.
-      if constexpr (requires {
-                      I::attention_prefix_rows(q, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, n_keys, scale, p,
-                                               og, out_stride);
-                    }) {
-        const index_t e = mg[0].key_end < n_keys ? mg[0].key_end : n_keys;
-        bool same = e > 0;
-        for (index_t r = 0; r < nr; ++r)
-          same = same && !mg[r].allow && (mg[r].key_end < n_keys ? mg[r].key_end : n_keys) == e;
-        if (same && I::attention_prefix_rows(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, e,
-                                             scale, p, og, out_stride))
-          continue;
-      }
       index_t n_scored = 0;
       bool prefixes = true;
       for (index_t r = 0; r < nr; ++r) {
@@ -824,8 +842,8 @@ void Kernels<Tag>::attention_rows(const float* q, index_t q_stride, index_t n_ro
                                   const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
                                   const ref::RowMask* masks, MaskFill fill, float* p, float* out,
                                   index_t out_stride) noexcept {
-  kernels_detail::Generic<Tag>::attention_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, masks,
-                                               fill, p, out, out_stride);
+  kernels_detail::Generic<Tag>::attention_rows_hooked(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys,
+                                                      masks, fill, p, out, out_stride);
 }
 template <class Tag>
 void Kernels<Tag>::attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, const float* kt,

@@ -587,33 +587,33 @@ struct Vocabulary<mve> {
     } args{p, static_cast<std::uint32_t>(groups), mv, kConstants};
     void* a = &args;
     asm volatile(
-        // x = s - m; n = fma(x, log2e, magic) - magic (nm: its bits are magic's + n); r = fma(n,
-        // -c1, x), fma(n, c2, r); Horner; 2^n = (bits(nm) << 23) + bits(1.0f) (magic's low 9 bits
-        // are 0), exact for n in [-126, 0]; x < lo: +0; NaN stays NaN
+        // x = s - m, and the predicate x < lo; n = fma(x, log2e, magic) - magic (nm: its bits are
+        // magic's + n); r = fma(n, -c1, x), fma(n, c2, r) in x's register; Horner; 2^n = (bits(nm)
+        // << 23) + bits(1.0f) (magic's low 9 bits are 0), exact for n in [-126, 0]; x < lo: +0.
+        // A NaN x needs no select: MVE arithmetic returns the default NaN (FPSCR.DN as in the
+        // standard FPSCR value), which x = s - m already is, so NaN in, the same NaN out.
         ".macro stf_exp_vec m\n"
         "vldrw.u32 q0, [%[a]]\n"
         "vsub.f32 q0, q0, \\m\n"
+        "vcmp.f32 lt, q0, r11\n"
         "vdup.32 q1, r0\n"
         "vfma.f32 q1, q0, r1\n"
         "vsub.f32 q2, q1, r0\n"
-        "vmov q3, q0\n"
-        "vfma.f32 q3, q2, r2\n"
-        "vfma.f32 q3, q2, r3\n"
+        "vfma.f32 q0, q2, r2\n"
+        "vfma.f32 q0, q2, r3\n"
         "vdup.32 q4, r4\n"
-        "vfmas.f32 q4, q3, r5\n"
-        "vfmas.f32 q4, q3, r6\n"
-        "vfmas.f32 q4, q3, r7\n"
-        "vfmas.f32 q4, q3, r8\n"
-        "vfmas.f32 q4, q3, r9\n"
-        "vfmas.f32 q4, q3, r10\n"
-        "vfmas.f32 q4, q3, r10\n"
+        "vfmas.f32 q4, q0, r5\n"
+        "vfmas.f32 q4, q0, r6\n"
+        "vfmas.f32 q4, q0, r7\n"
+        "vfmas.f32 q4, q0, r8\n"
+        "vfmas.f32 q4, q0, r9\n"
+        "vfmas.f32 q4, q0, r10\n"
+        "vfmas.f32 q4, q0, r10\n"
         "vshl.i32 q1, q1, #23\n"
         "vadd.i32 q1, q1, r10\n"
         "vmul.f32 q4, q4, q1\n"
-        "vpt.f32 lt, q0, r11\n"
+        "vpst\n"
         "vmovt.i32 q4, #0\n"
-        "vpt.f32 ne, q0, q0\n"
-        "vmovt q4, q0\n"
         "vstrw.32 q4, [%[a]], #16\n"
         ".endm\n"
         "ldr r0, [%[a], #8]\n"
