@@ -817,7 +817,8 @@ struct Vocabulary<mve> {
   };
   /// `panels` panels of 6 outputs from output 0 on, one after the other in one assembly loop
   /// (row_panel's step loop; per panel: the addresses from memory, the accumulators zeroed or
-  /// gathered from y, + bias, ReLU as (x <= 0 or NaN) ? +0 : x, the scatter stores).
+  /// gathered from y, + bias, ReLU as vmaxnm(x, +0), the scatter stores; the panel's weights,
+  /// bias and count in registers).
   template <bool First, bool Bias, Fusion F>
   [[gnu::noinline]] static void row_panels6(const RowPanel& a, index_t panels) {
     struct State {        // (byte offsets in the assembly)
@@ -836,7 +837,9 @@ struct Vocabulary<mve> {
              static_cast<uint32_t>(panels)};
     V acc[6], xa, xv;
     const float* w;
-    uint32_t tmp;
+    const float* wb;  // the panel's weights at row k0
+    const float* bp;  // the panel's bias
+    uint32_t n, left;
     asm volatile(
         ".macro stf_row_step\n"
         "vldrw.u32 %q[xv], [%q[xa], #4]!\n"
@@ -849,6 +852,8 @@ struct Vocabulary<mve> {
         "vfma.f32 %q[a4], %q[xv], r4\n"
         "vfma.f32 %q[a5], %q[xv], r5\n"
         ".endm\n"
+        "ldrd %[wb], %[n], [%[st], #32]\n"
+        "ldrd %[bp], %[left], [%[st], #40]\n"
         "1:\n"
         "vldrw.u32 %q[xa], [%[st]]\n"
         ".if %c[first]\n"
@@ -859,17 +864,16 @@ struct Vocabulary<mve> {
         "vldrw.u32 %q[a0], [%q[xv]]\n vldrw.u32 %q[a1], [%q[xv], #4]\n vldrw.u32 %q[a2], [%q[xv], #8]\n"
         "vldrw.u32 %q[a3], [%q[xv], #12]\n vldrw.u32 %q[a4], [%q[xv], #16]\n vldrw.u32 %q[a5], [%q[xv], #20]\n"
         ".endif\n"
-        "ldrd %[w], %[tmp], [%[st], #32]\n"  // w, n
-        "tst %[tmp], #1\n"                   // n mod 4 single steps, then 4 per loop iteration
-        "beq 2f\n"
+        "mov %[w], %[wb]\n"
+        "lsls lr, %[n], #31\n"  // n mod 4 single steps (bit 0: N, bit 1: C), then 4 per iteration
+        "bpl 2f\n"
         "stf_row_step\n"
         "2:\n"
-        "tst %[tmp], #2\n"
-        "beq 3f\n"
+        "bcc 3f\n"
         "stf_row_step\n"
         "stf_row_step\n"
         "3:\n"
-        "lsr lr, %[tmp], #2\n"
+        "lsr lr, %[n], #2\n"
         "wls lr, lr, 5f\n"
         "4:\n"
         "stf_row_step\n"
@@ -880,16 +884,14 @@ struct Vocabulary<mve> {
         "5:\n"
         "vldrw.u32 %q[xv], [%[st], #16]\n"  // the y addresses of this panel
         ".if %c[bias]\n"
-        "ldr %[tmp], [%[st], #40]\n"
-        "ldm %[tmp]!, {r0-r5}\n"
-        "str %[tmp], [%[st], #40]\n"
+        "ldm %[bp]!, {r0-r5}\n"
         "vadd.f32 %q[a0], %q[a0], r0\n vadd.f32 %q[a1], %q[a1], r1\n vadd.f32 %q[a2], %q[a2], r2\n"
         "vadd.f32 %q[a3], %q[a3], r3\n vadd.f32 %q[a4], %q[a4], r4\n vadd.f32 %q[a5], %q[a5], r5\n"
         ".endif\n"
-        ".if %c[relu]\n"
+        ".if %c[relu]\n"  // max(x, +0): x > 0 ? x : +0, also for -0 and NaN (maxNum's number)
+        "vmov.i32 %q[xa], #0\n"
         ".irp a, %q[a0], %q[a1], %q[a2], %q[a3], %q[a4], %q[a5]\n"
-        "vpt.f32 le, \\a, zr\n"
-        "vmovt.i32 \\a, #0\n"
+        "vmaxnm.f32 \\a, \\a, %q[xa]\n"
         ".endr\n"
         ".endif\n"
         "vstrw.32 %q[a0], [%q[xv]]\n vstrw.32 %q[a1], [%q[xv], #4]\n vstrw.32 %q[a2], [%q[xv], #8]\n"
@@ -897,16 +899,13 @@ struct Vocabulary<mve> {
         "movs r0, #24\n"
         "vadd.i32 %q[xv], %q[xv], r0\n"
         "vstrw.32 %q[xv], [%[st], #16]\n"
-        "ldr %[tmp], [%[st], #32]\n"  // the next panel's weights
-        "add %[tmp], %[tmp], #24\n"
-        "str %[tmp], [%[st], #32]\n"
-        "ldr %[tmp], [%[st], #44]\n"
-        "subs %[tmp], %[tmp], #1\n"
-        "str %[tmp], [%[st], #44]\n"
+        "add %[wb], %[wb], #24\n"  // the next panel
+        "subs %[left], %[left], #1\n"
         "bne 1b\n"
         ".purgem stf_row_step\n"
         : [a0] "=&w"(acc[0]), [a1] "=&w"(acc[1]), [a2] "=&w"(acc[2]), [a3] "=&w"(acc[3]), [a4] "=&w"(acc[4]),
-          [a5] "=&w"(acc[5]), [xa] "=&w"(xa), [xv] "=&w"(xv), [w] "=&r"(w), [tmp] "=&r"(tmp)
+          [a5] "=&w"(acc[5]), [xa] "=&w"(xa), [xv] "=&w"(xv), [w] "=&r"(w), [wb] "=&r"(wb), [bp] "=&r"(bp),
+          [n] "=&r"(n), [left] "=&r"(left)
         : [st] "r"(&st), [ldw] "r"(a.ldw * 4), [first] "i"(First), [bias] "i"(Bias), [relu] "i"(F == Fusion::relu)
         : "r0", "r1", "r2", "r3", "r4", "r5", "lr", "cc", "memory");
   }
