@@ -401,11 +401,14 @@ struct Vocabulary<mve> {
     float* qT = p + R * bs;  // [hd][R]
     {
       const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), R);
+      const index_t full = hd & ~index_t{3};
       for (int r = 0; r < R; ++r) {
         const float* qr = q + r * q_stride;
-        for (index_t d = 0; d < hd; d += 4) {
-          const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(hd - d));
-          vstrwq_scatter_shifted_offset_p_f32(qT + d * R + r, offs, vldrwq_z_f32(qr + d, pr), pr);
+        for (index_t d = 0; d < full; d += 4)
+          vstrwq_scatter_shifted_offset_f32(qT + d * R + r, offs, vld1q_f32(qr + d));
+        if (full < hd) {
+          const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(hd - full));
+          vstrwq_scatter_shifted_offset_p_f32(qT + full * R + r, offs, vldrwq_z_f32(qr + full, pr), pr);
         }
       }
     }
@@ -644,7 +647,9 @@ struct Vocabulary<mve> {
   template <int R>
   static void attention_sums(const float* pT, index_t cnt, float* sums) {
     const auto tree = [&](const float* base) {
+      const bool whole = cnt == 32;  // (the usual block: no conditions)
       const auto leaf = [&](index_t i) {
+        if (whole) return vaddq_f32(vld1q_f32(base + i * R), vld1q_f32(base + (i + 16) * R));
         V a = i < cnt ? vld1q_f32(base + i * R) : vdupq_n_f32(0.0f);
         return i + 16 < cnt ? vaddq_f32(a, vld1q_f32(base + (i + 16) * R)) : a;
       };
