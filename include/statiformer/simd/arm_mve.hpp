@@ -47,14 +47,17 @@ struct Vocabulary<mve> {
     const RowPanel a{x + k0, w + k0 * ldw, y, bias, ldx, ldw, ldy, k1 - k0, rows, first};
     index_t o = 0;
     if constexpr (Epilogue::fusion != Fusion::other) {  // (Generic's epilogue types say)
-      // without GELU (in registers too big for the asm's), the full panels in one assembly loop
-      if (full) {
+      // without GELU (in registers too big for the asm's), the full panels in one assembly loop,
+      // and a last panel of 4 or 2 outputs in the same call
+      const index_t tail = rest == 4 || rest == 2 ? rest : 0;
+      if (full || tail) {
         if (bias)
-          first ? row_panels6<true, true, Epilogue::fusion>(a, full)
-                : row_panels6<false, true, Epilogue::fusion>(a, full);
+          first ? row_panels6<true, true, Epilogue::fusion>(a, full, tail)
+                : row_panels6<false, true, Epilogue::fusion>(a, full, tail);
         else
-          first ? row_panels6<true, false, Epilogue::fusion>(a, full)
-                : row_panels6<false, false, Epilogue::fusion>(a, full);
+          first ? row_panels6<true, false, Epilogue::fusion>(a, full, tail)
+                : row_panels6<false, false, Epilogue::fusion>(a, full, tail);
+        if (tail) return;
         o = 6 * full;
       }
     }
@@ -837,18 +840,19 @@ struct Vocabulary<mve> {
     index_t ldx, ldw, ldy, n, rows;
     bool first;
   };
-  /// `panels` panels of 6 outputs from output 0 on, one after the other in one assembly loop
-  /// (row_panel's step loop; per panel: the addresses from memory, the accumulators zeroed or
-  /// gathered from y, + bias, ReLU as vmaxnm(x, +0), the scatter stores; the panel's weights,
-  /// bias and count in registers).
+  /// `panels` panels of 6 outputs from output 0 on, one after the other in one assembly loop,
+  /// then a panel of `tail` (0, 2 or 4) outputs (row_panel's step loop; per panel: the
+  /// accumulators zeroed or gathered from y, + bias, ReLU as vmaxnm(x, +0), the scatter stores;
+  /// the panel's weights, bias and count in registers, the rows' addresses in memory).
   template <bool First, bool Bias, Fusion F>
-  [[gnu::noinline]] static void row_panels6(const RowPanel& a, index_t panels) {
+  [[gnu::noinline]] static void row_panels6(const RowPanel& a, index_t panels, index_t tail) {
     struct State {        // (byte offsets in the assembly)
       uint32x4_t xa, ya;  // 0, 16: the rows' addresses of x[r, k0] - 4 bytes, of y[r, o]
       const float* w;     // 32: at row k0, output o
       uint32_t n;         // 36
       const float* bias;  // 40: at output o
-      uint32_t panels;    // 44: left
+      uint32_t panels;    // 44
+      uint32_t tail;      // 48
     };
     const uint32_t last = static_cast<uint32_t>(a.rows - 1);
     State st{row_addresses(address(a.x) - 4, a.ldx, last),
@@ -856,74 +860,102 @@ struct Vocabulary<mve> {
              a.w,
              static_cast<uint32_t>(a.n),
              a.bias,
-             static_cast<uint32_t>(panels)};
+             static_cast<uint32_t>(panels),
+             static_cast<uint32_t>(tail)};
     V acc[6], xa, xv;
     const float* w;
     const float* wb;  // the panel's weights at row k0
     const float* bp;  // the panel's bias
     uint32_t n, left;
     asm volatile(
-        ".macro stf_row_step\n"
+        ".macro stf_row_step c\n"
         "vldrw.u32 %q[xv], [%q[xa], #4]!\n"
-        "ldm %[w], {r0-r5}\n"
+        ".if \\c == 6\n ldm %[w], {r0-r5}\n .elseif \\c == 4\n ldm %[w], {r0-r3}\n .else\n ldrd r0, r1, [%[w]]\n"
+        " .endif\n"
         "add %[w], %[w], %[ldw]\n"
         "vfma.f32 %q[a0], %q[xv], r0\n"
         "vfma.f32 %q[a1], %q[xv], r1\n"
-        "vfma.f32 %q[a2], %q[xv], r2\n"
-        "vfma.f32 %q[a3], %q[xv], r3\n"
-        "vfma.f32 %q[a4], %q[xv], r4\n"
-        "vfma.f32 %q[a5], %q[xv], r5\n"
+        ".if \\c > 2\n vfma.f32 %q[a2], %q[xv], r2\n vfma.f32 %q[a3], %q[xv], r3\n .endif\n"
+        ".if \\c > 4\n vfma.f32 %q[a4], %q[xv], r4\n vfma.f32 %q[a5], %q[xv], r5\n .endif\n"
         ".endm\n"
-        "ldrd %[wb], %[n], [%[st], #32]\n"
-        "ldrd %[bp], %[left], [%[st], #40]\n"
-        "1:\n"
+        ".macro stf_row_acc op, c\n"  // the accumulators a0..a(c-1): one instruction each
+        "\\op %q[a0]\n \\op %q[a1]\n"
+        ".if \\c > 2\n \\op %q[a2]\n \\op %q[a3]\n .endif\n"
+        ".if \\c > 4\n \\op %q[a4]\n \\op %q[a5]\n .endif\n"
+        ".endm\n"
+        ".macro stf_row_zero a\n vmov.i32 \\a, #0\n .endm\n"
+        ".macro stf_row_relu a\n vmaxnm.f32 \\a, \\a, %q[xa]\n .endm\n"
+        ".macro stf_row_panel c\n"
         "vldrw.u32 %q[xa], [%[st]]\n"
         ".if %c[first]\n"
-        "vmov.i32 %q[a0], #0\n vmov.i32 %q[a1], #0\n vmov.i32 %q[a2], #0\n"
-        "vmov.i32 %q[a3], #0\n vmov.i32 %q[a4], #0\n vmov.i32 %q[a5], #0\n"
+        "stf_row_acc stf_row_zero, \\c\n"
         ".else\n"
         "vldrw.u32 %q[xv], [%[st], #16]\n"
-        "vldrw.u32 %q[a0], [%q[xv]]\n vldrw.u32 %q[a1], [%q[xv], #4]\n vldrw.u32 %q[a2], [%q[xv], #8]\n"
-        "vldrw.u32 %q[a3], [%q[xv], #12]\n vldrw.u32 %q[a4], [%q[xv], #16]\n vldrw.u32 %q[a5], [%q[xv], #20]\n"
+        "vldrw.u32 %q[a0], [%q[xv]]\n vldrw.u32 %q[a1], [%q[xv], #4]\n"
+        ".if \\c > 2\n vldrw.u32 %q[a2], [%q[xv], #8]\n vldrw.u32 %q[a3], [%q[xv], #12]\n .endif\n"
+        ".if \\c > 4\n vldrw.u32 %q[a4], [%q[xv], #16]\n vldrw.u32 %q[a5], [%q[xv], #20]\n .endif\n"
         ".endif\n"
         "mov %[w], %[wb]\n"
         "lsls lr, %[n], #31\n"  // n mod 4 single steps (bit 0: N, bit 1: C), then 4 per iteration
         "bpl 2f\n"
-        "stf_row_step\n"
+        "stf_row_step \\c\n"
         "2:\n"
         "bcc 3f\n"
-        "stf_row_step\n"
-        "stf_row_step\n"
+        "stf_row_step \\c\n"
+        "stf_row_step \\c\n"
         "3:\n"
         "lsr lr, %[n], #2\n"
         "wls lr, lr, 5f\n"
         "4:\n"
-        "stf_row_step\n"
-        "stf_row_step\n"
-        "stf_row_step\n"
-        "stf_row_step\n"
+        "stf_row_step \\c\n"
+        "stf_row_step \\c\n"
+        "stf_row_step \\c\n"
+        "stf_row_step \\c\n"
         "le lr, 4b\n"
         "5:\n"
         "vldrw.u32 %q[xv], [%[st], #16]\n"  // the y addresses of this panel
         ".if %c[bias]\n"
-        "ldm %[bp]!, {r0-r5}\n"
-        "vadd.f32 %q[a0], %q[a0], r0\n vadd.f32 %q[a1], %q[a1], r1\n vadd.f32 %q[a2], %q[a2], r2\n"
-        "vadd.f32 %q[a3], %q[a3], r3\n vadd.f32 %q[a4], %q[a4], r4\n vadd.f32 %q[a5], %q[a5], r5\n"
+        ".if \\c == 6\n ldm %[bp]!, {r0-r5}\n .elseif \\c == 4\n ldm %[bp]!, {r0-r3}\n .else\n ldm %[bp]!, {r0-r1}\n"
+        " .endif\n"
+        "vadd.f32 %q[a0], %q[a0], r0\n vadd.f32 %q[a1], %q[a1], r1\n"
+        ".if \\c > 2\n vadd.f32 %q[a2], %q[a2], r2\n vadd.f32 %q[a3], %q[a3], r3\n .endif\n"
+        ".if \\c > 4\n vadd.f32 %q[a4], %q[a4], r4\n vadd.f32 %q[a5], %q[a5], r5\n .endif\n"
         ".endif\n"
         ".if %c[relu]\n"  // max(x, +0): x > 0 ? x : +0, also for -0 and NaN (maxNum's number)
         "vmov.i32 %q[xa], #0\n"
-        ".irp a, %q[a0], %q[a1], %q[a2], %q[a3], %q[a4], %q[a5]\n"
-        "vmaxnm.f32 \\a, \\a, %q[xa]\n"
-        ".endr\n"
+        "stf_row_acc stf_row_relu, \\c\n"
         ".endif\n"
-        "vstrw.32 %q[a0], [%q[xv]]\n vstrw.32 %q[a1], [%q[xv], #4]\n vstrw.32 %q[a2], [%q[xv], #8]\n"
-        "vstrw.32 %q[a3], [%q[xv], #12]\n vstrw.32 %q[a4], [%q[xv], #16]\n vstrw.32 %q[a5], [%q[xv], #20]\n"
+        "vstrw.32 %q[a0], [%q[xv]]\n vstrw.32 %q[a1], [%q[xv], #4]\n"
+        ".if \\c > 2\n vstrw.32 %q[a2], [%q[xv], #8]\n vstrw.32 %q[a3], [%q[xv], #12]\n .endif\n"
+        ".if \\c > 4\n vstrw.32 %q[a4], [%q[xv], #16]\n vstrw.32 %q[a5], [%q[xv], #20]\n .endif\n"
+        ".endm\n"
+        "ldrd %[wb], %[n], [%[st], #32]\n"
+        "ldrd %[bp], %[left], [%[st], #40]\n"
+        "cmp %[left], #0\n"
+        "beq 8f\n"
+        "9:\n"
+        "stf_row_panel 6\n"
         "movs r0, #24\n"
         "vadd.i32 %q[xv], %q[xv], r0\n"
         "vstrw.32 %q[xv], [%[st], #16]\n"
         "add %[wb], %[wb], #24\n"  // the next panel
         "subs %[left], %[left], #1\n"
-        "bne 1b\n"
+        "bne 9b\n"
+        "8:\n"
+        "ldr %[left], [%[st], #48]\n"
+        "cmp %[left], #4\n"
+        "bne 7f\n"
+        "stf_row_panel 4\n"
+        "b 6f\n"
+        "7:\n"
+        "cmp %[left], #2\n"
+        "bne 6f\n"
+        "stf_row_panel 2\n"
+        "6:\n"
+        ".purgem stf_row_panel\n"
+        ".purgem stf_row_relu\n"
+        ".purgem stf_row_zero\n"
+        ".purgem stf_row_acc\n"
         ".purgem stf_row_step\n"
         : [a0] "=&w"(acc[0]), [a1] "=&w"(acc[1]), [a2] "=&w"(acc[2]), [a3] "=&w"(acc[3]), [a4] "=&w"(acc[4]),
           [a5] "=&w"(acc[5]), [xa] "=&w"(xa), [xv] "=&w"(xv), [w] "=&r"(w), [wb] "=&r"(wb), [bp] "=&r"(bp),
