@@ -438,7 +438,6 @@ struct Vocabulary<mve> {
     const float factor = pow2 ? 1.0f / scale : scale;
     ScoreArgs sa;
     std::memcpy(&sa.scale, &factor, sizeof factor);
-    sa.div = pow2 ? 0u : 1u;
     sa.qT = qT;
     sa.kt_stride = static_cast<uint32_t>(kt_stride * 4);
     sa.hd = static_cast<uint32_t>(hd);
@@ -452,7 +451,10 @@ struct Vocabulary<mve> {
       sa.kt = kt + kb;
       sa.cnt = static_cast<uint32_t>(cnt);
       sa.bm = bm;
-      attention_scores<R>(sa);
+      if (pow2)
+        attention_scores<R, false>(sa);
+      else
+        attention_scores<R, true>(sa);
       // the running maxima; what came before rescaled to them
       for (int r = 0; r < R; ++r) {
         const float m_new = (kb && m[r] > bm[r]) ? m[r] : bm[r];
@@ -494,14 +496,13 @@ struct Vocabulary<mve> {
     std::uint32_t cnt;        // 32: keys in the block
     float* bm;                // 36: the rows' maxima, updated
     std::uint32_t scale;      // 40: bits of the inverse scale (multiply) or of the scale (divide)
-    std::uint32_t div;        // 44
   };
   /// The scores of R rows (qT) with the block's cnt keys, divided by the scale, stored in pT[j][r]
   /// (ScoreArgs::addr), their maxima into bm. Per 4 keys: accumulators q0..q(R-1) from +0, hd
   /// steps of fma(kt[d, j..j+3], q[r, d]) (the last vector's loads predicated), then the scale,
   /// the maxima (vmaxnmv; any order gives the same maximum of non-NaN values, and a signed zero's
   /// sign changes neither s - m nor exp), the scatter stores.
-  template <int R>
+  template <int R, bool Div>
   [[gnu::noinline]] static void attention_scores(const ScoreArgs& a) {
     asm volatile(
         ".macro stf_sc_step pred\n"
@@ -515,19 +516,25 @@ struct Vocabulary<mve> {
         ".if %c[R] > 4\n vfma.f32 q4, q6, r4\n .endif\n"
         ".if %c[R] > 5\n vfma.f32 q5, q6, r5\n .endif\n"
         ".endm\n"
-        ".macro stf_sc_loop pred\n"  // hd steps: an odd one, then 2 per loop iteration
+        ".macro stf_sc_loop pred\n"  // hd steps: hd mod 4 single ones, then 4 per loop iteration
         "ldr r12, [%[a], #28]\n"
-        "tst r12, #1\n"
-        "beq 21f\n"
+        "lsls lr, r12, #31\n"
+        "bpl 21f\n"
         "stf_sc_step \\pred\n"
         "21:\n"
-        "lsr r12, r12, #1\n"
-        "wls lr, r12, 23f\n"
+        "bcc 22f\n"
+        "stf_sc_step \\pred\n"
+        "stf_sc_step \\pred\n"
         "22:\n"
-        "stf_sc_step \\pred\n"
-        "stf_sc_step \\pred\n"
-        "le lr, 22b\n"
+        "lsr r12, r12, #2\n"
+        "wls lr, r12, 24f\n"
         "23:\n"
+        "stf_sc_step \\pred\n"
+        "stf_sc_step \\pred\n"
+        "stf_sc_step \\pred\n"
+        "stf_sc_step \\pred\n"
+        "le lr, 23b\n"
+        "24:\n"
         ".endm\n"
         "vldrw.u32 q7, [%[a]]\n"
         "ldr r9, [%[a], #32]\n"   // keys left
@@ -545,16 +552,15 @@ struct Vocabulary<mve> {
         "vctp.32 r9\n"
         "stf_sc_loop 1\n"
         "3:\n"
-        "ldrd r0, r1, [%[a], #40]\n"  // scale, div
-        "cbnz r1, 4f\n"
+        "ldr r0, [%[a], #40]\n"  // the scale or its inverse
+        ".if %c[div] == 0\n"
         ".irp i, 0, 1, 2, 3, 4, 5\n .if \\i < %c[R]\n vmul.f32 q\\i, q\\i, r0\n .endif\n .endr\n"
-        "b 5f\n"
-        "4:\n"
+        ".else\n"
         "vmov s24, r0\n"
         ".irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23\n"
         " .if \\i < 4 * %c[R]\n vdiv.f32 s\\i, s\\i, s24\n .endif\n"
         ".endr\n"
-        "5:\n"
+        ".endif\n"
         "ldr r12, [%[a], #36]\n"
         ".if %c[R] == 1\n ldr r0, [r12]\n .else\n ldm r12, {r0-r%c[last]}\n .endif\n"
         "cmp r9, #4\n"
@@ -576,7 +582,7 @@ struct Vocabulary<mve> {
         ".purgem stf_sc_loop\n"
         ".purgem stf_sc_step\n"
         :
-        : [a] "r"(&a), [R] "i"(R), [last] "i"(R - 1), "m"(a)
+        : [a] "r"(&a), [R] "i"(R), [last] "i"(R - 1), [div] "i"(Div), "m"(a)
         : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "q4",
           "q5", "q6", "q7", "cc", "memory");
   }
@@ -727,20 +733,26 @@ struct Vocabulary<mve> {
         ".if %c[R] > 4\n vfma.f32 q4, q6, r4\n .endif\n"
         ".if %c[R] > 5\n vfma.f32 q5, q6, r5\n .endif\n"
         ".endm\n"
-        ".macro stf_pv_loop pred\n"  // cnt steps: an odd one, then 2 per loop iteration
+        ".macro stf_pv_loop pred\n"  // cnt steps: cnt mod 4 single ones, then 4 per loop iteration
         "ldr r0, [%[a], #12]\n"
-        "tst r0, #1\n"
-        "beq 21f\n"
+        "lsls lr, r0, #31\n"
+        "bpl 21f\n"
         "stf_pv_step \\pred\n"
         "21:\n"
-        "ldr r0, [%[a], #12]\n"
-        "lsr r0, r0, #1\n"
-        "wls lr, r0, 23f\n"
+        "bcc 22f\n"
+        "stf_pv_step \\pred\n"
+        "stf_pv_step \\pred\n"
         "22:\n"
-        "stf_pv_step \\pred\n"
-        "stf_pv_step \\pred\n"
-        "le lr, 22b\n"
+        "ldr r0, [%[a], #12]\n"
+        "lsr r0, r0, #2\n"
+        "wls lr, r0, 24f\n"
         "23:\n"
+        "stf_pv_step \\pred\n"
+        "stf_pv_step \\pred\n"
+        "stf_pv_step \\pred\n"
+        "stf_pv_step \\pred\n"
+        "le lr, 23b\n"
+        "24:\n"
         ".endm\n"
         ".macro stf_pv_rows op, sfx, pred\n"  // load or store the accumulators at out rows from r12
         "mov r0, r12\n"
