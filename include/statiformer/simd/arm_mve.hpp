@@ -455,17 +455,18 @@ struct Vocabulary<mve> {
         attention_scores<R, false>(sa);
       else
         attention_scores<R, true>(sa);
-      // the running maxima; what came before rescaled to them
+      // the running maxima; what came before rescaled to them: the sums here, the outputs by
+      // attention_values (by c = 1 where the maximum stayed: exact, MVE's outputs are never
+      // denormal)
+      float c[R];
+      bool moved = false;
       for (int r = 0; r < R; ++r) {
         const float m_new = (kb && m[r] > bm[r]) ? m[r] : bm[r];
+        c[r] = 1.0f;
         if (kb && m_new != m[r]) {
-          const float c = simd_math::exp<S>(m[r] - m_new);
-          l[r] = l[r] * c;
-          float* o = out + r * out_stride;
-          for (index_t d = 0; d < hd; d += 4) {
-            const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(hd - d));
-            vstrwq_p_f32(o + d, vmulq_n_f32(vldrwq_z_f32(o + d, pr), c), pr);
-          }
+          c[r] = simd_math::exp<S>(m[r] - m_new);
+          l[r] = l[r] * c[r];
+          moved = true;
         }
         m[r] = m_new;
       }
@@ -481,8 +482,9 @@ struct Vocabulary<mve> {
                    out,
                    static_cast<uint32_t>(out_stride * 4),
                    static_cast<uint32_t>(hd),
-                   (kb == 0 ? 1u : 0u) | (last ? 2u : 0u),
-                   l};
+                   (kb == 0 ? 1u : 0u) | (last ? 2u : 0u) | (moved ? 4u : 0u),
+                   l,
+                   c};
       attention_values<R>(va);
     }
   }
@@ -713,8 +715,9 @@ struct Vocabulary<mve> {
     float* out;                // 16
     std::uint32_t out_stride;  // 20: bytes
     std::uint32_t hd;          // 24
-    std::uint32_t flags;       // 28: bit 0 from +0 (else from out), bit 1 divide by l
+    std::uint32_t flags;       // 28: bit 0 from +0 (else from out), bit 1 divide by l, bit 2 rescale by c
     const float* l;            // 32
+    const float* c;            // 36
   };
   /// out[r, d] = fma(pT[j][r], v[j, d], out[r, d]) over the block's keys in order, 4 outputs at a
   /// time (the last vector predicated): accumulators q0..q(R-1), per key one ldm of pT[j], one
@@ -779,9 +782,16 @@ struct Vocabulary<mve> {
         "cmp r9, #4\n"
         "blt 3f\n"
         "stf_pv_rows vldrw, u32, 0\n"
-        "b 4f\n"
+        "b 10f\n"
         "3:\n"
         "stf_pv_rows vldrw, u32, 1\n"
+        "10:\n"
+        "ldr r0, [%[a], #28]\n"  // rescaled: out[r] · c[r]
+        "tst r0, #4\n"
+        "beq 4f\n"
+        "ldr r0, [%[a], #36]\n"
+        ".if %c[R] == 1\n ldr r0, [r0]\n .else\n ldm r0, {r0-r%c[last]}\n .endif\n"
+        ".irp i, 0, 1, 2, 3, 4, 5\n .if \\i < %c[R]\n vmul.f32 q\\i, q\\i, r\\i\n .endif\n .endr\n"
         "4:\n"
         "ldr r6, [%[a]]\n"
         "mov r7, r10\n"
