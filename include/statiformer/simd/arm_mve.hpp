@@ -263,6 +263,7 @@ struct Vocabulary<mve> {
   /// inverse as scalar operands (GCC: 424 instructions for a row of 64).
   [[gnu::noinline]] static void layer_norm16(const float* x, const float* gain, const float* bias, index_t n, float eps,
                                              float* y) {
+    if (n == 16) return layer_norm_16(x, gain, bias, eps, y);
     const float* xs;
     uint32_t mean, inv;
     asm volatile(
@@ -378,6 +379,60 @@ struct Vocabulary<mve> {
       default:
         return false;
     }
+  }
+  /// layer_norm16 for a row of exactly 16, held in q0-q3 from one load each: each lane's sum is
+  /// 0 + x[i] (the fold's result + 0 gives the same bits: only a -0 could differ, and only in the
+  /// end), the squares' 0 + d·d are d·d, then the same folds, scalar steps and normalization.
+  static void layer_norm_16(const float* x, const float* gain, const float* bias, float eps, float* y) {
+    asm volatile(
+        "vldrw.u32 q0, [%[x]]\n"
+        "vldrw.u32 q1, [%[x], #16]\n"
+        "vldrw.u32 q2, [%[x], #32]\n"
+        "vldrw.u32 q3, [%[x], #48]\n"
+        "vadd.f32 q4, q0, q2\n"  // mean
+        "vadd.f32 q5, q1, q3\n"
+        "vadd.f32 q4, q4, q5\n"
+        "vadd.f32 s16, s16, s18\n"
+        "vadd.f32 s17, s17, s19\n"
+        "vadd.f32 s16, s16, s17\n"
+        "vmov.i32 q5, #0\n"
+        "vadd.f32 s16, s16, s20\n"
+        "vmov.f32 s20, #16.0\n"
+        "vdiv.f32 s16, s16, s20\n"
+        "vmov %[x], s16\n"
+        "vsub.f32 q0, q0, %[x]\n"  // d = x - mean
+        "vsub.f32 q1, q1, %[x]\n"
+        "vsub.f32 q2, q2, %[x]\n"
+        "vsub.f32 q3, q3, %[x]\n"
+        "vmul.f32 q4, q0, q0\n"  // squares, folded
+        "vmul.f32 q5, q1, q1\n"
+        "vmul.f32 q6, q2, q2\n"
+        "vmul.f32 q7, q3, q3\n"
+        "vadd.f32 q4, q4, q6\n"
+        "vadd.f32 q5, q5, q7\n"
+        "vadd.f32 q4, q4, q5\n"
+        "vadd.f32 s16, s16, s18\n"
+        "vadd.f32 s17, s17, s19\n"
+        "vadd.f32 s16, s16, s17\n"
+        "vmov.f32 s18, #16.0\n"  // inv = 1 / sqrt(ss / n + eps)
+        "vdiv.f32 s16, s16, s18\n"
+        "vmov s19, %[eps]\n"
+        "vadd.f32 s16, s16, s19\n"
+        "vsqrt.f32 s16, s16\n"
+        "vmov.f32 s17, #1.0\n"
+        "vdiv.f32 s16, s17, s16\n"
+        "vmov %[x], s16\n"
+        ".irp i, 0, 1, 2, 3\n"  // y = ((x - mean) · inv) · gain + bias
+        "vldrw.u32 q4, [%[g]], #16\n"
+        "vldrw.u32 q5, [%[b]], #16\n"
+        "vmul.f32 q\\i, q\\i, %[x]\n"
+        "vmul.f32 q\\i, q\\i, q4\n"
+        "vadd.f32 q\\i, q\\i, q5\n"
+        "vstrw.32 q\\i, [%[y]], #16\n"
+        ".endr\n"
+        : [x] "+r"(x), [g] "+r"(gain), [b] "+r"(bias), [y] "+r"(y)
+        : [eps] "r"(eps)
+        : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
   }
   /// y[i] += x[i] for i < n (Generic::add calls it): one tail-predicated loop, 5 instructions per
   /// vector.
