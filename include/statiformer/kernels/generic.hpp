@@ -680,11 +680,12 @@ struct Generic {
                     I::attention_prefix_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, 1.0f, p,
                                              out, out_stride);
                   }) {
-      const index_t e = n_rows == 0 ? 0 : (masks[0].key_end < n_keys ? masks[0].key_end : n_keys);
-      bool same = e > 0;
-      for (index_t r = 0; r < n_rows; ++r)
-        same = same && !masks[r].allow && (masks[r].key_end < n_keys ? masks[r].key_end : n_keys) == e;
+      // (the same key_end in every mask; ends past n_keys that differ go the general way)
+      const index_t key_end = n_rows == 0 ? 0 : masks[0].key_end;
+      bool same = key_end > 0 && n_keys > 0;
+      for (index_t r = 0; same && r < n_rows; ++r) same = !masks[r].allow && masks[r].key_end == key_end;
       if (same) {
+        const index_t e = key_end < n_keys ? key_end : n_keys;
         const float scale = std::sqrt(static_cast<float>(head_dim));
         for (; r0 < n_rows; r0 += kAttentionRows) {
           const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
