@@ -555,26 +555,31 @@ struct Vocabulary<mve> {
     std::uint32_t scale;      // 40: bits of the inverse scale (multiply) or of the scale (divide)
   };
   /// The scores of R rows (qT) with the block's cnt keys, divided by the scale, stored in pT[j][r]
-  /// (ScoreArgs::addr), their maxima into bm. Per 4 keys: accumulators q0..q(R-1) from +0, hd
-  /// steps of fma(kt[d, j..j+3], q[r, d]) (the last vector's loads predicated), then the scale,
+  /// (ScoreArgs::addr), their maxima into bm. Per 4 keys: accumulators q0..q(R-1), hd steps of
+  /// fma(kt[d, j..j+3], q[r, d]) (the last vector's loads predicated), then the scale,
   /// the maxima (vmaxnmv; any order gives the same maximum of non-NaN values, and a signed zero's
   /// sign changes neither s - m nor exp), the scatter stores.
   template <int R, bool Div>
   [[gnu::noinline]] static void attention_scores(const ScoreArgs& a) {
     asm volatile(
-        ".macro stf_sc_step pred\n"
+        ".macro stf_sc_step pred, op=vfma\n"
         ".if \\pred\n vpst\n vldrwt.u32 q6, [r7]\n .else\n vldrw.u32 q6, [r7]\n .endif\n"
         "add r7, r7, r8\n"
         ".if %c[R] == 1\n ldr r0, [r6], #4\n .else\n ldm r6!, {r0-r%c[last]}\n .endif\n"
-        "vfma.f32 q0, q6, r0\n"
-        ".if %c[R] > 1\n vfma.f32 q1, q6, r1\n .endif\n"
-        ".if %c[R] > 2\n vfma.f32 q2, q6, r2\n .endif\n"
-        ".if %c[R] > 3\n vfma.f32 q3, q6, r3\n .endif\n"
-        ".if %c[R] > 4\n vfma.f32 q4, q6, r4\n .endif\n"
-        ".if %c[R] > 5\n vfma.f32 q5, q6, r5\n .endif\n"
+        "\\op\\().f32 q0, q6, r0\n"
+        ".if %c[R] > 1\n \\op\\().f32 q1, q6, r1\n .endif\n"
+        ".if %c[R] > 2\n \\op\\().f32 q2, q6, r2\n .endif\n"
+        ".if %c[R] > 3\n \\op\\().f32 q3, q6, r3\n .endif\n"
+        ".if %c[R] > 4\n \\op\\().f32 q4, q6, r4\n .endif\n"
+        ".if %c[R] > 5\n \\op\\().f32 q5, q6, r5\n .endif\n"
         ".endm\n"
-        ".macro stf_sc_loop pred\n"  // hd steps: hd mod 4 single ones, then 4 per loop iteration
+        // hd steps: the first a product (fma(a, b, +0) but for a zero's sign, which neither the
+        // maximum's value nor any s - m nor exp sees), hd - 1 mod 4 single ones, then 4 per loop
+        // iteration
+        ".macro stf_sc_loop pred\n"
+        "stf_sc_step \\pred, vmul\n"
         "ldr r12, [%[a], #28]\n"
+        "sub r12, r12, #1\n"
         "lsls lr, r12, #31\n"
         "bpl 21f\n"
         "stf_sc_step \\pred\n"
@@ -598,7 +603,6 @@ struct Vocabulary<mve> {
         "ldr r10, [%[a], #20]\n"  // Kᵀ at the key vector
         "ldr r8, [%[a], #24]\n"
         "1:\n"
-        ".irp i, 0, 1, 2, 3, 4, 5\n .if \\i < %c[R]\n vmov.i32 q\\i, #0\n .endif\n .endr\n"
         "ldr r6, [%[a], #16]\n"
         "mov r7, r10\n"
         "cmp r9, #4\n"
