@@ -656,15 +656,12 @@ struct Vocabulary<mve> {
     static_assert(12 % R == 0);
     alignas(16) float mv[12];
     for (int i = 0; i < 12; ++i) mv[i] = m[i % R];
-    const index_t n = cnt * R, groups = n / 12;
-    if (groups) exp_groups12(pT, groups, mv);
-    for (index_t i = groups * 12; i < n; i += 4) {
-      const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(n - i));
-      const V x = vsubq_f32(vldrwq_z_f32(pT + i, pr), vld1q_f32(mv + (i % 12)));
-      vstrwq_p_f32(pT + i, exp(x), pr);
-    }
+    const index_t n = cnt * R;
+    exp_groups12(pT, n / 12, n % 12, mv);
   }
-  [[gnu::noinline]] static void exp_groups12(float* p, index_t groups, const float* mv) {
+  /// `groups` groups of 12 floats (3 vectors, the maxima q5, q6, q7), then `rest` (< 12) floats
+  /// in a tail-predicated loop that turns the maxima q5 <- q6 <- q7 after each vector.
+  [[gnu::noinline]] static void exp_groups12(float* p, index_t groups, index_t rest, const float* mv) {
     alignas(8) static constexpr float kConstants[] = {
         12582912.0f,   1.44269504088896341f, -0.693359375f, 2.12194440e-4f, 1.0f / 5040.0f, 1.0f / 720.0f,
         1.0f / 120.0f, 1.0f / 24.0f,         1.0f / 6.0f,   0.5f,           1.0f,           -87.3365448f};
@@ -673,7 +670,8 @@ struct Vocabulary<mve> {
       std::uint32_t groups;
       const float* mv;
       const float* c;
-    } args{p, static_cast<std::uint32_t>(groups), mv, kConstants};
+      std::uint32_t rest;
+    } args{p, static_cast<std::uint32_t>(groups), mv, kConstants, static_cast<std::uint32_t>(rest)};
     void* a = &args;
     asm volatile(
         // x = s - m, and the predicate x < lo; n = fma(x, log2e, magic) - magic (nm: its bits are
@@ -710,17 +708,31 @@ struct Vocabulary<mve> {
         "vldrw.u32 q5, [r0]\n"
         "vldrw.u32 q6, [r0, #16]\n"
         "vldrw.u32 q7, [r0, #32]\n"
-        "ldr r1, [%[a], #4]\n"
+        "ldr r1, [%[a], #16]\n"  // rest, kept in s12 (q3 is free)
+        "vmov s12, r1\n"
+        "ldr lr, [%[a], #4]\n"  // groups
         "ldr r0, [%[a], #12]\n"
         "ldr %[a], [%[a]]\n"
-        "wls lr, r1, 2f\n"
         "ldm r0, {r0-r11}\n"
+        "wls lr, lr, 2f\n"
         "1:\n"
         "stf_exp_vec q5\n"
         "stf_exp_vec q6\n"
         "stf_exp_vec q7\n"
         "le lr, 1b\n"
         "2:\n"
+        "vmov s13, r1\n"  // (log2e kept in s13 meanwhile)
+        "vmov r1, s12\n"
+        "wlstp.32 lr, r1, 4f\n"
+        "vmov r1, s13\n"
+        "3:\n"
+        "stf_exp_vec q5\n"
+        "vmov q1, q5\n"
+        "vmov q5, q6\n"
+        "vmov q6, q7\n"
+        "vmov q7, q1\n"
+        "letp lr, 3b\n"
+        "4:\n"
         ".purgem stf_exp_vec\n"
         : [a] "+r"(a)
         :  // (args and the constants: read through a, "memory")
