@@ -868,6 +868,39 @@ struct Generic {
     }
   }
 
+  /// attention_rows (Kernels::attention_rows calls it), through a vocabulary's own kernel where it
+  /// has one for groups whose rows all attend to the same keys [0, e), e >= 1 (Cortex-M55:
+  /// simd/arm_mve.hpp, the same operations per row; it declines group sizes it does not take),
+  /// then attention_rows for the rows left. (Outside attention_rows: its set-up would run first.)
+  static void attention_rows_hooked(const float* q, index_t q_stride, index_t n_rows, const float* kt,
+                                    index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                    index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                    index_t out_stride) {
+    index_t r0 = 0;
+    if constexpr (requires {
+                    I::attention_prefix_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, 1.0f, p,
+                                             out, out_stride);
+                  }) {
+      // (the same key_end in every mask; ends past n_keys that differ go the general way)
+      const index_t key_end = n_rows == 0 ? 0 : masks[0].key_end;
+      bool same = key_end > 0 && n_keys > 0;
+      for (index_t r = 0; same && r < n_rows; ++r) same = !masks[r].allow && masks[r].key_end == key_end;
+      if (same) {
+        const index_t e = key_end < n_keys ? key_end : n_keys;
+        const float scale = std::sqrt(static_cast<float>(head_dim));
+        for (; r0 < n_rows; r0 += kAttentionRows) {
+          const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
+          if (!I::attention_prefix_rows(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, e, scale,
+                                        p, out + r0 * out_stride, out_stride))
+            break;
+        }
+        if (r0 >= n_rows) return;
+      }
+    }
+    attention_rows(q + r0 * q_stride, q_stride, n_rows - r0, kt, kt_stride, v, v_stride, head_dim, n_keys, masks + r0,
+                   fill, p, out + r0 * out_stride, out_stride);
+  }
+
   /// Streaming attention over groups of rows (see ref::attention_row): per key block, the
   /// group's scores are one register-tiled product with Kᵀ and its values another, accumulated
   /// into the outputs.
@@ -1020,8 +1053,8 @@ void Kernels<Tag>::attention_rows(const float* q, index_t q_stride, index_t n_ro
                                   const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
                                   const ref::RowMask* masks, MaskFill fill, float* p, float* out,
                                   index_t out_stride) noexcept {
-  kernels_detail::Generic<Tag>::attention_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, masks,
-                                               fill, p, out, out_stride);
+  kernels_detail::Generic<Tag>::attention_rows_hooked(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys,
+                                                      masks, fill, p, out, out_stride);
 }
 template <class Tag>
 void Kernels<Tag>::attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, const float* kt,
