@@ -9,6 +9,7 @@
 #include <limits>
 
 #include <statiformer/config.hpp>
+#include <statiformer/kernels/api.hpp>
 #include <statiformer/simd/isa.hpp>
 #include <statiformer/simd/math.hpp>
 
@@ -324,6 +325,30 @@ struct Vocabulary<scalar> {
         : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15", "s16",
           "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "cc",
           "memory");
+  }
+  /// A linear layer's product over a block of a panel-stored weight (Generic::linear_block calls
+  /// it): Generic::product's tiles (rows in tiles of 6, the last two even; 4 outputs each, tile4),
+  /// walked directly, with the whole reduction in one pass (parking partial sums in y would not
+  /// change their bits). false: GELU, no reduction, or outputs not in whole groups of 4, left to
+  /// Generic::product.
+  template <class Identity, class Relu>
+  static bool linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
+                            index_t ldy, const float* bias, bool accumulate, Fuse act, Identity, Relu) {
+    if (in == 0 || act == Fuse::gelu || out % 4 != 0 || w.o0 % 4 != 0 || w.out_total % 4 != 0) return false;
+    for (index_t o = 0; o < out; o += 4) {
+      const index_t c = w.o0 + o;
+      const index_t p0 = c / kWeightPanel * kWeightPanel;
+      const index_t ld = w.out_total - p0 < kWeightPanel ? w.out_total - p0 : kWeightPanel;  // the panel's width
+      const float* wo = w.w + p0 * w.in_total + w.k0 * ld + (c - p0);
+      const float* b = bias ? bias + o : nullptr;
+      for (index_t r = 0; r < rows;) {
+        const index_t rem = rows - r;
+        const index_t n = rem <= 6 ? rem : (rem < 12 ? (rem + 1) / 2 : 6);
+        tile4(x + r * ldx, ldx, n, 0, in, wo, ld, y + r * ldy + o, ldy, !accumulate, b, act == Fuse::relu);
+        r += n;
+      }
+    }
+    return true;
   }
   /// Streaming attention of a group of `rows` (1 to 6) query rows that all attend to the same keys
   /// [0, keys) (Generic::attention_rows_hooked calls it; the same operations per row and block of 32
