@@ -109,6 +109,34 @@ void check_linear() {
           }
 }
 
+/// linear_block over blocks of the reduction and of the outputs (what FeedForward does with its
+/// chunks of hidden units, panel-aligned or not, each block continuing the sums of the previous
+/// one) gives linear's bits.
+void check_linear_blocks() {
+  fill(x, kMaxX, 41, 1.0f);
+  fill(w, kMaxW, 42, 1.0f);
+  fill(bias, 130, 43, 1.0f);
+  for (index_t rows : {1, 2, 5, 13})
+    for (index_t in : {7, 100, 200})
+      for (index_t out : {5, 64, 130})
+        for (index_t col_block : {index_t{50}, kWeightPanel, 2 * kWeightPanel}) {
+          ref::linear(x, rows, in, w, bias, out, want, Fuse::relu);
+          const index_t cuts[] = {0, in / 3, in - in / 4, in};
+          for (index_t o0 = 0; o0 < out; o0 += col_block) {
+            const index_t cols = out - o0 < col_block ? out - o0 : col_block;
+            for (index_t c = 0; c + 1 < 4; ++c) {
+              const index_t k0 = cuts[c], k1 = cuts[c + 1];
+              if (k0 == k1) continue;
+              const bool last = k1 == in;
+              K::linear_block(x + k0, in, rows, k1 - k0, {w, in, out, k0, o0}, cols, got + o0, out,
+                              last ? bias + o0 : nullptr, k0 > 0, last ? Fuse::relu : Fuse::none);
+            }
+          }
+          expect_same("linear_block", got, want, rows * out,
+                      {{"rows", rows}, {"in", in}, {"out", out}, {"column block", col_block}});
+        }
+}
+
 /// Masks of `rows` query rows over n_keys keys: 0 all keys, 1 padding (the first half), 2 holes
 /// (some rows with none), 3 every key masked, 4 causal, 5 causal after a prefix (queries appended
 /// to a cache: across the key blocks).
@@ -245,6 +273,8 @@ int main() {
   fw_puts("  layer_norm_row, log_softmax_row, activation, add, exp: ok\n");
   check_linear();
   fw_puts("  linear: ok\n");
+  check_linear_blocks();
+  fw_puts("  linear_block over blocks of the reduction and of the outputs: ok\n");
   check_attention();
   fw_puts("  attention_rows, attention_rows_weights, attention_row: ok\n");
   fw_puts("all ");

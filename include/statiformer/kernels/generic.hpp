@@ -412,6 +412,13 @@ struct Generic {
 
   static void linear_block(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
                            index_t ldy, const float* bias, bool accumulate, Fuse act) {
+    // a vocabulary's own walk over its row tiles where it has one (Cortex-M55: simd/arm_mve.hpp, the
+    // same tiles without product's dispatch); false: not taken there
+    if constexpr (requires {
+                    I::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, Identity{}, Relu{});
+                  }) {
+      if (I::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, Identity{}, Relu{})) return;
+    }
     product(x, ldx, rows, in, WeightAt::panel_block(w), out, y, ldy, bias, accumulate, act);
   }
 

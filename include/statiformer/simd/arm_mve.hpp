@@ -11,6 +11,7 @@
 #include <limits>
 
 #include <statiformer/config.hpp>
+#include <statiformer/kernels/api.hpp>
 #include <statiformer/simd/isa.hpp>
 #include <statiformer/simd/math.hpp>
 #include <statiformer/simd/scalar.hpp>
@@ -81,6 +82,36 @@ struct Vocabulary<mve> {
       default:
         break;
     }
+  }
+  /// A linear layer's product over a block of a panel-stored weight (Generic::linear_block calls
+  /// it): the row tiles of Generic::product (rows in tiles of 4, the last two even; each weight
+  /// panel of kWeightPanel outputs as one row_tile), walked directly, with the whole reduction in
+  /// one pass (no cache here to block for; parking partial sums in y would not change their
+  /// bits). false: one row, GELU or no reduction, left to Generic::product.
+  template <class Identity, class Relu>
+  static bool linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
+                            index_t ldy, const float* bias, bool accumulate, Fuse act, Identity identity, Relu relu) {
+    if (rows < 2 || in == 0 || act == Fuse::gelu) return false;
+    for (index_t o = 0; o < out;) {
+      const index_t c = w.o0 + o;
+      const index_t p0 = c / kWeightPanel * kWeightPanel;
+      const index_t ld = w.out_total - p0 < kWeightPanel ? w.out_total - p0 : kWeightPanel;  // the panel's width
+      index_t width = p0 + ld - c;
+      width = out - o < width ? out - o : width;
+      const float* wo = w.w + p0 * w.in_total + w.k0 * ld + (c - p0);
+      const float* b = bias ? bias + o : nullptr;
+      for (index_t r = 0; r < rows;) {
+        const index_t rem = rows - r;
+        const index_t n = rem <= 4 ? rem : (rem < 8 ? (rem + 1) / 2 : 4);
+        if (act == Fuse::relu)
+          row_tile(x + r * ldx, ldx, n, 0, in, wo, ld, y + r * ldy + o, ldy, width, !accumulate, b, relu);
+        else
+          row_tile(x + r * ldx, ldx, n, 0, in, wo, ld, y + r * ldy + o, ldy, width, !accumulate, b, identity);
+        r += n;
+      }
+      o += width;
+    }
+    return true;
   }
   static V load(const float* p) { return vld1q_f32(p); }
   static V load_partial(const float* p, index_t n) {
@@ -527,7 +558,10 @@ struct Vocabulary<mve> {
       }
       attention_exp<R>(pT, cnt, m);
       float bsum[R];
-      attention_sums<R>(pT, cnt, bsum);
+      if (cnt == 32)
+        attention_sums32<R>(pT, bsum);
+      else
+        attention_sums<R>(pT, cnt, bsum);
       for (int r = 0; r < R; ++r) l[r] = kb ? l[r] + bsum[r] : bsum[r];
       const bool last = kb + B >= keys;
       ValueArgs va{pT,
@@ -764,6 +798,47 @@ struct Vocabulary<mve> {
       sums[4] = lane(u, 2);
       sums[5] = lane(u, 3);
     }
+  }
+  /// attention_sums for 32 keys in assembly: the tree in the order of the folds (lane i: keys i,
+  /// i + 16; then i + 8, i + 4, i + 2, i + 1), the keys through pointers that step by R floats.
+  template <int R>
+  static void attention_sums32(const float* pT, float* sums) {
+    alignas(16) float t[8];
+    sum_tree32<R>(pT, t);
+    if constexpr (R > 4) sum_tree32<R>(pT + 2, t + 4);
+    for (int r = 0; r < (R < 4 ? R : 4); ++r) sums[r] = t[r];
+    if constexpr (R > 4) {
+      sums[4] = t[6];
+      sums[5] = t[7];
+    }
+  }
+  template <int R>
+  [[gnu::noinline]] static void sum_tree32(const float* base, float* t) {
+    const float* p0 = base;
+    const float* p1 = base + 8 * R;
+    const float* p2 = base + 16 * R;
+    const float* p3 = base + 24 * R;
+    asm volatile(
+        // B_i = A_i + A_(i+8), A_i = key i + key i + 16: q0..q3 B_0..B_3, then + B_4..B_7
+        ".macro stf_sum_leaves\n"  // q4 = A_i + A_(i+8), the pointers to key i + 1
+        "vldrw.u32 q4, [%[p0]], #4*%c[R]\n"
+        "vldrw.u32 q5, [%[p1]], #4*%c[R]\n"
+        "vldrw.u32 q6, [%[p2]], #4*%c[R]\n"
+        "vldrw.u32 q7, [%[p3]], #4*%c[R]\n"
+        "vadd.f32 q4, q4, q6\n"
+        "vadd.f32 q5, q5, q7\n"
+        "vadd.f32 q4, q4, q5\n"
+        ".endm\n"
+        ".irp i, 0, 1, 2, 3\n stf_sum_leaves\n vmov q\\i, q4\n .endr\n"
+        ".irp i, 0, 1, 2, 3\n stf_sum_leaves\n vadd.f32 q\\i, q\\i, q4\n .endr\n"
+        ".purgem stf_sum_leaves\n"
+        "vadd.f32 q0, q0, q2\n"
+        "vadd.f32 q1, q1, q3\n"
+        "vadd.f32 q0, q0, q1\n"
+        "vstrw.32 q0, [%[t]]\n"
+        : [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3)
+        : [t] "r"(t), [R] "i"(R)
+        : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
   }
   static float lane(V v, int i) {
     switch (i) {
