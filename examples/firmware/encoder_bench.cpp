@@ -8,22 +8,12 @@
 
 #include <statiformer/statiformer.hpp>
 
+#include "bench_layer.hpp"
 #include "cycles.hpp"
 #include "firmware.h"
 
 namespace {
 using namespace stf;
-
-constexpr index_t kMaxParams = 64 * 1024;
-alignas(kTensorAlign) float pool[kMaxParams];  // every case binds its parameters from here
-
-std::uint32_t rng_state = 0x2545F491u;
-float uniform(float a) {  // xorshift32 → [-a, a)
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 17;
-  rng_state ^= rng_state << 5;
-  return a * (static_cast<float>(rng_state >> 8) * (2.0f / 16777216.0f) - 1.0f);
-}
 
 void put_grouped(std::uint64_t v, int width) {  // 1,234,567
   char text[32];
@@ -60,22 +50,13 @@ std::uint64_t count(F&& f) {
 
 template <index_t S, index_t D, index_t H, index_t F>
 void bench(const Reference& ref) {
-  using Layer = EncoderLayer<S, D, H, F, LayerOptions{.norm = NormPlacement::post}>;
-  static_assert(Layer::Params::param_count <= kMaxParams);
-  static Layer layer{};
-  static Tensor<S, D> x, y;
-  alignas(kTensorAlign) static float scratch[Layer::scratch_floats];
-
-  index_t used = 0;
-  layer.params.visit(
-      [&](const Name&, ParamRef p) {
-        *p.data = pool + used;
-        used += p.size();
-      },
-      Name{});
-  const float a = 1.0f / std::sqrt(static_cast<float>(D));
-  for (index_t i = 0; i < used; ++i) pool[i] = uniform(a);
-  for (float& v : x.data) v = uniform(1.0f);
+  using Bench = fw::BenchLayer<S, D, H, F>;
+  using Layer = typename Bench::Layer;
+  Bench::setup();
+  auto& layer = Bench::layer;
+  auto& x = Bench::x;
+  auto& y = Bench::y;
+  float* scratch = Bench::scratch;
 
   if (layer.forward(x, y, S, scratch) != Status::ok) {  // warm-up, and the arguments are valid
     fw_puts("forward failed\n");
@@ -157,7 +138,7 @@ int main() {
   {
     using K = ActiveKernels;
     alignas(kTensorAlign) static float a[64 * 64], b[64 * 64], c[64 * 64], p[64 * 4];
-    for (index_t i = 0; i < 64 * 64; ++i) a[i] = uniform(1.0f), b[i] = uniform(1.0f);
+    for (index_t i = 0; i < 64 * 64; ++i) a[i] = fw::bench_uniform(1.0f), b[i] = fw::bench_uniform(1.0f);
     fw_puts("kernels (" STF_FW_CORE "):\n  linear 64x64 -> 64:   ");
     put_grouped(count([&] { K::linear(a, 64, 64, b, b, 64, c); }), 0);
     fw_puts("  (262,144 multiply-adds)\n  exp x 64:             ");

@@ -1,0 +1,48 @@
+// The encoder layer the benchmark firmware measures (fw_encoder_bench) and the profiling firmware
+// traces (fw_profile<N>): post-norm, float32, its parameters bound to one static pool of xorshift32
+// values in [-1/√D, 1/√D), its input in [-1, 1). One definition, so both look at the same layer
+// on the same data.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include <statiformer/statiformer.hpp>
+
+namespace fw {
+
+inline constexpr stf::index_t kMaxBenchParams = 64 * 1024;
+alignas(stf::kTensorAlign) inline float bench_pool[kMaxBenchParams];  // every shape binds from here
+inline std::uint32_t bench_rng_state = 0x2545F491u;
+
+inline float bench_uniform(float a) {  // xorshift32 → [-a, a)
+  bench_rng_state ^= bench_rng_state << 13;
+  bench_rng_state ^= bench_rng_state >> 17;
+  bench_rng_state ^= bench_rng_state << 5;
+  return a * (static_cast<float>(bench_rng_state >> 8) * (2.0f / 16777216.0f) - 1.0f);
+}
+
+template <stf::index_t S, stf::index_t D, stf::index_t H, stf::index_t F>
+struct BenchLayer {
+  using Layer = stf::EncoderLayer<S, D, H, F, stf::LayerOptions{.norm = stf::NormPlacement::post}>;
+  static_assert(Layer::Params::param_count <= kMaxBenchParams);
+  static inline Layer layer{};
+  static inline stf::Tensor<S, D> x, y;
+  alignas(stf::kTensorAlign) static inline float scratch[Layer::scratch_floats];
+
+  /// Binds the parameters to the pool and fills them and the input.
+  static void setup() {
+    stf::index_t used = 0;
+    layer.params.visit(
+        [&](const stf::Name&, stf::ParamRef p) {
+          *p.data = bench_pool + used;
+          used += p.size();
+        },
+        stf::Name{});
+    const float a = 1.0f / std::sqrt(static_cast<float>(D));
+    for (stf::index_t i = 0; i < used; ++i) bench_pool[i] = bench_uniform(a);
+    for (float& v : x.data) v = bench_uniform(1.0f);
+  }
+};
+
+}  // namespace fw
