@@ -711,7 +711,7 @@ struct Generic {
   static constexpr index_t kScoreBlocks = kAttentionScoreKeys / kAttentionKeyBlock;
 
   /// What the values' tiles of a group need: row r's weights p + r·ps (key 0 of the span at
-  /// index 0), the keys [0, keys) every row has, the factor c[r][b] each row's outputs are
+  /// index 0), the keys [0, keys) every row has, the factor c[b][r] each row's outputs are
   /// multiplied by before block b (1 where nothing is rescaled: x·1 = x exactly), and l: when not
   /// null, the outputs are divided by l[r] before they are stored (the last span).
   struct ValuesArgs {
@@ -721,12 +721,12 @@ struct Generic {
     index_t v_stride;
     float* o;
     index_t o_stride, tail;
-    const float (*c)[kScoreBlocks];
+    const float (*c)[kAttentionRows];
     bool from_zero;
     const float* l;
   };
 
-  /// o[r, :] = (o[r, :] or +0), then per block b: o[r, :] *= c[r][b], and o[r, :] = fma(p[r, j],
+  /// o[r, :] = (o[r, :] or +0), then per block b: o[r, :] *= c[b][r], and o[r, :] = fma(p[r, j],
   /// v[j, :], o[r, :]) for its keys j in order; R rows × NV vectors of outputs in registers.
   template <index_t R, index_t NV>
   static void values_tile(const ValuesArgs& a) {
@@ -743,7 +743,7 @@ struct Generic {
     for (index_t kb = 0; kb < a.keys; kb += B) {
 #pragma GCC unroll 16
       for (index_t r = 0; r < R; ++r) {
-        const V c = I::set1(a.c[r][kb / B]);
+        const V c = I::set1(a.c[kb / B][r]);
 #pragma GCC unroll 16
         for (index_t i = 0; i < NV; ++i) acc[r][i] = I::mul(acc[r][i], c);
       }
@@ -823,13 +823,12 @@ struct Generic {
     for (index_t s0 = 0; s0 < n_scored; s0 += W) {
       const index_t ns = n_scored - s0 < W ? n_scored - s0 : W;
       gemm(qs, qs_stride, nr, head_dim, kt + s0, kt_stride, ns, p, ps, nullptr);
-      float c[kAttentionRows][kScoreBlocks];
+      float c[kScoreBlocks][kAttentionRows];  // block b's rescale factor of row r
       for (index_t b = 0; b * B < ns; ++b) {
         const index_t kb = s0 + b * B, nb = ns - b * B < B ? ns - b * B : B;
         index_t end[kAttentionRows];
-        float f[kAttentionRows];
-        stream_group_prefix(p + b * B, ps, nr, kb, nb, mg, vscale, seen, m, l, nullptr, out_stride, head_dim, end, f);
-        for (index_t r = 0; r < nr; ++r) c[r][b] = f[r];
+        stream_group_prefix(p + b * B, ps, nr, kb, nb, mg, vscale, seen, m, l, nullptr, out_stride, head_dim, end,
+                            c[b]);
       }
       // keys of the span row r has: [0, e[r]); every row has [0, e_min)
       index_t e[kAttentionRows], e_min = ns, e_max = 0;
@@ -860,12 +859,11 @@ struct Generic {
       // each row's keys past e_min continue its own sums, with the factors of the blocks they start
       for (index_t r = 0; r < nr; ++r) {
         float* o = og + r * out_stride;
-        for (index_t d = 0; d < head_dim; d += L) {
-          if (e[r] == e_min) break;
+        for (index_t d = 0; e[r] > e_min && d < head_dim; d += L) {
           const index_t w = head_dim - d < L ? head_dim - d : L;
           V acc = I::load_partial(o + d, w);
           for (index_t j = e_min; j < e[r]; ++j) {
-            if (j % B == 0) acc = I::mul(acc, I::set1(c[r][j / B]));
+            if (j % B == 0) acc = I::mul(acc, I::set1(c[j / B][r]));
             acc = fma_scalar(p[r * ps + j], I::load_partial(vs + j * v_stride + d, w), acc);
           }
           I::store_partial(o + d, acc, w);

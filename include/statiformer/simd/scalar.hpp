@@ -51,21 +51,6 @@ struct Vocabulary<scalar> {
   /// that the Horner steps may then overwrite as their addends (vfma is destructive: GCC copies or
   /// reloads each coefficient), 33 instructions in the range instead of about 45.
   static V exp_kernel(V x) {
-    alignas(8) static constexpr float kConstants[] = {12582912.0f,
-                                                      1.44269504088896341f,
-                                                      -0.693359375f,
-                                                      2.12194440e-4f,
-                                                      1.0f / 5040.0f,
-                                                      1.0f / 720.0f,
-                                                      1.0f / 120.0f,
-                                                      1.0f / 24.0f,
-                                                      1.0f / 6.0f,
-                                                      0.5f,
-                                                      1.0f,
-                                                      -87.3365448f,
-                                                      88.7228394f,
-                                                      std::numeric_limits<float>::infinity(),
-                                                      0.0f};  // s16..s30
     float y, n, r, t;
     unsigned e;
     asm("vldmia %[c], {s16-s30}\n"
@@ -114,7 +99,7 @@ struct Vocabulary<scalar> {
         "vmovge.f32 %[y], s29\n"
         "2:\n"
         : [y] "=&t"(y), [n] "=&t"(n), [r] "=&t"(r), [t] "=&t"(t), [e] "=&r"(e)
-        : [x] "t"(x), [c] "r"(kConstants), "m"(kConstants)
+        : [x] "t"(x), [c] "r"(kExpConstants), "m"(kExpConstants)
         : "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30",
           "s31", "cc");
     return y;
@@ -565,6 +550,7 @@ struct Vocabulary<scalar> {
     std::memcpy(&r, &sum, sizeof r);
     return r;
   }
+  /// simd_math::exp's constants in the order the assembly loads them (s16..s30 in exp_kernel).
   alignas(8) static constexpr float kExpConstants[] = {12582912.0f,
                                                        1.44269504088896341f,
                                                        -0.693359375f,
