@@ -99,9 +99,12 @@ struct Generic {
 
   /// simd_math::exp, or the vocabulary's kernel of the same operations where it has one (Cortex-M
   /// scalar: simd/scalar.hpp; not simd_math's own hook, which the reference would take too).
-  static V exp_v(V x) {
+  /// Inlined on wide vocabularies (x86: a call spills every live vector register).
+  [[gnu::always_inline]] static V exp_v(V x) {
     if constexpr (requires { I::exp_kernel(x); })
       return I::exp_kernel(x);
+    else if constexpr (L >= 8)
+      return simd_math::exp_inline<I>(x);
     else
       return simd_math::exp<I>(x);
   }
@@ -286,8 +289,24 @@ struct Generic {
       tile<R, NV, true>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias, a.act);
   }
 
+  /// Rows of a tile at most kVecs / 2 vectors wide: twice kRows where the registers hold twice
+  /// the accumulators (32-register vocabularies). A narrow product's rows then share one tile:
+  /// more independent sums in flight over a short reduction, and fewer calls.
+  static constexpr index_t kTallRows = L >= 16 && kVecs % 2 == 0 ? 2 * kRows : kRows;
+
+  template <index_t R>
+  static void tall_rows(index_t rows, index_t nv, const TileArgs& a) {
+    if constexpr (R > kRows + 1) {
+      if (rows < R) return tall_rows<R - 1>(rows, nv, a);
+    }
+    tile_nv<R, kVecs / 2>(nv, a);
+  }
+
   template <index_t R>
   static void tile_rows(index_t rows, index_t nv, const TileArgs& a) {
+    if constexpr (kTallRows > kRows) {
+      if (R == kRows && rows > kRows) return tall_rows<kTallRows>(rows, nv, a);
+    }
     if constexpr (R > 1) {
       if (rows < R) return tile_rows<R - 1>(rows, nv, a);
     }
@@ -385,11 +404,12 @@ struct Generic {
             }
           }
         }
+        const index_t tr = nv * 2 <= kVecs ? kTallRows : kRows;  // rows per tile
         for (index_t r = 0; r < rows;) {
           // the last rows, when more than one tile but not a multiple, go as two even tiles (a
           // thin remainder tile reuses each weight load too little)
           const index_t rem = rows - r;
-          const index_t n = rem <= kRows ? rem : (rem < 2 * kRows ? (rem + 1) / 2 : kRows);
+          const index_t n = rem <= tr ? rem : (rem < 2 * tr ? (rem + 1) / 2 : tr);
           a.x = x + r * ldx;
           a.y = y + r * ldy + o0;
           tile_rows<kRows>(n, nv, a);
@@ -797,6 +817,20 @@ struct Generic {
     values_nv<R, kVecs>(nv, a);
   }
 
+  /// p[r, j] = Σ_k q[r, k] · kt[k, j] for the nr <= kRows rows of a group and n keys: gemm's
+  /// tiles over the whole reduction, without product's blocking and dispatch (a group's
+  /// products are small and many; blocking the reduction would not change a bit).
+  static void scores_tiles(const float* q, index_t q_stride, index_t nr, index_t head_dim, const float* kt,
+                           index_t kt_stride, index_t n, float* p, index_t ps) {
+    for (index_t o0 = 0; o0 < n; o0 += kVecs * L) {
+      const index_t width = n - o0 < kVecs * L ? n - o0 : kVecs * L;
+      const index_t nv = (width + L - 1) / L;
+      const TileArgs a{q,    q_stride, 0,         head_dim, kt + o0, kt_stride, p + o0, ps, width - (nv - 1) * L,
+                       true, nullptr,  Fuse::none};
+      tile_rows<kRows>(nr, nv, a);
+    }
+  }
+
   /// attention_rows for a group of nr rows whose masks are prefixes with at least one key each:
   /// per span of up to kAttentionScoreKeys keys, the group's scores are one product with Kᵀ, the
   /// blocks' softmax steps run over them (stream_group_prefix, the factors of the rescaling kept
@@ -822,7 +856,7 @@ struct Generic {
     float m[kAttentionRows] = {}, l[kAttentionRows] = {};
     for (index_t s0 = 0; s0 < n_scored; s0 += W) {
       const index_t ns = n_scored - s0 < W ? n_scored - s0 : W;
-      gemm(qs, qs_stride, nr, head_dim, kt + s0, kt_stride, ns, p, ps, nullptr);
+      scores_tiles(qs, qs_stride, nr, head_dim, kt + s0, kt_stride, ns, p, ps);
       float c[kScoreBlocks][kAttentionRows];  // block b's rescale factor of row r
       for (index_t b = 0; b * B < ns; ++b) {
         const index_t kb = s0 + b * B, nb = ns - b * B < B ? ns - b * B : B;
@@ -830,47 +864,150 @@ struct Generic {
         stream_group_prefix(p + b * B, ps, nr, kb, nb, mg, vscale, seen, m, l, nullptr, out_stride, head_dim, end,
                             c[b]);
       }
-      // keys of the span row r has: [0, e[r]); every row has [0, e_min)
-      index_t e[kAttentionRows], e_min = ns, e_max = 0;
+      // keys of the span row r has: [0, e[r])
+      index_t e[kAttentionRows];
       for (index_t r = 0; r < nr; ++r) {
         const index_t key_end = mg[r].key_end;
         e[r] = key_end > s0 ? (key_end - s0 < ns ? key_end - s0 : ns) : 0;
-        e_min = e[r] < e_min ? e[r] : e_min;
-        e_max = e[r] > e_max ? e[r] : e_max;
       }
       const bool last = s0 + ns >= n_scored;
-      const float* vs = v + s0 * v_stride;
-      for (index_t d0 = 0; d0 < head_dim; d0 += kVecs * L) {
-        const index_t width = head_dim - d0 < kVecs * L ? head_dim - d0 : kVecs * L;
-        const index_t nv = (width + L - 1) / L;
-        const ValuesArgs a{p,
-                           ps,
-                           e_min,
-                           vs + d0,
-                           v_stride,
-                           og + d0,
-                           out_stride,
-                           width - (nv - 1) * L,
-                           c,
-                           s0 == 0,
-                           last && e_min == e_max ? l : nullptr};
-        values_rows<kAttentionRows>(nr, nv, a);
-      }
-      // each row's keys past e_min continue its own sums, with the factors of the blocks they start
-      for (index_t r = 0; r < nr; ++r) {
-        float* o = og + r * out_stride;
-        for (index_t d = 0; e[r] > e_min && d < head_dim; d += L) {
-          const index_t w = head_dim - d < L ? head_dim - d : L;
-          V acc = I::load_partial(o + d, w);
-          for (index_t j = e_min; j < e[r]; ++j) {
-            if (j % B == 0) acc = I::mul(acc, I::set1(c[j / B][r]));
-            acc = fma_scalar(p[r * ps + j], I::load_partial(vs + j * v_stride + d, w), acc);
-          }
-          I::store_partial(o + d, acc, w);
+      span_values(p, ps, nr, e, v + s0 * v_stride, v_stride, head_dim, c, s0 == 0, last ? l : nullptr, og, out_stride);
+    }
+  }
+
+  /// The values' part of a span: row r's outputs og + r·out_stride continue (from +0 when
+  /// from_zero) over its keys [0, e[r]) of the span (weights p + r·ps, values vs), with the
+  /// factors c[b][r] at the block boundaries, and are divided by l[r] when l is not null (the last
+  /// span). The keys every row has as register tiles, then each row's own keys past them.
+  static void span_values(const float* p, index_t ps, index_t nr, const index_t* e, const float* vs, index_t v_stride,
+                          index_t head_dim, const float (*c)[kAttentionRows], bool from_zero, const float* l, float* og,
+                          index_t out_stride) {
+    constexpr index_t B = kAttentionKeyBlock;
+    index_t e_min = e[0], e_max = e[0];
+    for (index_t r = 1; r < nr; ++r) {
+      e_min = e[r] < e_min ? e[r] : e_min;
+      e_max = e[r] > e_max ? e[r] : e_max;
+    }
+    for (index_t d0 = 0; d0 < head_dim; d0 += kVecs * L) {
+      const index_t width = head_dim - d0 < kVecs * L ? head_dim - d0 : kVecs * L;
+      const index_t nv = (width + L - 1) / L;
+      const ValuesArgs a{p,
+                         ps,
+                         e_min,
+                         vs + d0,
+                         v_stride,
+                         og + d0,
+                         out_stride,
+                         width - (nv - 1) * L,
+                         c,
+                         from_zero,
+                         e_min == e_max ? l : nullptr};
+      values_rows<kAttentionRows>(nr, nv, a);
+    }
+    if (e_min == e_max) return;
+    // each row's keys past e_min continue its own sums, with the factors of the blocks they start
+    for (index_t r = 0; r < nr; ++r) {
+      float* o = og + r * out_stride;
+      for (index_t d = 0; e[r] > e_min && d < head_dim; d += L) {
+        const index_t w = head_dim - d < L ? head_dim - d : L;
+        V acc = I::load_partial(o + d, w);
+        for (index_t j = e_min; j < e[r]; ++j) {
+          if (j % B == 0) acc = I::mul(acc, I::set1(c[j / B][r]));
+          acc = fma_scalar(p[r * ps + j], I::load_partial(vs + j * v_stride + d, w), acc);
         }
-        if (last && e_min != e_max) div_map(o, o, head_dim, l[r]);
+        I::store_partial(o + d, acc, w);
+      }
+      if (l) div_map(o, o, head_dim, l[r]);
+    }
+  }
+
+  // ---- one key block in registers (vocabularies whose block is at most two vectors) -----------
+  /// Whether a group's scores of one key block fit the registers (kRows × kBlockVecs vectors).
+  static constexpr bool kBlockInRegisters = kBlockVecs <= 2;
+
+  /// attention_group_spans for a group of R rows (prefix masks, every key_end >= 1) whose keys are
+  /// one block of n_scored <= NB·L keys: the scores stay in registers from their product through
+  /// the softmax step (stream_group_prefix's operations for a first block: division, maximum,
+  /// exp(s - max) over the allowed keys, the canonical sum), and only the weights go to p for the
+  /// values' tiles. The queries are read before any output is written (they may alias).
+  template <index_t R, index_t NB>
+  static void attention_group_block(const float* q, index_t q_stride, const float* kt, index_t kt_stride,
+                                    const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
+                                    const ref::RowMask* mg, V vscale, float* p, index_t ps, float* og,
+                                    index_t out_stride) {
+    const index_t tail = n_scored - (NB - 1) * L;  // keys in the last score vector
+    V s[R][NB];
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (index_t b = 0; b < NB; ++b) s[r][b] = I::zero();
+    }
+    const float* kk = kt;
+    for (index_t k = 0; k < head_dim; ++k, kk += kt_stride) {
+      V kv[NB];
+#pragma GCC unroll 16
+      for (index_t b = 0; b < NB; ++b)
+        kv[b] = (b + 1 == NB && tail != L) ? I::load_partial(kk + b * L, tail) : I::load(kk + b * L);
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) {
+        const float x = q[r * q_stride + k];
+#pragma GCC unroll 16
+        for (index_t b = 0; b < NB; ++b) s[r][b] = fma_scalar(x, kv[b], s[r][b]);
       }
     }
+    static constexpr float kLane[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const V lane = I::load(kLane);
+    const V ninf = I::set1(-INFINITY);
+    float l[kAttentionRows];
+    index_t e[kAttentionRows];
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+      const index_t key_end = mg[r].key_end;
+      const index_t cnt = key_end < n_scored ? key_end : n_scored;  // >= 1
+      e[r] = cnt;
+      V x[NB];
+      V vm = ninf;
+#pragma GCC unroll 16
+      for (index_t b = 0; b < NB; ++b) {
+        const index_t c = cnt > b * L ? (cnt - b * L < L ? cnt - b * L : L) : 0;
+        // (lanes past the allowed keys -inf, as load_partial_or fills them)
+        x[b] = c ? I::div(I::select_gt(I::set1(static_cast<float>(c)), lane, s[r][b], ninf), vscale) : ninf;
+        if (c) vm = I::max(x[b], vm);
+      }
+      const V vmn = I::set1(I::reduce_max(vm));
+      V acc[kSub];
+#pragma GCC unroll 16
+      for (index_t j = 0; j < kSub; ++j) acc[j] = I::zero();
+#pragma GCC unroll 16
+      for (index_t b = 0; b < NB; ++b) {
+        const index_t c = cnt > b * L ? (cnt - b * L < L ? cnt - b * L : L) : 0;
+        if (!c) break;
+        const V w = I::keep_first(exp_v(I::sub(I::keep_first(x[b], c), vmn)), c);
+        I::store_partial(p + r * ps + b * L, w, c);
+        acc[b % kSub] = I::add(acc[b % kSub], w);
+      }
+      l[r] = I::reduce16(acc);
+    }
+    float ones[kScoreBlocks][kAttentionRows];
+    for (index_t r = 0; r < R; ++r) ones[0][r] = 1.0f;  // (a first block rescales nothing)
+    span_values(p, ps, R, e, v, v_stride, head_dim, ones, true, l, og, out_stride);
+  }
+
+  template <index_t R>
+  static void group_block_rows(index_t nr, index_t nb, const float* q, index_t q_stride, const float* kt,
+                               index_t kt_stride, const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
+                               const ref::RowMask* mg, V vscale, float* p, index_t ps, float* og, index_t out_stride) {
+    if constexpr (R > 1) {
+      if (nr < R)
+        return group_block_rows<R - 1>(nr, nb, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale,
+                                       p, ps, og, out_stride);
+    }
+    if (nb == 1)
+      attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, p, ps, og,
+                                  out_stride);
+    else
+      attention_group_block<R, kBlockVecs>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, p,
+                                           ps, og, out_stride);
   }
 
   /// attention_rows (Kernels::attention_rows calls it), through a vocabulary's own kernel where it
@@ -932,7 +1069,12 @@ struct Generic {
         every_key = every_key && mg[r].key_end > 0;
       }
       if constexpr (L >= 8) {
-        if (prefixes && every_key && n_scored > B) {  // (one block: the path below reads everything once)
+        if (prefixes && every_key && kBlockInRegisters && n_scored <= B) {
+          group_block_rows<kAttentionRows>(nr, (n_scored + L - 1) / L, q + r0 * q_stride, q_stride, kt, kt_stride, v,
+                                           v_stride, head_dim, n_scored, mg, vscale, p, ps, og, out_stride);
+          continue;
+        }
+        if (prefixes && every_key) {
           attention_group_spans(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, n_scored, mg,
                                 vscale, p, ps, p + g * ps, og, out_stride);
           continue;

@@ -11,9 +11,10 @@
 namespace stf::simd_math {
 
 /// exp(x). Below -87.33 (where exp leaves the normal range) the result is 0; above 88.72, +inf;
-/// NaN stays NaN.
+/// NaN stays NaN. exp_inline: the same, always inlined (kernels whose vector registers must not
+/// be spilled around a call: every vector register is caller-saved on x86-64).
 template <class I>
-typename I::V exp(typename I::V x) {
+[[gnu::always_inline]] inline typename I::V exp_inline(typename I::V x) {
   using V = typename I::V;
   // a vocabulary may spell the same operations in its own instructions (same bits, checked by the
   // kernel tests): simd/arm_mve.hpp
@@ -60,6 +61,11 @@ typename I::V exp(typename I::V x) {
   y = I::select_gt(I::set1(-87.3365448f), x, I::zero(), y);
   y = I::select_gt(x, I::set1(88.7228394f), I::set1(std::numeric_limits<float>::infinity()), y);
   return I::select_nan(x, y);
+}
+
+template <class I>
+typename I::V exp(typename I::V x) {
+  return exp_inline<I>(x);
 }
 
 /// log(x) for x > 0 (normal or infinite); 0 → -inf; x < 0 or NaN → NaN.
