@@ -109,6 +109,15 @@ struct Generic {
       return simd_math::exp<I>(x);
   }
 
+  /// exp_v for x <= 0 or NaN (a softmax's s - max): simd_math::exp_nonpositive, the same bits
+  /// with fewer steps, where no vocabulary kernel takes it.
+  [[gnu::always_inline]] static V exp_nonpositive(V x) {
+    if constexpr (requires { I::exp_kernel(x); })
+      return I::exp_kernel(x);
+    else
+      return simd_math::exp_nonpositive<I>(x);
+  }
+
   template <class F>
   static void map(const float* x, float* y, index_t n, F f) {
     index_t i = 0;
@@ -672,10 +681,11 @@ struct Generic {
   /// sum) and short of work, so the rows' chains run side by side instead of one after the other.
   /// On vocabularies wide enough that a block is a few vectors. The same operations on the same
   /// values as stream_block: lanes past the allowed keys are -inf for the maximum and +0 after the
-  /// exponential (what stream_block writes there; computed as exp(0 - m') masked to +0, since
+  /// exponential (what stream_block writes there; computed as exp(0) masked to +0, since
   /// exp(-inf)'s subnormal intermediates cost a microcode assist per vector on x86), and adding
-  /// those zeros to the non-negative canonical sum changes nothing. end[r]: allowed keys of row r
-  /// in the block.
+  /// those zeros to the non-negative canonical sum changes nothing. The allowed lanes' s - m' are
+  /// <= 0 (or NaN), so their exp takes exp_nonpositive's steps. end[r]: allowed keys of row r in
+  /// the block.
   static constexpr index_t kBlockVecs = kAttentionKeyBlock / L;
   /// og null: the outputs are not rescaled; factor[r] receives row r's factor instead (1 if none).
   static void stream_group_prefix(float* p, index_t bs, index_t nr, index_t kb, index_t nb, const ref::RowMask* mg,
@@ -716,7 +726,7 @@ struct Generic {
       for (index_t i = 0; i < kBlockVecs; ++i) {
         const index_t c = cnt > i * L ? (cnt - i * L < L ? cnt - i * L : L) : 0;
         if (!c) break;
-        const V e = I::keep_first(exp_v(I::sub(I::keep_first(x[r][i], c), vmn)), c);
+        const V e = I::keep_first(exp_nonpositive(I::keep_first(I::sub(x[r][i], vmn), c)), c);
         I::store_partial(s + i * L, e, c);
         acc[i % kSub] = I::add(acc[i % kSub], e);
       }
@@ -982,7 +992,7 @@ struct Generic {
       for (index_t b = 0; b < NB; ++b) {
         const index_t c = cnt > b * L ? (cnt - b * L < L ? cnt - b * L : L) : 0;
         if (!c) break;
-        const V w = I::keep_first(exp_v(I::sub(I::keep_first(x[b], c), vmn)), c);
+        const V w = I::keep_first(exp_nonpositive(I::keep_first(I::sub(x[b], vmn), c)), c);
         I::store_partial(p + r * ps + b * L, w, c);
         acc[b % kSub] = I::add(acc[b % kSub], w);
       }

@@ -10,6 +10,24 @@
 
 namespace stf::simd_math {
 
+/// exp's core on a clamped x: n = round(x / ln 2) (the 1.5·2^23 trick) and p = e^r for
+/// r = x - n·ln 2 (Cody-Waite, two parts; |r| <= ln2/2: Taylor to degree 7, Horner with fma).
+template <class I>
+[[gnu::always_inline]] inline void exp_reduced(typename I::V xc, typename I::V& n, typename I::V& p) {
+  const auto magic = I::set1(12582912.0f);
+  n = I::sub(I::fma(xc, I::set1(1.44269504088896341f), magic), magic);
+  auto r = I::fma(n, I::set1(-0.693359375f), xc);
+  r = I::fma(n, I::set1(2.12194440e-4f), r);
+  p = I::set1(1.0f / 5040.0f);
+  p = I::fma(p, r, I::set1(1.0f / 720.0f));
+  p = I::fma(p, r, I::set1(1.0f / 120.0f));
+  p = I::fma(p, r, I::set1(1.0f / 24.0f));
+  p = I::fma(p, r, I::set1(1.0f / 6.0f));
+  p = I::fma(p, r, I::set1(0.5f));
+  p = I::fma(p, r, I::set1(1.0f));
+  p = I::fma(p, r, I::set1(1.0f));
+}
+
 /// exp(x). Below -87.33 (where exp leaves the normal range) the result is 0; above 88.72, +inf;
 /// NaN stays NaN. exp_inline: the same, always inlined (kernels whose vector registers must not
 /// be spilled around a call: every vector register is caller-saved on x86-64).
@@ -41,20 +59,8 @@ template <class I>
   }
   const V lo = I::set1(-87.3365448f), hi = I::set1(88.7228394f);
   const V xc = I::min(I::max(x, lo), hi);
-  // n = round(x / ln 2) via the 1.5·2^23 trick; r = x - n·ln 2 in two parts (Cody-Waite)
-  const V magic = I::set1(12582912.0f);
-  const V n = I::sub(I::fma(xc, I::set1(1.44269504088896341f), magic), magic);
-  V r = I::fma(n, I::set1(-0.693359375f), xc);
-  r = I::fma(n, I::set1(2.12194440e-4f), r);
-  // e^r on |r| <= ln2/2: Taylor to degree 7, Horner with fma
-  V p = I::set1(1.0f / 5040.0f);
-  p = I::fma(p, r, I::set1(1.0f / 720.0f));
-  p = I::fma(p, r, I::set1(1.0f / 120.0f));
-  p = I::fma(p, r, I::set1(1.0f / 24.0f));
-  p = I::fma(p, r, I::set1(1.0f / 6.0f));
-  p = I::fma(p, r, I::set1(0.5f));
-  p = I::fma(p, r, I::set1(1.0f));
-  p = I::fma(p, r, I::set1(1.0f));
+  V n, p;
+  exp_reduced<I>(xc, n, p);
   // p · 2^n, as p · 2^(n-d) · 2^d with d = 1 for n > 0, so both exponents stay normal
   const V d = I::select_gt(n, I::zero(), I::set1(1.0f), I::zero());
   V y = I::mul(I::mul(p, I::pow2i(I::sub(n, d))), I::pow2i(d));
@@ -66,6 +72,25 @@ template <class I>
 template <class I>
 typename I::V exp(typename I::V x) {
   return exp_inline<I>(x);
+}
+
+/// exp(x) for x <= 0 or NaN (a softmax's x - max): exp's bits with the steps that are no-ops
+/// there left out (the upper clamp and the overflow select; n <= 0, so the split 2^(n-d) · 2^d
+/// has d = 0 and its product with 2^0 = 1 is exact). Lanes that break the precondition give
+/// unspecified values. Always inlined, as exp_inline.
+template <class I>
+[[gnu::always_inline]] inline typename I::V exp_nonpositive(typename I::V x) {
+  using V = typename I::V;
+  if constexpr (I::lanes == 1 || requires { I::exp(x); }) {
+    return exp<I>(x);
+  } else {
+    const V lo = I::set1(-87.3365448f);
+    const V xc = I::max(x, lo);  // (NaN: lo, as in exp)
+    V n, p;
+    exp_reduced<I>(xc, n, p);
+    const V y = I::select_gt(lo, x, I::zero(), I::mul(p, I::pow2i(n)));
+    return I::select_nan(x, y);
+  }
 }
 
 /// log(x) for x > 0 (normal or infinite); 0 → -inf; x < 0 or NaN → NaN.
