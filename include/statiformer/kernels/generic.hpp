@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/simd/math.hpp>
@@ -687,10 +689,23 @@ struct Generic {
   /// <= 0 (or NaN), so their exp takes exp_nonpositive's steps. end[r]: allowed keys of row r in
   /// the block.
   static constexpr index_t kBlockVecs = kAttentionKeyBlock / L;
+  /// The scores' divisor √head_dim: x / scale, computed as x · (1 / scale) when scale is a power
+  /// of two (both are the rounding of the same real number, so the bits are the same), since a
+  /// vector division takes several times an fma's throughput.
+  struct ScoreScale {
+    V scale, inverse;
+    bool power_of_two;
+    explicit ScoreScale(float s) : scale(I::set1(s)), inverse(I::set1(1.0f / s)) {
+      std::uint32_t bits = 0;
+      std::memcpy(&bits, &s, sizeof bits);
+      power_of_two = s >= 1.0f && s <= 0x1p100f && (bits & 0x007fffffu) == 0;  // (1/s normal too)
+    }
+    V divide(V x) const { return power_of_two ? I::mul(x, inverse) : I::div(x, scale); }
+  };
   /// og null: the outputs are not rescaled; factor[r] receives row r's factor instead (1 if none).
   static void stream_group_prefix(float* p, index_t bs, index_t nr, index_t kb, index_t nb, const ref::RowMask* mg,
-                                  V vscale, bool* seen, float* m, float* l, float* og, index_t out_stride,
-                                  index_t head_dim, index_t* end, float* factor = nullptr) {
+                                  const ScoreScale& vscale, bool* seen, float* m, float* l, float* og,
+                                  index_t out_stride, index_t head_dim, index_t* end, float* factor = nullptr) {
     const V ninf = I::set1(-INFINITY);
     V x[kAttentionRows][kBlockVecs];
     float m_new[kAttentionRows];
@@ -703,7 +718,7 @@ struct Generic {
 #pragma GCC unroll 16
       for (index_t i = 0; i < kBlockVecs; ++i) {
         const index_t c = cnt > i * L ? (cnt - i * L < L ? cnt - i * L : L) : 0;
-        x[r][i] = c ? I::div(I::load_partial_or(s + i * L, c, -INFINITY), vscale) : ninf;
+        x[r][i] = c ? vscale.divide(I::load_partial_or(s + i * L, c, -INFINITY)) : ninf;
         if (c) vm = I::max(x[r][i], vm);
       }
       const float bm = cnt ? I::reduce_max(vm) : 0.0f;
@@ -849,8 +864,8 @@ struct Generic {
   /// per output in the same order, with fewer passes over the outputs and longer products.
   static void attention_group_spans(const float* q, index_t q_stride, index_t nr, const float* kt, index_t kt_stride,
                                     const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
-                                    const ref::RowMask* mg, V vscale, float* p, index_t ps, float* qc, float* og,
-                                    index_t out_stride) {
+                                    const ref::RowMask* mg, const ScoreScale& vscale, float* p, index_t ps, float* qc,
+                                    float* og, index_t out_stride) {
     constexpr index_t B = kAttentionKeyBlock, W = kAttentionScoreKeys;
     // With one span the queries are read once, by its scores' product, before any output is
     // written: no copies then (the outputs may alias the queries).
@@ -943,7 +958,7 @@ struct Generic {
   template <index_t R, index_t NB>
   static void attention_group_block(const float* q, index_t q_stride, const float* kt, index_t kt_stride,
                                     const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
-                                    const ref::RowMask* mg, V vscale, float* p, index_t ps, float* og,
+                                    const ref::RowMask* mg, const ScoreScale& vscale, float* p, index_t ps, float* og,
                                     index_t out_stride) {
     const index_t tail = n_scored - (NB - 1) * L;  // keys in the last score vector
     V s[R][NB];
@@ -981,7 +996,7 @@ struct Generic {
       for (index_t b = 0; b < NB; ++b) {
         const index_t c = cnt > b * L ? (cnt - b * L < L ? cnt - b * L : L) : 0;
         // (lanes past the allowed keys -inf, as load_partial_or fills them)
-        x[b] = c ? I::div(I::select_gt(I::set1(static_cast<float>(c)), lane, s[r][b], ninf), vscale) : ninf;
+        x[b] = c ? vscale.divide(I::select_gt(I::set1(static_cast<float>(c)), lane, s[r][b], ninf)) : ninf;
         if (c) vm = I::max(x[b], vm);
       }
       const V vmn = I::set1(I::reduce_max(vm));
@@ -1006,7 +1021,8 @@ struct Generic {
   template <index_t R>
   static void group_block_rows(index_t nr, index_t nb, const float* q, index_t q_stride, const float* kt,
                                index_t kt_stride, const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
-                               const ref::RowMask* mg, V vscale, float* p, index_t ps, float* og, index_t out_stride) {
+                               const ref::RowMask* mg, const ScoreScale& vscale, float* p, index_t ps, float* og,
+                               index_t out_stride) {
     if constexpr (R > 1) {
       if (nr < R)
         return group_block_rows<R - 1>(nr, nb, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale,
@@ -1061,7 +1077,7 @@ struct Generic {
                              const ref::RowMask* masks, MaskFill fill, float* p, float* out, index_t out_stride) {
     constexpr index_t B = kAttentionKeyBlock;
     const float scale = std::sqrt(static_cast<float>(head_dim));
-    const V vscale = I::set1(scale);
+    const ScoreScale vscale(scale);
     const index_t bs = n_keys < B ? n_keys : B;  // score row stride
     const index_t g = n_rows < kAttentionRows ? n_rows : kAttentionRows;
     float* qc = p + g * bs;  // copies of the group's queries: the outputs may alias them
