@@ -689,6 +689,23 @@ struct Generic {
   /// <= 0 (or NaN), so their exp takes exp_nonpositive's steps. end[r]: allowed keys of row r in
   /// the block.
   static constexpr index_t kBlockVecs = kAttentionKeyBlock / L;
+  /// A block's weights: exp(x - m) of its first cnt keys (vectors x[0, NB), m in every lane of
+  /// vmn), stored to w[0, cnt), and their canonical sum.
+  template <index_t NB>
+  [[gnu::always_inline]] static float block_weights(const V* x, index_t cnt, V vmn, float* w) {
+    V acc[kSub];
+#pragma GCC unroll 16
+    for (index_t j = 0; j < kSub; ++j) acc[j] = I::zero();
+#pragma GCC unroll 16
+    for (index_t b = 0; b < NB; ++b) {
+      const index_t c = sub_count(cnt, b);
+      if (!c) break;
+      const V e = I::keep_first(exp_nonpositive(I::keep_first(I::sub(x[b], vmn), c)), c);
+      I::store_partial(w + b * L, e, c);
+      acc[b % kSub] = I::add(acc[b % kSub], e);
+    }
+    return I::reduce16(acc);
+  }
   /// The scores' divisor √head_dim: x / scale, computed as x · (1 / scale) when scale is a power
   /// of two (both are the rounding of the same real number, so the bits are the same), since a
   /// vector division takes several times an fma's throughput.
@@ -733,19 +750,7 @@ struct Generic {
       const index_t cnt = end[r];
       if (!cnt) continue;
       float* s = p + r * bs;
-      const V vmn = I::set1(m_new[r]);
-      V acc[kSub];
-#pragma GCC unroll 16
-      for (index_t j = 0; j < kSub; ++j) acc[j] = I::zero();
-#pragma GCC unroll 16
-      for (index_t i = 0; i < kBlockVecs; ++i) {
-        const index_t c = cnt > i * L ? (cnt - i * L < L ? cnt - i * L : L) : 0;
-        if (!c) break;
-        const V e = I::keep_first(exp_nonpositive(I::keep_first(I::sub(x[r][i], vmn), c)), c);
-        I::store_partial(s + i * L, e, c);
-        acc[i % kSub] = I::add(acc[i % kSub], e);
-      }
-      const float bsum = I::reduce16(acc);
+      const float bsum = block_weights<kBlockVecs>(x[r], cnt, I::set1(m_new[r]), s);
       l[r] = seen[r] ? l[r] + bsum : bsum;
       m[r] = m_new[r];
       seen[r] = true;
@@ -999,19 +1004,7 @@ struct Generic {
         x[b] = c ? vscale.divide(I::select_gt(I::set1(static_cast<float>(c)), lane, s[r][b], ninf)) : ninf;
         if (c) vm = I::max(x[b], vm);
       }
-      const V vmn = I::set1(I::reduce_max(vm));
-      V acc[kSub];
-#pragma GCC unroll 16
-      for (index_t j = 0; j < kSub; ++j) acc[j] = I::zero();
-#pragma GCC unroll 16
-      for (index_t b = 0; b < NB; ++b) {
-        const index_t c = cnt > b * L ? (cnt - b * L < L ? cnt - b * L : L) : 0;
-        if (!c) break;
-        const V w = I::keep_first(exp_nonpositive(I::keep_first(I::sub(x[b], vmn), c)), c);
-        I::store_partial(p + r * ps + b * L, w, c);
-        acc[b % kSub] = I::add(acc[b % kSub], w);
-      }
-      l[r] = I::reduce16(acc);
+      l[r] = block_weights<NB>(x, cnt, I::set1(I::reduce_max(vm)), p + r * ps);
     }
     float ones[kScoreBlocks][kAttentionRows];
     for (index_t r = 0; r < R; ++r) ones[0][r] = 1.0f;  // (a first block rescales nothing)
