@@ -734,7 +734,7 @@ struct Generic {
       V vm = ninf;
 #pragma GCC unroll 16
       for (index_t i = 0; i < kBlockVecs; ++i) {
-        const index_t c = cnt > i * L ? (cnt - i * L < L ? cnt - i * L : L) : 0;
+        const index_t c = sub_count(cnt, i);
         x[r][i] = c ? vscale.divide(I::load_partial_or(s + i * L, c, -INFINITY)) : ninf;
         if (c) vm = I::max(x[r][i], vm);
       }
@@ -999,7 +999,7 @@ struct Generic {
       V vm = ninf;
 #pragma GCC unroll 16
       for (index_t b = 0; b < NB; ++b) {
-        const index_t c = cnt > b * L ? (cnt - b * L < L ? cnt - b * L : L) : 0;
+        const index_t c = sub_count(cnt, b);
         // (lanes past the allowed keys -inf, as load_partial_or fills them)
         x[b] = c ? vscale.divide(I::select_gt(I::set1(static_cast<float>(c)), lane, s[r][b], ninf)) : ninf;
         if (c) vm = I::max(x[b], vm);

@@ -43,17 +43,8 @@ template <class I>
     // has no select instruction, and the clamps are no-ops inside the range).
     if (!(x >= -87.3365448f && x <= 88.7228394f))
       return x != x ? x : (x < -87.3365448f ? 0.0f : std::numeric_limits<float>::infinity());
-    const float n = I::sub(I::fma(x, 1.44269504088896341f, 12582912.0f), 12582912.0f);
-    float r = I::fma(n, -0.693359375f, x);
-    r = I::fma(n, 2.12194440e-4f, r);
-    float p = 1.0f / 5040.0f;
-    p = I::fma(p, r, 1.0f / 720.0f);
-    p = I::fma(p, r, 1.0f / 120.0f);
-    p = I::fma(p, r, 1.0f / 24.0f);
-    p = I::fma(p, r, 1.0f / 6.0f);
-    p = I::fma(p, r, 0.5f);
-    p = I::fma(p, r, 1.0f);
-    p = I::fma(p, r, 1.0f);
+    float n, p;
+    exp_reduced<I>(x, n, p);
     // as below: p · 2^(n-d) · 2^d, d = 1 for n > 0 (a product with 2^0 = 1 is exact, so skipped)
     return n > 0.0f ? I::mul(I::mul(p, I::pow2i(I::sub(n, 1.0f))), 2.0f) : I::mul(p, I::pow2i(n));
   }

@@ -170,6 +170,13 @@ struct Vocabulary<scalar> {
   /// LayerNorm, torch kind, of a row of a multiple of 16 (Generic::layer_norm_row calls it): the
   /// same operations (canonical 16-lane sums, then ((x - mean) · inv) · gain + bias), in assembly
   /// with 4 elements per vldmia (GCC kept the 16 lane sums in memory: 463 instructions for 16).
+// layer_norm16's canonical fold of the 16 lane sums s0-s15 (lane i + lane i+8, then +4, +2),
+// leaving the last step, s0 + s1, to the caller: the mean's and the squared deviations' sums
+#define STF_FOLD16_S0_S1                                                                        \
+  "vadd.f32 s0, s0, s8\n vadd.f32 s1, s1, s9\n vadd.f32 s2, s2, s10\n vadd.f32 s3, s3, s11\n"   \
+  "vadd.f32 s4, s4, s12\n vadd.f32 s5, s5, s13\n vadd.f32 s6, s6, s14\n vadd.f32 s7, s7, s15\n" \
+  "vadd.f32 s0, s0, s4\n vadd.f32 s1, s1, s5\n vadd.f32 s2, s2, s6\n vadd.f32 s3, s3, s7\n"     \
+  "vadd.f32 s0, s0, s2\n vadd.f32 s1, s1, s3\n"
   static void layer_norm16(const float* x, const float* gain, const float* bias, index_t n, float eps, float* y) {
     alignas(8) static constexpr float kZeros[16] = {};
     const float* xs;
@@ -202,21 +209,7 @@ struct Vocabulary<scalar> {
         "vadd.f32 s14, s14, s18\n"
         "vadd.f32 s15, s15, s19\n"
         "subs %[cnt], %[cnt], #1\n"
-        "bne 1b\n"
-        "vadd.f32 s0, s0, s8\n"
-        "vadd.f32 s1, s1, s9\n"
-        "vadd.f32 s2, s2, s10\n"
-        "vadd.f32 s3, s3, s11\n"
-        "vadd.f32 s4, s4, s12\n"
-        "vadd.f32 s5, s5, s13\n"
-        "vadd.f32 s6, s6, s14\n"
-        "vadd.f32 s7, s7, s15\n"
-        "vadd.f32 s0, s0, s4\n"
-        "vadd.f32 s1, s1, s5\n"
-        "vadd.f32 s2, s2, s6\n"
-        "vadd.f32 s3, s3, s7\n"
-        "vadd.f32 s0, s0, s2\n"
-        "vadd.f32 s1, s1, s3\n"
+        "bne 1b\n" STF_FOLD16_S0_S1
         "vadd.f32 s28, s0, s1\n"
         "vdiv.f32 s28, s28, s30\n"     // s28: mean
         "vldmia %[zeros], {s0-s15}\n"  // ss: the canonical 16-lane sum of (x - mean)^2
@@ -260,21 +253,7 @@ struct Vocabulary<scalar> {
         "vfma.f32 s14, s18, s18\n"
         "vfma.f32 s15, s19, s19\n"
         "subs %[cnt], %[cnt], #1\n"
-        "bne 2b\n"
-        "vadd.f32 s0, s0, s8\n"
-        "vadd.f32 s1, s1, s9\n"
-        "vadd.f32 s2, s2, s10\n"
-        "vadd.f32 s3, s3, s11\n"
-        "vadd.f32 s4, s4, s12\n"
-        "vadd.f32 s5, s5, s13\n"
-        "vadd.f32 s6, s6, s14\n"
-        "vadd.f32 s7, s7, s15\n"
-        "vadd.f32 s0, s0, s4\n"
-        "vadd.f32 s1, s1, s5\n"
-        "vadd.f32 s2, s2, s6\n"
-        "vadd.f32 s3, s3, s7\n"
-        "vadd.f32 s0, s0, s2\n"
-        "vadd.f32 s1, s1, s3\n"
+        "bne 2b\n" STF_FOLD16_S0_S1
         "vadd.f32 s29, s0, s1\n"
         "vdiv.f32 s29, s29, s30\n"  // s29: inv = 1 / sqrt(ss / n + eps)
         "vadd.f32 s29, s29, s31\n"
@@ -311,6 +290,7 @@ struct Vocabulary<scalar> {
           "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "cc",
           "memory");
   }
+#undef STF_FOLD16_S0_S1
   /// A linear layer's product over a block of a panel-stored weight (Generic::linear_block calls
   /// it): Generic::product's tiles (rows in tiles of 6, the last two even; 4 outputs each, tile4),
   /// walked directly, with the whole reduction in one pass (parking partial sums in y would not
