@@ -327,6 +327,12 @@ struct Generic {
       tile_nv<R, kVecs>(nv, a);
   }
 
+  /// tile_rows<kRows> as one function for product's two paths (inlined twice, its dispatch tree
+  /// grew the translation unit past GCC's inlining budget for the attention kernels)
+  [[gnu::noinline]] static void product_tile(index_t rows, index_t nv, const TileArgs& a) {
+    tile_rows<kRows>(rows, nv, a);
+  }
+
   /// Where the w[k, o] of a product live: a plain matrix (w + k·ld + o) or a block of a
   /// panel-stored weight (kernels/api.hpp, kWeightPanel).
   struct WeightAt {
@@ -362,12 +368,14 @@ struct Generic {
   /// Software prefetch of the next weight block (wide-vector x86 variants: their tiles consume a
   /// block faster than the hardware prefetchers bring it from L3).
   static constexpr bool kPrefetchWeights = L >= 8;
-  // (noclone: its tiles are inlined, and a constant-propagated copy would double them in flash)
-  [[gnu::noclone]] static void product(const float* x, index_t ldx, index_t rows, index_t in, const WeightAt& w,
-                                       index_t out, float* y, index_t ldy, const float* bias, bool accumulate,
-                                       Fuse act) {
-    const index_t panel = (rows == 1 ? kGemvVecs : kVecs) * L;
-    // Cache blocking over the reduction: a [kc, panel] block of w stays in L1 while every row passes.
+  /// Whether a product that is one register tile (rows, outputs and reduction each one block)
+  /// calls that tile directly, without product's blocking loops (x86: their set-up is a third of
+  /// a small product's time). Elsewhere product's code stays as it was (Cortex-M flash).
+  static constexpr bool kOneTileShortcut = L >= 8;
+
+  /// The reduction steps of one cache block of a product whose tiles are panel floats wide:
+  /// a [kc, panel] block of w stays in L1 while every row passes.
+  static constexpr index_t block_steps(index_t panel, index_t in) {
     constexpr index_t kBlockBytes = 32 * 1024;
     index_t kc = kBlockBytes / (panel * sizeof(float));
     kc = kc < 16 ? 16 : kc;
@@ -375,7 +383,33 @@ struct Generic {
     // power-of-two ld maps them all to few cache sets; 128 rows of a narrow panel still fit L2's
     // ways there
     kc = kc > 128 ? 128 : kc;
-    if (in <= kc + kc / 2) kc = in;
+    return in <= kc + kc / 2 ? in : kc;
+  }
+
+  static void product(const float* x, index_t ldx, index_t rows, index_t in, const WeightAt& w, index_t out, float* y,
+                      index_t ldy, const float* bias, bool accumulate, Fuse act) {
+    if constexpr (kOneTileShortcut) {
+      // the same tile product_blocked would call, with the same arguments
+      const index_t nv = (out + L - 1) / L;
+      if (rows > 1 && nv <= kVecs && rows <= (nv * 2 <= kVecs ? kTallRows : kRows) &&
+          block_steps(kVecs * L, in) == in) {
+        index_t ldw = 0, run = 0;
+        const float* wo = w.column(0, ldw, run);
+        if (run >= out) {
+          const TileArgs a{x, ldx, 0, in, wo, ldw, y, ldy, out - (nv - 1) * L, !accumulate, bias, act};
+          return product_tile(rows, nv, a);
+        }
+      }
+    }
+    product_blocked(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act);
+  }
+
+  // (noclone: its tiles are inlined, and a constant-propagated copy would double them in flash)
+  [[gnu::noclone]] static void product_blocked(const float* x, index_t ldx, index_t rows, index_t in, const WeightAt& w,
+                                               index_t out, float* y, index_t ldy, const float* bias, bool accumulate,
+                                               Fuse act) {
+    const index_t panel = (rows == 1 ? kGemvVecs : kVecs) * L;
+    const index_t kc = block_steps(panel, in);
     for (index_t k0 = 0; k0 < in; k0 += kc) {
       const index_t k1 = in - k0 < kc ? in : k0 + kc;
       const bool first = k0 == 0 && !accumulate, last = k1 == in;
@@ -423,7 +457,10 @@ struct Generic {
           const index_t n = rem <= tr ? rem : (rem < 2 * tr ? (rem + 1) / 2 : tr);
           a.x = x + r * ldx;
           a.y = y + r * ldy + o0;
-          tile_rows<kRows>(n, nv, a);
+          if constexpr (kOneTileShortcut)
+            product_tile(n, nv, a);
+          else
+            tile_rows<kRows>(n, nv, a);
           if constexpr (kPrefetchWeights) {
             for (index_t i = 0; i < per_tile && next_lines; ++i, --next_lines, next += 64)
               __builtin_prefetch(next, 0, 2);
