@@ -731,6 +731,12 @@ struct Generic {
   template <index_t NB>
   [[gnu::always_inline]] static float block_weights(const V* x, index_t cnt, V vmn, float* w) {
     V acc[kSub];
+    block_exps<NB>(x, cnt, vmn, w, acc);
+    return I::reduce16(acc);
+  }
+  /// block_weights before its canonical sum: the weights stored, their 16-lane partial sums in acc.
+  template <index_t NB>
+  [[gnu::always_inline]] static void block_exps(const V* x, index_t cnt, V vmn, float* w, V* acc) {
 #pragma GCC unroll 16
     for (index_t j = 0; j < kSub; ++j) acc[j] = I::zero();
 #pragma GCC unroll 16
@@ -741,7 +747,6 @@ struct Generic {
       I::store_partial(w + b * L, e, c);
       acc[b % kSub] = I::add(acc[b % kSub], e);
     }
-    return I::reduce16(acc);
   }
   /// The scores' divisor √head_dim: x / scale, computed as x · (1 / scale) when scale is a power
   /// of two (both are the rounding of the same real number, so the bits are the same), since a
@@ -1027,22 +1032,30 @@ struct Generic {
     const V ninf = I::set1(-INFINITY);
     float l[kAttentionRows];
     index_t e[kAttentionRows];
+    // in stages over the rows (as stream_group_prefix), so that the rows' dependent chains
+    // (division, maximum, exp, sum) run side by side: divisions and vector maxima, horizontal
+    // maxima, exponentials, canonical sums
+    V vm[R];
 #pragma GCC unroll 16
     for (index_t r = 0; r < R; ++r) {
       const index_t key_end = mg[r].key_end;
-      const index_t cnt = key_end < n_scored ? key_end : n_scored;  // >= 1
-      e[r] = cnt;
-      V x[NB];
-      V vm = ninf;
+      e[r] = key_end < n_scored ? key_end : n_scored;  // >= 1
+      vm[r] = ninf;
 #pragma GCC unroll 16
       for (index_t b = 0; b < NB; ++b) {
-        const index_t c = sub_count(cnt, b);
+        const index_t c = sub_count(e[r], b);
         // (lanes past the allowed keys -inf, as load_partial_or fills them)
-        x[b] = c ? vscale.divide(I::select_gt(I::set1(static_cast<float>(c)), lane, s[r][b], ninf)) : ninf;
-        if (c) vm = I::max(x[b], vm);
+        s[r][b] = c ? vscale.divide(I::select_gt(I::set1(static_cast<float>(c)), lane, s[r][b], ninf)) : ninf;
+        if (c) vm[r] = I::max(s[r][b], vm[r]);
       }
-      l[r] = block_weights<NB>(x, cnt, I::set1(I::reduce_max(vm)), p + r * ps);
     }
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) vm[r] = I::set1(I::reduce_max(vm[r]));
+    V acc[R][kSub];
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) block_exps<NB>(s[r], e[r], vm[r], p + r * ps, acc[r]);
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) l[r] = I::reduce16(acc[r]);
     float ones[kScoreBlocks][kAttentionRows];
     for (index_t r = 0; r < R; ++r) ones[0][r] = 1.0f;  // (a first block rescales nothing)
     span_values(p, ps, R, e, v, v_stride, head_dim, ones, true, l, og, out_stride);
