@@ -361,10 +361,6 @@ struct Generic {
     }
   };
 
-  /// y[r, o] = Σ_k x[r, k] · w[k, o] (+ bias[o]) for x [rows, in] (row stride ldx), w [in, out]
-  /// (see WeightAt), y [rows, out] (row stride ldy). y must not alias x or w.
-  /// accumulate: continue from the values in y (the same sequence as if k had started earlier).
-  /// act: applied after the bias.
   /// Software prefetch of the next weight block (wide-vector x86 variants: their tiles consume a
   /// block faster than the hardware prefetchers bring it from L3).
   static constexpr bool kPrefetchWeights = L >= 8;
@@ -386,13 +382,19 @@ struct Generic {
     return in <= kc + kc / 2 ? in : kc;
   }
 
+  /// Rows per register tile of a product nv vectors wide.
+  static constexpr index_t tile_height(index_t nv) { return nv * 2 <= kVecs ? kTallRows : kRows; }
+
+  /// y[r, o] = Σ_k x[r, k] · w[k, o] (+ bias[o]) for x [rows, in] (row stride ldx), w [in, out]
+  /// (see WeightAt), y [rows, out] (row stride ldy). y must not alias x or w.
+  /// accumulate: continue from the values in y (the same sequence as if k had started earlier).
+  /// act: applied after the bias.
   static void product(const float* x, index_t ldx, index_t rows, index_t in, const WeightAt& w, index_t out, float* y,
                       index_t ldy, const float* bias, bool accumulate, Fuse act) {
     if constexpr (kOneTileShortcut) {
       // the same tile product_blocked would call, with the same arguments
       const index_t nv = (out + L - 1) / L;
-      if (rows > 1 && nv <= kVecs && rows <= (nv * 2 <= kVecs ? kTallRows : kRows) &&
-          block_steps(kVecs * L, in) == in) {
+      if (rows > 1 && nv <= kVecs && rows <= tile_height(nv) && block_steps(kVecs * L, in) == in) {
         index_t ldw = 0, run = 0;
         const float* wo = w.column(0, ldw, run);
         if (run >= out) {
@@ -449,7 +451,7 @@ struct Generic {
             }
           }
         }
-        const index_t tr = nv * 2 <= kVecs ? kTallRows : kRows;  // rows per tile
+        const index_t tr = tile_height(nv);
         for (index_t r = 0; r < rows;) {
           // the last rows, when more than one tile but not a multiple, go as two even tiles (a
           // thin remainder tile reuses each weight load too little)
@@ -714,17 +716,7 @@ struct Generic {
     return mask.allow ? nb : cnt;
   }
 
-  /// stream_block for the rows of a group whose masks are prefixes (allowed keys [0, key_end)),
-  /// in stages over all the rows (divisions and maxima, then rescaling, then exponentials and
-  /// sums): each row's chain of dependent operations is long (division, maximum, exp, canonical
-  /// sum) and short of work, so the rows' chains run side by side instead of one after the other.
-  /// On vocabularies wide enough that a block is a few vectors. The same operations on the same
-  /// values as stream_block: lanes past the allowed keys are -inf for the maximum and +0 after the
-  /// exponential (what stream_block writes there; computed as exp(0) masked to +0, since
-  /// exp(-inf)'s subnormal intermediates cost a microcode assist per vector on x86), and adding
-  /// those zeros to the non-negative canonical sum changes nothing. The allowed lanes' s - m' are
-  /// <= 0 (or NaN), so their exp takes exp_nonpositive's steps. end[r]: allowed keys of row r in
-  /// the block.
+  /// Score vectors per key block.
   static constexpr index_t kBlockVecs = kAttentionKeyBlock / L;
   /// A block's weights: exp(x - m) of its first cnt keys (vectors x[0, NB), m in every lane of
   /// vmn), stored to w[0, cnt), and their canonical sum.
@@ -761,6 +753,17 @@ struct Generic {
     }
     V divide(V x) const { return power_of_two ? I::mul(x, inverse) : I::div(x, scale); }
   };
+  /// stream_block for the rows of a group whose masks are prefixes (allowed keys [0, key_end)),
+  /// in stages over all the rows (divisions and maxima, then rescaling, then exponentials and
+  /// sums): each row's chain of dependent operations is long (division, maximum, exp, canonical
+  /// sum) and short of work, so the rows' chains run side by side instead of one after the other.
+  /// On vocabularies wide enough that a block is a few vectors. The same operations on the same
+  /// values as stream_block: lanes past the allowed keys are -inf for the maximum and +0 after the
+  /// exponential (what stream_block writes there; computed as exp(0) masked to +0, since
+  /// exp(-inf)'s subnormal intermediates cost a microcode assist per vector on x86), and adding
+  /// those zeros to the non-negative canonical sum changes nothing. The allowed lanes' s - m' are
+  /// <= 0 (or NaN), so their exp takes exp_nonpositive's steps. end[r]: allowed keys of row r in
+  /// the block.
   /// og null: the outputs are not rescaled; factor[r] receives row r's factor instead (1 if none).
   static void stream_group_prefix(float* p, index_t bs, index_t nr, index_t kb, index_t nb, const ref::RowMask* mg,
                                   const ScoreScale& vscale, bool* seen, float* m, float* l, float* og,

@@ -46,6 +46,28 @@ struct Vocabulary<scalar> {
         : [p] "r"(p), "m"(*reinterpret_cast<const float(*)[4]>(p)));
     a = r0, b = r1, c = r2, d = r3;
   }
+// Assembly fragments the kernels below share (#undef'd after the last of them).
+// exp's reduction and polynomial on x (simd_math::exp_reduced's operations), the constants in
+// s16-s26 as kExpConstants loads them: nm = fma(x, log2e, magic), n = nm - magic (NM and N may be
+// the same register), r = fma(n, -c1, x) then fma(n, c2, r), and Horner p = fma(p, r, c) into the
+// coefficients' registers (vfma is destructive), p in s31.
+#define STF_EXP_CORE(X, NM, N, R)                                                                   \
+  "vmov.f32 " NM ", s16\n vfma.f32 " NM ", " X ", s17\n vsub.f32 " N ", " NM                        \
+  ", s16\n"                                                                                         \
+  "vmov.f32 " R ", " X "\n vfma.f32 " R ", " N ", s18\n vfma.f32 " R ", " N                         \
+  ", s19\n"                                                                                         \
+  "vfma.f32 s21, s20, " R "\n vfma.f32 s22, s21, " R "\n vfma.f32 s23, s22, " R                     \
+  "\n"                                                                                              \
+  "vfma.f32 s24, s23, " R "\n vfma.f32 s25, s24, " R "\n vmov.f32 s31, s26\n vfma.f32 s26, s25, " R \
+  "\n"                                                                                              \
+  "vfma.f32 s31, s26, " R "\n"
+// The canonical fold of 16 lane sums s0-s15 (lane i + lane i+8, then +4, +2), leaving the last
+// step, s0 + s1, to the caller (layer_norm16 needs both halves of it apart).
+#define STF_FOLD16_S0_S1                                                                        \
+  "vadd.f32 s0, s0, s8\n vadd.f32 s1, s1, s9\n vadd.f32 s2, s2, s10\n vadd.f32 s3, s3, s11\n"   \
+  "vadd.f32 s4, s4, s12\n vadd.f32 s5, s5, s13\n vadd.f32 s6, s6, s14\n vadd.f32 s7, s7, s15\n" \
+  "vadd.f32 s0, s0, s4\n vadd.f32 s1, s1, s5\n vadd.f32 s2, s2, s6\n vadd.f32 s3, s3, s7\n"     \
+  "vadd.f32 s0, s0, s2\n vadd.f32 s1, s1, s3\n"
   /// simd_math::exp's one-lane operations, the same bits, for the kernels (Generic calls it; the
   /// reference keeps simd_math::exp): the 15 constants come by one vldmia per call into registers
   /// that the Horner steps may then overwrite as their addends (vfma is destructive: GCC copies or
@@ -60,20 +82,7 @@ struct Vocabulary<scalar> {
         "vcmp.f32 %[x], s28\n"
         "vmrs APSR_nzcv, fpscr\n"
         "bgt 1f\n"
-        "vmov.f32 %[n], s16\n"  // n = fma(x, log2e, magic) - magic
-        "vfma.f32 %[n], %[x], s17\n"
-        "vsub.f32 %[n], %[n], s16\n"
-        "vmov.f32 %[r], %[x]\n"  // r = fma(n, -c1, x), then fma(n, c2, r)
-        "vfma.f32 %[r], %[n], s18\n"
-        "vfma.f32 %[r], %[n], s19\n"
-        "vfma.f32 s21, s20, %[r]\n"  // Horner p = fma(p, r, c), into the coefficients' registers
-        "vfma.f32 s22, s21, %[r]\n"
-        "vfma.f32 s23, s22, %[r]\n"
-        "vfma.f32 s24, s23, %[r]\n"
-        "vfma.f32 s25, s24, %[r]\n"
-        "vmov.f32 s31, s26\n"
-        "vfma.f32 s26, s25, %[r]\n"
-        "vfma.f32 s31, s26, %[r]\n"
+        STF_EXP_CORE("%[x]", "%[n]", "%[n]", "%[r]")
         "vcvt.s32.f32 %[t], %[n]\n"  // n > 0 ? p · 2^(n-1) · 2 : p · 2^n
         "vmov %[e], %[t]\n"
         "vcmp.f32 %[n], #0\n"
@@ -170,13 +179,6 @@ struct Vocabulary<scalar> {
   /// LayerNorm, torch kind, of a row of a multiple of 16 (Generic::layer_norm_row calls it): the
   /// same operations (canonical 16-lane sums, then ((x - mean) · inv) · gain + bias), in assembly
   /// with 4 elements per vldmia (GCC kept the 16 lane sums in memory: 463 instructions for 16).
-// layer_norm16's canonical fold of the 16 lane sums s0-s15 (lane i + lane i+8, then +4, +2),
-// leaving the last step, s0 + s1, to the caller: the mean's and the squared deviations' sums
-#define STF_FOLD16_S0_S1                                                                        \
-  "vadd.f32 s0, s0, s8\n vadd.f32 s1, s1, s9\n vadd.f32 s2, s2, s10\n vadd.f32 s3, s3, s11\n"   \
-  "vadd.f32 s4, s4, s12\n vadd.f32 s5, s5, s13\n vadd.f32 s6, s6, s14\n vadd.f32 s7, s7, s15\n" \
-  "vadd.f32 s0, s0, s4\n vadd.f32 s1, s1, s5\n vadd.f32 s2, s2, s6\n vadd.f32 s3, s3, s7\n"     \
-  "vadd.f32 s0, s0, s2\n vadd.f32 s1, s1, s3\n"
   static void layer_norm16(const float* x, const float* gain, const float* bias, index_t n, float eps, float* y) {
     alignas(8) static constexpr float kZeros[16] = {};
     const float* xs;
@@ -290,7 +292,6 @@ struct Vocabulary<scalar> {
           "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "cc",
           "memory");
   }
-#undef STF_FOLD16_S0_S1
   /// A linear layer's product over a block of a panel-stored weight (Generic::linear_block calls
   /// it): Generic::product's tiles (rows in tiles of 6, the last two even; 4 outputs each, tile4),
   /// walked directly, with the whole reduction in one pass (parking partial sums in y would not
@@ -472,22 +473,8 @@ struct Vocabulary<scalar> {
         "vldmia %[c], {s16-s30}\n"
         "vcmp.f32 s0, s27\n"  // below lo, or NaN
         "vmrs APSR_nzcv, fpscr\n"
-        "blt 5f\n"
-        "vmov.f32 s1, s16\n"  // nm = fma(x, log2e, magic), n = nm - magic
-        "vfma.f32 s1, s0, s17\n"
-        "vsub.f32 s2, s1, s16\n"
-        "vmov.f32 s3, s0\n"  // r = fma(n, -c1, x), then fma(n, c2, r)
-        "vfma.f32 s3, s2, s18\n"
-        "vfma.f32 s3, s2, s19\n"
-        "vfma.f32 s21, s20, s3\n"  // Horner p = fma(p, r, c), into the coefficients' registers
-        "vfma.f32 s22, s21, s3\n"
-        "vfma.f32 s23, s22, s3\n"
-        "vfma.f32 s24, s23, s3\n"
-        "vfma.f32 s25, s24, s3\n"
-        "vmov.f32 s31, s26\n"
-        "vfma.f32 s26, s25, s3\n"
-        "vfma.f32 s31, s26, s3\n"
-        "vmov %[k], s1\n"  // 2^n
+        "blt 5f\n" STF_EXP_CORE("s0", "s1", "s2", "s3")  // (nm kept in s1 for 2^n)
+        "vmov %[k], s1\n"                                // 2^n
         "lsl %[k], %[k], #23\n"
         "add %[k], %[k], #0x3f800000\n"
         "vmov s1, %[k]\n"
@@ -514,11 +501,7 @@ struct Vocabulary<scalar> {
         "vadd.f32 s4, s4, s20\n vadd.f32 s5, s5, s21\n vadd.f32 s6, s6, s22\n vadd.f32 s7, s7, s23\n"
         "vadd.f32 s8, s8, s24\n vadd.f32 s9, s9, s25\n vadd.f32 s10, s10, s26\n vadd.f32 s11, s11, s27\n"
         "vadd.f32 s12, s12, s28\n vadd.f32 s13, s13, s29\n vadd.f32 s14, s14, s30\n vadd.f32 s15, s15, s31\n"
-        "7:\n"
-        "vadd.f32 s0, s0, s8\n vadd.f32 s1, s1, s9\n vadd.f32 s2, s2, s10\n vadd.f32 s3, s3, s11\n"
-        "vadd.f32 s4, s4, s12\n vadd.f32 s5, s5, s13\n vadd.f32 s6, s6, s14\n vadd.f32 s7, s7, s15\n"
-        "vadd.f32 s0, s0, s4\n vadd.f32 s1, s1, s5\n vadd.f32 s2, s2, s6\n vadd.f32 s3, s3, s7\n"
-        "vadd.f32 s0, s0, s2\n vadd.f32 s1, s1, s3\n"
+        "7:\n" STF_FOLD16_S0_S1
         "vadd.f32 s0, s0, s1\n"
         "vmov %[sum], s0\n"
         : [s] "+r"(s), [t] "=&r"(t), [cnt] "=&r"(cnt), [k] "=&r"(k), [sum] "=r"(sum)
@@ -530,6 +513,8 @@ struct Vocabulary<scalar> {
     std::memcpy(&r, &sum, sizeof r);
     return r;
   }
+#undef STF_EXP_CORE
+#undef STF_FOLD16_S0_S1
   /// simd_math::exp's constants in the order the assembly loads them (s16..s30 in exp_kernel).
   alignas(8) static constexpr float kExpConstants[] = {12582912.0f,
                                                        1.44269504088896341f,
