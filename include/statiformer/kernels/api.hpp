@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include <statiformer/config.hpp>
 #include <statiformer/simd/isa.hpp>
@@ -27,6 +28,12 @@ namespace stf {
 /// Query rows one attention_rows call processes together (their scores share the K loads, their
 /// outputs the V loads): six, the row count of the register tiles on x86 and Cortex-M.
 inline constexpr index_t kAttentionRowGroup = 6;
+/// Query rows a layer passes to one attention_rows call: two groups where the active variant may
+/// take them as one (AVX-512, whose 32 registers hold a tall group of a short head over few keys),
+/// else one group (no larger array of row masks on small targets' stacks). The scratch is one
+/// group's either way (attention_scratch_floats), and the bits are the same.
+inline constexpr index_t kAttentionCallRows =
+    std::is_same_v<isa::active, isa::avx512> ? 2 * kAttentionRowGroup : kAttentionRowGroup;
 /// Keys attention scores at a time: it streams over blocks of this many keys with an online
 /// softmax (a running maximum and sum), so no row of scores is ever held whole. Fixed, like the
 /// lane count: the blocks are part of the canonical order.

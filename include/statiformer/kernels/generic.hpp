@@ -501,7 +501,8 @@ struct Generic {
   /// LayerNorm of `rows` rows of n values (row stride n; y may alias x), in groups of rows taken
   /// stage by stage (means, then squared deviations, then the normalization): a row's statistics
   /// are two dependent reductions followed by a square root and a division, and the rows' chains
-  /// overlap when they are not run one after the other.
+  /// overlap when they are not run one after the other. Up to 16 rows are one group on x86 (10 rows
+  /// of 16 as 8 + 2 took 12% longer), more go 8 at a time.
   static void layer_norm_rows(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
                               LayerNormKind kind, float eps, float* y) {
     // the same operations in the vocabulary's own code for whole 16-lane blocks (Cortex-M:
@@ -512,9 +513,11 @@ struct Generic {
         return;
       }
     }
-    constexpr index_t G = 8;
-    for (index_t r0 = 0; r0 < rows; r0 += G) {
-      const index_t g = rows - r0 < G ? rows - r0 : G;
+    // (16 on the wide x86 variants only: elsewhere the arrays would only take stack)
+    constexpr index_t G = L >= 8 ? 16 : 8;
+    const index_t group = rows <= G ? G : 8;  // (long rows: 8 at a time stay in L1 between the stages)
+    for (index_t r0 = 0; r0 < rows; r0 += group) {
+      const index_t g = rows - r0 < group ? rows - r0 : group;
       const float* xg = x + r0 * n;
       float* yg = y + r0 * n;
       float mean[G], scale[G];
@@ -606,6 +609,13 @@ struct Generic {
   }
 
   static constexpr index_t kAttentionRows = kAttentionRowGroup;
+  /// Rows of one group on 32-register vocabularies (AVX-512) when its scores are one vector per
+  /// row (at most L keys) and its outputs at most kTallHeadVecs vectors: two groups' worth. Short
+  /// heads over few keys are chains of dependent steps with little work each (products over a
+  /// short reduction, a division, horizontal maxima and sums, exp); in one group the rows' chains
+  /// run side by side instead of one group's after the other's.
+  static constexpr index_t kTallGroup = L >= 16 ? 2 * kAttentionRows : kAttentionRows;
+  static constexpr index_t kTallHeadVecs = 2;
 
   /// attention_rows with the weights (two passes over whole score rows; row r: q + r·q_stride,
   /// masks[r], weights p + r·n_keys, output out + r·out_stride, which may alias its query row): the
@@ -816,7 +826,7 @@ struct Generic {
     index_t v_stride;
     float* o;
     index_t o_stride, tail;
-    const float (*c)[kAttentionRows];
+    const float (*c)[kTallGroup];
     bool from_zero;
     const float* l;
   };
@@ -892,6 +902,15 @@ struct Generic {
     values_nv<R, kVecs>(nv, a);
   }
 
+  /// values_rows for the tall groups' kAttentionRows + 1 to R rows (at most kTallHeadVecs vectors)
+  template <index_t R>
+  static void tall_values_rows(index_t rows, index_t nv, const ValuesArgs& a) {
+    if constexpr (R > kAttentionRows + 1) {
+      if (rows < R) return tall_values_rows<R - 1>(rows, nv, a);
+    }
+    values_nv<R, kTallHeadVecs>(nv, a);
+  }
+
   /// p[r, j] = Σ_k q[r, k] · kt[k, j] for the nr <= kRows rows of a group and n keys: gemm's
   /// tiles over the whole reduction, without product's blocking and dispatch (a group's
   /// products are small and many; blocking the reduction would not change a bit).
@@ -932,7 +951,7 @@ struct Generic {
     for (index_t s0 = 0; s0 < n_scored; s0 += W) {
       const index_t ns = n_scored - s0 < W ? n_scored - s0 : W;
       scores_tiles(qs, qs_stride, nr, head_dim, kt + s0, kt_stride, ns, p, ps);
-      float c[kScoreBlocks][kAttentionRows];  // block b's rescale factor of row r
+      float c[kScoreBlocks][kTallGroup];  // block b's rescale factor of row r
       for (index_t b = 0; b * B < ns; ++b) {
         const index_t kb = s0 + b * B, nb = ns - b * B < B ? ns - b * B : B;
         index_t end[kAttentionRows];
@@ -954,8 +973,11 @@ struct Generic {
   /// from_zero) over its keys [0, e[r]) of the span (weights p + r·ps, values vs), with the
   /// factors c[b][r] at the block boundaries, and are divided by l[r] when l is not null (the last
   /// span). The keys every row has as register tiles, then each row's own keys past them.
+  /// Tall: a tall group's rows (more than kAttentionRows, at most kTallHeadVecs vectors); its
+  /// own instantiation, which keeps the tall tiles out of the other groups' code.
+  template <bool Tall = false>
   static void span_values(const float* p, index_t ps, index_t nr, const index_t* e, const float* vs, index_t v_stride,
-                          index_t head_dim, const float (*c)[kAttentionRows], bool from_zero, const float* l, float* og,
+                          index_t head_dim, const float (*c)[kTallGroup], bool from_zero, const float* l, float* og,
                           index_t out_stride) {
     constexpr index_t B = kAttentionKeyBlock;
     index_t e_min = e[0], e_max = e[0];
@@ -977,7 +999,10 @@ struct Generic {
                          c,
                          from_zero,
                          e_min == e_max ? l : nullptr};
-      values_rows<kAttentionRows>(nr, nv, a);
+      if constexpr (Tall)
+        tall_values_rows<kTallGroup>(nr, nv, a);
+      else
+        values_rows<kAttentionRows>(nr, nv, a);
     }
     if (e_min == e_max) return;
     // each row's keys past e_min continue its own sums, with the factors of the blocks they start
@@ -1003,13 +1028,15 @@ struct Generic {
   /// attention_group_spans for a group of R rows (prefix masks, every key_end >= 1) whose keys are
   /// one block of n_scored <= NB·L keys: the scores stay in registers from their product through
   /// the softmax step (stream_group_prefix's operations for a first block: division, maximum,
-  /// exp(s - max) over the allowed keys, the canonical sum), and only the weights go to p for the
-  /// values' tiles. The queries are read before any output is written (they may alias).
+  /// exp(s - max) over the allowed keys, the canonical sum), and only the weights go to memory
+  /// (a buffer of its own, at most a few KB of stack, so that tall groups need no more scratch)
+  /// for the values' tiles. The queries are read before any output is written (they may alias).
   template <index_t R, index_t NB>
   static void attention_group_block(const float* q, index_t q_stride, const float* kt, index_t kt_stride,
                                     const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
-                                    const ref::RowMask* mg, const ScoreScale& vscale, float* p, index_t ps, float* og,
-                                    index_t out_stride) {
+                                    const ref::RowMask* mg, const ScoreScale& vscale, float* og, index_t out_stride) {
+    constexpr index_t ps = NB * L;  // weights' row stride
+    alignas(64) float p[R * ps];
     const index_t tail = n_scored - (NB - 1) * L;  // keys in the last score vector
     V s[R][NB];
 #pragma GCC unroll 16
@@ -1033,8 +1060,8 @@ struct Generic {
     static constexpr float kLane[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     const V lane = I::load(kLane);
     const V ninf = I::set1(-INFINITY);
-    float l[kAttentionRows];
-    index_t e[kAttentionRows];
+    float l[R];
+    index_t e[R];
     // in stages over the rows (as stream_group_prefix), so that the rows' dependent chains
     // (division, maximum, exp, sum) run side by side: divisions and vector maxima, horizontal
     // maxima, exponentials, canonical sums
@@ -1059,27 +1086,61 @@ struct Generic {
     for (index_t r = 0; r < R; ++r) block_exps<NB>(s[r], e[r], vm[r], p + r * ps, acc[r]);
 #pragma GCC unroll 16
     for (index_t r = 0; r < R; ++r) l[r] = I::reduce16(acc[r]);
-    float ones[kScoreBlocks][kAttentionRows];
+    float ones[kScoreBlocks][kTallGroup];
     for (index_t r = 0; r < R; ++r) ones[0][r] = 1.0f;  // (a first block rescales nothing)
-    span_values(p, ps, R, e, v, v_stride, head_dim, ones, true, l, og, out_stride);
+    span_values<(R > kAttentionRows)>(p, ps, R, e, v, v_stride, head_dim, ones, true, l, og, out_stride);
   }
 
   template <index_t R>
   static void group_block_rows(index_t nr, index_t nb, const float* q, index_t q_stride, const float* kt,
                                index_t kt_stride, const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
-                               const ref::RowMask* mg, const ScoreScale& vscale, float* p, index_t ps, float* og,
-                               index_t out_stride) {
+                               const ref::RowMask* mg, const ScoreScale& vscale, float* og, index_t out_stride) {
     if constexpr (R > 1) {
       if (nr < R)
         return group_block_rows<R - 1>(nr, nb, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale,
-                                       p, ps, og, out_stride);
+                                       og, out_stride);
     }
     if (nb == 1)
-      attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, p, ps, og,
+      attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
                                   out_stride);
     else
-      attention_group_block<R, kBlockVecs>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, p,
-                                           ps, og, out_stride);
+      attention_group_block<R, kBlockVecs>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
+                                           out_stride);
+  }
+
+  /// group_block_rows for the tall groups (kAttentionRows + 1 to R rows, one score vector each)
+  template <index_t R>
+  static void tall_block_rows(index_t nr, const float* q, index_t q_stride, const float* kt, index_t kt_stride,
+                              const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
+                              const ref::RowMask* mg, const ScoreScale& vscale, float* og, index_t out_stride) {
+    if constexpr (R > kAttentionRows + 1) {
+      if (nr < R)
+        return tall_block_rows<R - 1>(nr, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
+                                      out_stride);
+    }
+    attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
+                                out_stride);
+  }
+
+  /// The first nt rows (kAttentionRows < nt <= kTallGroup) as one tall group, when they qualify:
+  /// prefix masks with a key each, at most L keys scored, head_dim <= kTallHeadVecs·L. Returns
+  /// whether it took them.
+  [[gnu::noinline]] static bool tall_group(const float* q, index_t q_stride, index_t nt, const float* kt,
+                                           index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                           index_t n_keys, const ref::RowMask* mg, float scale, float* og,
+                                           index_t out_stride) {
+    if (head_dim > kTallHeadVecs * L) return false;
+    index_t n_scored = 0;
+    for (index_t r = 0; r < nt; ++r) {
+      if (mg[r].allow || mg[r].key_end == 0) return false;
+      const index_t e = mg[r].key_end < n_keys ? mg[r].key_end : n_keys;
+      n_scored = e > n_scored ? e : n_scored;
+    }
+    if (n_scored > L) return false;
+    const ScoreScale vscale(scale);
+    tall_block_rows<kTallGroup>(nt, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
+                                out_stride);
+    return true;
   }
 
   /// attention_rows (Kernels::attention_rows calls it), through a vocabulary's own kernel where it
@@ -1110,6 +1171,18 @@ struct Generic {
         }
         if (r0 >= n_rows) return;
       }
+    }
+    if constexpr (kTallGroup > kAttentionRows) {
+      // (before attention_rows: a tall group skips its set-up)
+      for (index_t nt = 0; r0 < n_rows; r0 += nt) {
+        nt = n_rows - r0 < kTallGroup ? n_rows - r0 : kTallGroup;
+        if (nt <= kAttentionRows ||
+            !tall_group(q + r0 * q_stride, q_stride, nt, kt, kt_stride, v, v_stride, head_dim, n_keys, masks + r0,
+                        std::sqrt(static_cast<float>(head_dim)), out + r0 * out_stride, out_stride))
+          attention_rows(q + r0 * q_stride, q_stride, nt, kt, kt_stride, v, v_stride, head_dim, n_keys, masks + r0,
+                         fill, p, out + r0 * out_stride, out_stride);
+      }
+      return;
     }
     attention_rows(q + r0 * q_stride, q_stride, n_rows - r0, kt, kt_stride, v, v_stride, head_dim, n_keys, masks + r0,
                    fill, p, out + r0 * out_stride, out_stride);
@@ -1143,7 +1216,7 @@ struct Generic {
       if constexpr (L >= 8) {
         if (prefixes && every_key && kBlockInRegisters && n_scored <= B) {
           group_block_rows<kAttentionRows>(nr, (n_scored + L - 1) / L, q + r0 * q_stride, q_stride, kt, kt_stride, v,
-                                           v_stride, head_dim, n_scored, mg, vscale, p, ps, og, out_stride);
+                                           v_stride, head_dim, n_scored, mg, vscale, og, out_stride);
           continue;
         }
         if (prefixes && every_key) {

@@ -66,17 +66,17 @@ inline void transpose(const float* src, index_t rows, index_t cols, index_t ld_s
   }
 }
 
-/// Scaled dot-product attention of one head over all query rows (shape-erased), in groups of
-/// kAttentionRowGroup rows. q rows at q + i*q_stride; keys transposed (element d of key j at
+/// Scaled dot-product attention of one head over all query rows (shape-erased), kAttentionCallRows
+/// rows per kernel call. q rows at q + i*q_stride; keys transposed (element d of key j at
 /// kt[d*kt_stride + j]); value rows at v + j*v_stride; out rows at out + i*out_stride (may alias q).
 /// Without weights it streams over key blocks (p: attention_scratch_floats(seq_q, seq_k, head_dim)
 /// floats); with weights (nullable, [seq_q, seq_k]) it keeps whole score rows there instead.
 inline void attention_head(const float* q, index_t q_stride, const float* kt, index_t kt_stride, const float* v,
                            index_t v_stride, index_t head_dim, index_t seq_q, index_t seq_k, const AttentionMask& mask,
                            float* p, float* out, index_t out_stride, float* weights) {
-  for (index_t i = 0; i < seq_q; i += kAttentionRowGroup) {
-    const index_t n = seq_q - i < kAttentionRowGroup ? seq_q - i : kAttentionRowGroup;
-    ref::RowMask rows[kAttentionRowGroup];
+  for (index_t i = 0; i < seq_q; i += kAttentionCallRows) {
+    const index_t n = seq_q - i < kAttentionCallRows ? seq_q - i : kAttentionCallRows;
+    ref::RowMask rows[kAttentionCallRows];
     for (index_t r = 0; r < n; ++r) rows[r] = mask.row(i + r, seq_k);
     if (weights)
       ActiveKernels::attention_rows_weights(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k,
