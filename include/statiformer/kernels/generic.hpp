@@ -352,12 +352,7 @@ struct Generic {
         run = ~index_t{0} >> 1;
         return w + o;
       }
-      const index_t c = block.o0 + o;
-      const index_t p0 = c / kWeightPanel * kWeightPanel;
-      const index_t width = block.out_total - p0 < kWeightPanel ? block.out_total - p0 : kWeightPanel;
-      ld_o = width;
-      run = p0 + width - c;
-      return block.w + p0 * block.in_total + block.k0 * width + (c - p0);
+      return block.column(o, ld_o, run);
     }
   };
 
@@ -894,21 +889,13 @@ struct Generic {
     values_tile<R, NV>(a);
   }
 
-  template <index_t R>
+  /// Lowest to R rows (a tall group's, more than kAttentionRows: at most kTallHeadVecs vectors).
+  template <index_t R, index_t Lowest = 1>
   static void values_rows(index_t rows, index_t nv, const ValuesArgs& a) {
-    if constexpr (R > 1) {
-      if (rows < R) return values_rows<R - 1>(rows, nv, a);
+    if constexpr (R > Lowest) {
+      if (rows < R) return values_rows<R - 1, Lowest>(rows, nv, a);
     }
-    values_nv<R, kVecs>(nv, a);
-  }
-
-  /// values_rows for the tall groups' kAttentionRows + 1 to R rows (at most kTallHeadVecs vectors)
-  template <index_t R>
-  static void tall_values_rows(index_t rows, index_t nv, const ValuesArgs& a) {
-    if constexpr (R > kAttentionRows + 1) {
-      if (rows < R) return tall_values_rows<R - 1>(rows, nv, a);
-    }
-    values_nv<R, kTallHeadVecs>(nv, a);
+    values_nv<R, (R > kAttentionRows ? kTallHeadVecs : kVecs)>(nv, a);
   }
 
   /// p[r, j] = Σ_k q[r, k] · kt[k, j] for the nr <= kRows rows of a group and n keys: gemm's
@@ -1000,7 +987,7 @@ struct Generic {
                          from_zero,
                          e_min == e_max ? l : nullptr};
       if constexpr (Tall)
-        tall_values_rows<kTallGroup>(nr, nv, a);
+        values_rows<kTallGroup, kAttentionRows + 1>(nr, nv, a);
       else
         values_rows<kAttentionRows>(nr, nv, a);
     }
@@ -1091,16 +1078,21 @@ struct Generic {
     span_values<(R > kAttentionRows)>(p, ps, R, e, v, v_stride, head_dim, ones, true, l, og, out_stride);
   }
 
-  template <index_t R>
+  /// attention_group_block for Lowest to R rows and nb score vectors (tall groups, more than
+  /// kAttentionRows rows: one).
+  template <index_t R, index_t Lowest = 1>
   static void group_block_rows(index_t nr, index_t nb, const float* q, index_t q_stride, const float* kt,
                                index_t kt_stride, const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
                                const ref::RowMask* mg, const ScoreScale& vscale, float* og, index_t out_stride) {
-    if constexpr (R > 1) {
+    if constexpr (R > Lowest) {
       if (nr < R)
-        return group_block_rows<R - 1>(nr, nb, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale,
-                                       og, out_stride);
+        return group_block_rows<R - 1, Lowest>(nr, nb, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg,
+                                               vscale, og, out_stride);
     }
-    if (nb == 1)
+    if constexpr (R > kAttentionRows)
+      attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
+                                  out_stride);
+    else if (nb == 1)
       attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
                                   out_stride);
     else
@@ -1108,18 +1100,21 @@ struct Generic {
                                            out_stride);
   }
 
-  /// group_block_rows for the tall groups (kAttentionRows + 1 to R rows, one score vector each)
-  template <index_t R>
-  static void tall_block_rows(index_t nr, const float* q, index_t q_stride, const float* kt, index_t kt_stride,
-                              const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
-                              const ref::RowMask* mg, const ScoreScale& vscale, float* og, index_t out_stride) {
-    if constexpr (R > kAttentionRows + 1) {
-      if (nr < R)
-        return tall_block_rows<R - 1>(nr, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
-                                      out_stride);
+  /// What the masks of a group of nr rows ask: keys scored (the largest allowed end, at most
+  /// n_keys), whether every mask is a prefix (no allow array), and whether every row has a key.
+  struct GroupKeys {
+    index_t n_scored;
+    bool prefixes, every_key;
+  };
+  static GroupKeys group_keys(const ref::RowMask* mg, index_t nr, index_t n_keys) {
+    GroupKeys g{0, true, true};
+    for (index_t r = 0; r < nr; ++r) {
+      const index_t e = mg[r].key_end < n_keys ? mg[r].key_end : n_keys;
+      g.n_scored = e > g.n_scored ? e : g.n_scored;
+      g.prefixes = g.prefixes && !mg[r].allow;
+      g.every_key = g.every_key && mg[r].key_end > 0;
     }
-    attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
-                                out_stride);
+    return g;
   }
 
   /// The first nt rows (kAttentionRows < nt <= kTallGroup) as one tall group, when they qualify:
@@ -1130,16 +1125,11 @@ struct Generic {
                                            index_t n_keys, const ref::RowMask* mg, float scale, float* og,
                                            index_t out_stride) {
     if (head_dim > kTallHeadVecs * L) return false;
-    index_t n_scored = 0;
-    for (index_t r = 0; r < nt; ++r) {
-      if (mg[r].allow || mg[r].key_end == 0) return false;
-      const index_t e = mg[r].key_end < n_keys ? mg[r].key_end : n_keys;
-      n_scored = e > n_scored ? e : n_scored;
-    }
-    if (n_scored > L) return false;
+    const GroupKeys g = group_keys(mg, nt, n_keys);
+    if (!g.prefixes || !g.every_key || g.n_scored > L) return false;
     const ScoreScale vscale(scale);
-    tall_block_rows<kTallGroup>(nt, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
-                                out_stride);
+    group_block_rows<kTallGroup, kAttentionRows + 1>(nt, 1, q, q_stride, kt, kt_stride, v, v_stride, head_dim,
+                                                     g.n_scored, mg, vscale, og, out_stride);
     return true;
   }
 
@@ -1205,14 +1195,7 @@ struct Generic {
       const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
       const ref::RowMask* mg = masks + r0;
       float* og = out + r0 * out_stride;
-      index_t n_scored = 0;
-      bool prefixes = true, every_key = true;
-      for (index_t r = 0; r < nr; ++r) {
-        const index_t e = mg[r].key_end < n_keys ? mg[r].key_end : n_keys;
-        n_scored = e > n_scored ? e : n_scored;
-        prefixes = prefixes && !mg[r].allow;
-        every_key = every_key && mg[r].key_end > 0;
-      }
+      const auto [n_scored, prefixes, every_key] = group_keys(mg, nr, n_keys);
       if constexpr (L >= 8) {
         if (prefixes && every_key && kBlockInRegisters && n_scored <= B) {
           group_block_rows<kAttentionRows>(nr, (n_scored + L - 1) / L, q + r0 * q_stride, q_stride, kt, kt_stride, v,

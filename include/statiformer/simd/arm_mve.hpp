@@ -93,12 +93,9 @@ struct Vocabulary<mve> {
                             index_t ldy, const float* bias, bool accumulate, Fuse act, Identity identity, Relu relu) {
     if (rows < 2 || in == 0 || act == Fuse::gelu) return false;
     for (index_t o = 0; o < out;) {
-      const index_t c = w.o0 + o;
-      const index_t p0 = c / kWeightPanel * kWeightPanel;
-      const index_t ld = w.out_total - p0 < kWeightPanel ? w.out_total - p0 : kWeightPanel;  // the panel's width
-      index_t width = p0 + ld - c;
+      index_t ld = 0, width = 0;
+      const float* wo = w.column(o, ld, width);
       width = out - o < width ? out - o : width;
-      const float* wo = w.w + p0 * w.in_total + w.k0 * ld + (c - p0);
       const float* b = bias ? bias + o : nullptr;
       for (index_t r = 0; r < rows;) {
         const index_t rem = rows - r;

@@ -302,10 +302,8 @@ struct Vocabulary<scalar> {
                             index_t ldy, const float* bias, bool accumulate, Fuse act, Identity, Relu) {
     if (in == 0 || act == Fuse::gelu || out % 4 != 0 || w.o0 % 4 != 0 || w.out_total % 4 != 0) return false;
     for (index_t o = 0; o < out; o += 4) {
-      const index_t c = w.o0 + o;
-      const index_t p0 = c / kWeightPanel * kWeightPanel;
-      const index_t ld = w.out_total - p0 < kWeightPanel ? w.out_total - p0 : kWeightPanel;  // the panel's width
-      const float* wo = w.w + p0 * w.in_total + w.k0 * ld + (c - p0);
+      index_t ld = 0, run = 0;
+      const float* wo = w.column(o, ld, run);
       const float* b = bias ? bias + o : nullptr;
       for (index_t r = 0; r < rows;) {
         const index_t rem = rows - r;
