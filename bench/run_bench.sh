@@ -58,7 +58,11 @@ else
   torch_args=()
 fi
 gb_args=(--benchmark_min_time="$min_time" --benchmark_repetitions="$repetitions")
-[ "$repetitions" -gt 1 ] && gb_args+=(--benchmark_display_aggregates_only=true)
+# Repetitions interleaved in random order across an executable's benchmarks: this VM's speed drifts
+# by several percent over minutes, and run back to back, the 5 repetitions of one implementation
+# and those of its peer would see different machines. Interleaved, each median (statiformer, Eigen,
+# the FMA peak of bench_peers) is taken over the same stretch of time, so their ratios are too.
+[ "$repetitions" -gt 1 ] && gb_args+=(--benchmark_display_aggregates_only=true --benchmark_enable_random_interleaving=true)
 torch_args+=(--min-time "$min_time" --repetitions "$repetitions")
 
 run_gb() {  # run_gb EXECUTABLE: its JSON goes to $OUT/EXECUTABLE.json
