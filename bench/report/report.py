@@ -88,7 +88,13 @@ def load(paths):
             print(f"report: skipping {path}: {e}", file=sys.stderr)
             continue
         contexts.append((path, data.get("context", {})))
-        for e in data.get("benchmarks", []):
+        entries = data.get("benchmarks", [])
+        # in registration order (family, then instance), as without random interleaving, which
+        # writes the repetitions of all benchmarks of a file shuffled; entries without the
+        # indices (torch.json) keep their order
+        if all("family_index" in e for e in entries):
+            entries = sorted(entries, key=lambda e: (e["family_index"], e.get("per_family_instance_index", 0)))
+        for e in entries:
             if e.get("error_occurred"):
                 print(f"report: {path}: {e.get('name')} failed: {e.get('error_message', '')}", file=sys.stderr)
                 continue
