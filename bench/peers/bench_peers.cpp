@@ -5,6 +5,8 @@
 //   EncoderLayer/eigen/<S>x<D>x<H>x<F>          the Eigen peer (eigen_encoder.hpp)
 //   FmaPeak/<isa>/<chains>chains                isa: scalar, avx2 (256-bit), avx512 (512-bit), when
 //                                               the CPU has it
+//   Gemm/<impl>/<M>x<K>x<N>                     the layer's matrix products alone: stf.<variant>
+//                                               against OpenBLAS's sgemm (gemm_peers.cpp)
 // Counters: FLOP/s (see stf_peers::encoder_flops), bytes (bytes touched per forward, see
 // stf_peers::encoder_bytes) and bytes_per_second. bench/run_bench.sh runs it and writes the report.
 #include <benchmark/benchmark.h>
@@ -163,6 +165,7 @@ int main(int argc, char** argv) {
   register_eigen<128, 256, 8, 1024>();
   register_eigen<128, 512, 8, 2048>();
   benchmark::AddCustomContext("fma_peak_isas", register_fma_peaks());
+  benchmark::AddCustomContext("openblas", stf_peers::register_gemm_benchmarks());
   benchmark::AddCustomContext("stf_kernels", variant);
   benchmark::AddCustomContext("stf_build", STF_BENCH_BUILD);
   benchmark::AddCustomContext("eigen_peer", stf_peers::eigen_build_info());

@@ -26,6 +26,11 @@ inline void set_counters(benchmark::State& state, double flops, double bytes) {
 /// variant's name: Kernels<isa::active> under that translation unit's compile flags.
 const char* register_stf_encoder_benchmarks();
 
+/// Registers Gemm/<impl>/<M>x<K>x<N>, the layer's matrix products alone, for statiformer's active
+/// variant and, where the build found it, OpenBLAS (gemm_peers.cpp); returns OpenBLAS's
+/// configuration string, or why it is missing.
+const char* register_gemm_benchmarks();
+
 /// Context every executable adds to its JSON: the work formulas.
 inline void add_formula_context() {
   benchmark::AddCustomContext("flop_formula", "8*S*D^2 + 4*S^2*D + 4*S*D*F (matrix products only, valid_len = S)");

@@ -9,6 +9,8 @@ Benchmark names it understands:
   EncoderLayer/<impl>/<S>x<D>x<H>x<F>   one encoder layer per implementation (stf.<variant>, eigen,
                                         torch, torch_std): latency, ratios, % of the FMA peak
   FmaPeak/<isa>/<n>chains               the measured FMA peak (the highest FLOP/s is "the peak")
+  Gemm/<impl>/<M>x<K>x<N>               the layer's matrix products alone (stf.<variant>, openblas):
+                                        latency, GFLOP/s and % of the FMA peak side by side
   DecodeTokens/<model>/from:<P>         greedy decoding of 32 tokens from position P through the K/V
                                         cache: time per token against position, with a straight-line fit
   anything else (bench_layers)          listed per layer with its latency and FLOP/s
@@ -29,12 +31,14 @@ UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 ENCODER_RE = re.compile(r"^EncoderLayer/([^/]+)/(\d+)x(\d+)x(\d+)x(\d+)$")
 FMA_RE = re.compile(r"^FmaPeak/([^/]+)/(\d+)chains$")
 DECODE_RE = re.compile(r"^DecodeTokens/([^/]+)/from:(\d+)$")
+GEMM_RE = re.compile(r"^Gemm/([^/]+)/(\d+)x(\d+)x(\d+)$")
 DECODE_WINDOW = 32  # tokens per DecodeTokens iteration (kDecodeWindow in bench/bench_layers.cpp)
 IMPL_ORDER = ["stf.scalar", "stf.avx2", "stf.avx512", "stf.neon", "stf.mve", "eigen", "torch", "torch_std"]
 IMPL_TITLE = {
     "eigen": "Eigen 3.4",
     "torch": "PyTorch",
     "torch_std": "PyTorch (standard path)",
+    "openblas": "OpenBLAS sgemm",
 }
 
 
@@ -138,9 +142,14 @@ def encoder_flops(s, d, f):
 
 
 def build(results, field):
-    """-> encoder {shape: {impl: Result}}, fma {isa: Result}, others [Result]."""
-    encoder, fma, others = {}, {}, []
+    """-> encoder {shape: {impl: Result}}, fma {isa: Result}, gemm {(M, K, N): {impl: Result}} in first-seen
+    order, others [Result]."""
+    encoder, fma, gemm, others = {}, {}, {}, []
     for r in results.values():
+        m = GEMM_RE.match(r.name)
+        if m:
+            gemm.setdefault(tuple(int(v) for v in m.group(2, 3, 4)), {})[m.group(1)] = r
+            continue
         m = ENCODER_RE.match(r.name)
         if m:
             shape = tuple(int(v) for v in m.group(2, 3, 4, 5))
@@ -152,7 +161,7 @@ def build(results, field):
             continue
         if r.latency_ns(field) is not None and not DECODE_RE.match(r.name):
             others.append(r)
-    return encoder, fma, others
+    return encoder, fma, gemm, others
 
 
 def decode_rows(results, field):
@@ -193,7 +202,7 @@ def peak_of(fma):
 
 
 def markdown(results, contexts, field, notes):
-    encoder, fma, others = build(results, field)
+    encoder, fma, gemm, others = build(results, field)
     peak, peak_isa = peak_of(fma)
     shapes = sorted(encoder, key=lambda s: encoder_flops(s[0], s[1], s[3]))
     impls = sorted({i for per in encoder.values() for i in per}, key=impl_key)
@@ -279,6 +288,28 @@ def markdown(results, contexts, field, notes):
             w(f"| `{r.name}` | {(r.counter('FLOP/s') or 0) / 1e9:.1f} | {fmt_time(r.latency_ns(field))} |")
         w("")
 
+    if gemm:
+        gimpls = sorted({i for per in gemm.values() for i in per}, key=impl_key)
+        w("## Matrix products alone\n")
+        w("The encoder layer's products at each shape (S, D, F): [S, D]·[D, D] (each projection), "
+          "[S, D]·[D, F] and [S, F]·[F, D] (the feed-forward), no bias; (M × K × N) is [M, K]·[K, N]. "
+          "GFLOP/s = 2·M·K·N per call, with the % of the FMA peak: how near the peak a product alone gets, "
+          "which bounds what a whole layer can reach.\n")
+        head = ["M × K × N"] + [impl_title(i) for i in gimpls] + [f"GFLOP/s {impl_title(i)}" for i in gimpls]
+        w("| " + " | ".join(head) + " |")
+        w("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+        for mkn, per in gemm.items():
+            lat = {i: per[i].latency_ns(field) if i in per else None for i in gimpls}
+            row = ["×".join(map(str, mkn))] + [fmt_time(lat[i]) for i in gimpls]
+            for i in gimpls:
+                if not lat[i]:
+                    row.append("–")
+                    continue
+                rate = 2.0 * mkn[0] * mkn[1] * mkn[2] / (lat[i] * 1e-9)
+                row.append(f"{rate / 1e9:.3g}" + (f" ({100 * rate / peak:.1f}%)" if peak else ""))
+            w("| " + " | ".join(row) + " |")
+        w("")
+
     for model, pts in decode_rows(results, field).items():
         w(f"## Greedy decoding through the K/V cache ({model})\n")
         w(f"Time per token over windows of {DECODE_WINDOW} steps, against the window's middle position. "
@@ -308,7 +339,7 @@ def markdown(results, contexts, field, notes):
 
     w("## Runs\n")
     keys = ["date", "host_name", "num_cpus", "mhz_per_cpu", "load_avg", "stf_kernels", "stf_build", "eigen_peer",
-            "fma_peak_isas", "torch_version", "torch_package", "torch_num_threads", "torch_fast_path",
+            "fma_peak_isas", "openblas", "torch_version", "torch_package", "torch_num_threads", "torch_fast_path",
             "blas_alternative", "blas_loaded", "libopenblas0_serial", "torch_timing"]
     for path, ctx in contexts:
         w(f"- `{os.path.basename(path)}` ({os.path.basename(str(ctx.get('executable', '?')))})")
@@ -331,7 +362,7 @@ def plot(results, field, png):
         print("report: matplotlib is not available (apt-get install python3-matplotlib); no PNG written",
               file=sys.stderr)
         return False
-    encoder, fma, _ = build(results, field)
+    encoder, fma, _, _ = build(results, field)
     if not encoder:
         print("report: no EncoderLayer results; no PNG written", file=sys.stderr)
         return False
