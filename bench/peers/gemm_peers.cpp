@@ -4,7 +4,8 @@
 //   ff1   [S, D] · [D, F]   the feed-forward's first product (whole, not in chunks)
 //   ff2   [S, F] · [F, D]   its second
 // Names: Gemm/<impl>/<M>x<K>x<N>, impl stf.<variant> (Kernels<isa::active>::linear, weights in its
-// column panels, no bias) or openblas (cblas_sgemm, row-major, beta = 0). Counter FLOP/s = 2·M·K·N.
+// column panels, no bias) or openblas (cblas_sgemm, row-major, beta = 0). Counters: FLOP/s = 2·M·K·N,
+// bytes = 4·(M·K + K·N + M·N).
 // Where the layer's percent of the FMA peak is read, this says how near the peak a product alone
 // gets, with statiformer's kernel and with a BLAS built for the machine, in the same run.
 #include <benchmark/benchmark.h>
@@ -27,41 +28,33 @@ struct Product {
   index_t m, k, n;
 };
 
-std::string product_name(const char* impl, Product p) {
-  return std::string("Gemm/") + impl + "/" + std::to_string(p.m) + "x" + std::to_string(p.k) + "x" +
-         std::to_string(p.n);
-}
-
-void set_flops(benchmark::State& state, Product p) {
-  state.counters["FLOP/s"] =
-      benchmark::Counter(2.0 * static_cast<double>(p.m) * static_cast<double>(p.k) * static_cast<double>(p.n),
-                         benchmark::Counter::kIsIterationInvariantRate);
-}
-
-void register_product(Product p) {
-  const std::string stf_impl = std::string("stf.") + stf::ActiveKernels::name();
-  benchmark::RegisterBenchmark(product_name(stf_impl.c_str(), p).c_str(), [p](benchmark::State& state) {
+/// Registers Gemm/<impl>/<M>x<K>x<N>, timing product(x, w, y) on x [M, K], w [K, N] and y [M, N];
+/// counters as every peer benchmark's (set_counters): FLOP/s = 2·M·K·N, bytes = x and w read, y written.
+template <class F>
+void register_product(const std::string& impl, Product p, F product) {
+  const std::string name =
+      "Gemm/" + impl + "/" + std::to_string(p.m) + "x" + std::to_string(p.k) + "x" + std::to_string(p.n);
+  benchmark::RegisterBenchmark(name.c_str(), [p, product](benchmark::State& state) {
     const auto x = random_input(p.m * p.k), w = random_input(p.k * p.n);
     AlignedFloats y(p.m * p.n);
     for (auto _ : state) {
-      stf::ActiveKernels::linear(x.data(), p.m, p.k, w.data(), nullptr, p.n, y.data());
+      product(x.data(), w.data(), y.data());
       benchmark::DoNotOptimize(y.data());
       benchmark::ClobberMemory();
     }
-    set_flops(state, p);
+    const double m = static_cast<double>(p.m), k = static_cast<double>(p.k), n = static_cast<double>(p.n);
+    set_counters(state, 2.0 * m * k * n, 4.0 * (m * k + k * n + m * n));
+  });
+}
+
+void register_products(Product p) {
+  register_product(std::string("stf.") + stf::ActiveKernels::name(), p, [p](const float* x, const float* w, float* y) {
+    stf::ActiveKernels::linear(x, p.m, p.k, w, nullptr, p.n, y);
   });
 #ifdef STF_BENCH_HAVE_OPENBLAS
-  benchmark::RegisterBenchmark(product_name("openblas", p).c_str(), [p](benchmark::State& state) {
-    const auto x = random_input(p.m * p.k), w = random_input(p.k * p.n);
-    AlignedFloats y(p.m * p.n);
-    const int m = static_cast<int>(p.m), k = static_cast<int>(p.k), n = static_cast<int>(p.n);
-    for (auto _ : state) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, x.data(), k, w.data(), n, 0.0f, y.data(),
-                  n);
-      benchmark::DoNotOptimize(y.data());
-      benchmark::ClobberMemory();
-    }
-    set_flops(state, p);
+  const int m = static_cast<int>(p.m), k = static_cast<int>(p.k), n = static_cast<int>(p.n);
+  register_product("openblas", p, [m, k, n](const float* x, const float* w, float* y) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, x, k, w, n, 0.0f, y, n);
   });
 #endif
 }
@@ -73,9 +66,9 @@ const char* register_gemm_benchmarks() {
   };
   for (const Shape sh :
        {Shape{10, 16, 32}, Shape{32, 64, 256}, Shape{64, 128, 512}, Shape{128, 256, 1024}, Shape{128, 512, 2048}}) {
-    register_product({sh.s, sh.d, sh.d});
-    register_product({sh.s, sh.d, sh.f});
-    register_product({sh.s, sh.f, sh.d});
+    register_products({sh.s, sh.d, sh.d});
+    register_products({sh.s, sh.d, sh.f});
+    register_products({sh.s, sh.f, sh.d});
   }
 #ifdef STF_BENCH_HAVE_OPENBLAS
   return openblas_get_config();
