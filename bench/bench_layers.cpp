@@ -5,7 +5,9 @@
 
 #include <boost/hana/for_each.hpp>
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include <memory>
 #include <vector>
@@ -126,8 +128,8 @@ BENCHMARK(BM_DecodeTokens)->Name("DecodeTokens/D128")->ArgName("from")->Arg(0)->
 
 namespace {
 /// Kernel benchmarks for one implementation of the kernel interface (a variant or the reference).
-template <class Linear, class Attention, class Norm>
-void register_kernels(const std::string& name, Linear linear, Attention attention, Norm norm) {
+template <class Linear, class Attention, class Norm, class Exp>
+void register_kernels(const std::string& name, Linear linear, Attention attention, Norm norm, Exp exp) {
   struct Shape {
     index_t rows, in, out;
   };
@@ -147,11 +149,18 @@ void register_kernels(const std::string& name, Linear linear, Attention attentio
       state.counters["bytes"] = static_cast<double>((sh.rows * sh.in + sh.out * sh.in + sh.rows * sh.out) * 4);
     });
   }
-  for (index_t keys : {10, 64, 128}) {
+  // spread: the query scaled so that the scores span hundreds, and most of each row's exp(s - max)
+  // fall below exp's range (peaked attention): their result is 0, and it should cost what any
+  // other exponential does
+  for (const auto& [keys, spread] : {std::pair<index_t, bool>{10, false}, {64, false}, {128, false}, {128, true}}) {
     const index_t hd = 32;
-    const std::string label = "kernel/attention_row/" + name + "/hd32xkeys" + std::to_string(keys);
+    const std::string label =
+        "kernel/attention_row/" + name + "/hd32xkeys" + std::to_string(keys) + (spread ? "/spread" : "");
     benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
-      const auto q = random_input(hd), k = random_input(keys * hd), v = random_input(keys * hd);
+      auto q = random_input(hd);
+      if (spread)
+        for (float& e : q) e *= 400.0f;
+      const auto k = random_input(keys * hd), v = random_input(keys * hd);
       stf_bench::AlignedFloats p(attention_scratch_floats(1, keys, hd)), out(hd);
       for (auto _ : state) {
         attention(q.data(), k.data(), keys, v.data(), hd, hd, keys, ref::RowMask{keys, nullptr}, MaskFill::neg_inf,
@@ -160,6 +169,19 @@ void register_kernels(const std::string& name, Linear linear, Attention attentio
       }
       state.counters["FLOP/s"] =
           benchmark::Counter(4.0 * static_cast<double>(keys * hd), benchmark::Counter::kIsIterationInvariantRate);
+    });
+  }
+  // exp over a range inside its domain, and one below it (results 0 there)
+  for (const auto& [range, lo] : {std::pair<const char*, float>{"in_range", -10.0f}, {"below_range", -120.0f}}) {
+    const std::string label = "kernel/exp/" + name + "/1024/" + range;
+    benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
+      stf_bench::AlignedFloats x(1024), y(1024);
+      for (index_t i = 0; i < 1024; ++i) x[i] = lo + 10.0f * static_cast<float>(i) / 1024.0f;
+      for (auto _ : state) {
+        exp(x.data(), y.data(), 1024);
+        benchmark::DoNotOptimize(y.data());
+      }
+      state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 1024);
     });
   }
   const std::string label = "kernel/layer_norm_row/" + name + "/512";
@@ -175,11 +197,11 @@ void register_kernels(const std::string& name, Linear linear, Attention attentio
 }  // namespace
 
 int main(int argc, char** argv) {
-  register_kernels("reference", ref::linear, ref::attention_row, ref::layer_norm_row);
+  register_kernels("reference", ref::linear, ref::attention_row, ref::layer_norm_row, ref::exp);
   boost::hana::for_each(kernel_registry::variants, [](auto t) {
     using K = Kernels<typename decltype(t)::type>;
     if (!K::supported()) return;  // this CPU cannot run it
-    register_kernels(K::name(), K::linear, K::attention_row, K::layer_norm_row);
+    register_kernels(K::name(), K::linear, K::attention_row, K::layer_norm_row, K::exp);
   });
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -47,6 +47,9 @@ struct Vocabulary<avx2> {
   static V keep_first(V v, index_t n) { return _mm256_and_ps(v, _mm256_castsi256_ps(prefix_mask(n))); }
   static V select_gt(V a, V b, V x, V y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
   static V select_nan(V x, V y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); }
+  /// x where x >= lo, else +0 (NaN: +0): where exp's core runs its lanes below the range, since
+  /// arithmetic with a subnormal result takes a microcode assist here (simd/math.hpp).
+  static V zero_unless_ge(V x, V lo) { return _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_GE_OQ), x); }
   static V pow2i(V n) {
     const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));

@@ -43,6 +43,23 @@ struct Vocabulary<avx512> {
   static V keep_first(V v, index_t n) { return _mm512_maskz_mov_ps(prefix(n), v); }
   static V select_gt(V a, V b, V x, V y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), y, x); }
   static V select_nan(V x, V y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x); }
+  /// x where x >= lo, else +0 (NaN: +0): where exp's core runs its lanes below the range, since
+  /// arithmetic with a subnormal result takes a microcode assist here (simd/math.hpp).
+  static V zero_unless_ge(V x, V lo) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ), x); }
+  /// simd_math::exp_nonpositive with its last steps in this set's instructions, around the same
+  /// core (simd_math::exp_reduced: n = round(x / ln 2), p = e^(x - n ln 2)). The lanes below
+  /// -87.3365448 and NaN run the core on 0 (below_lo_harmless) and end as max(+0, x): +0, or x
+  /// itself where x is NaN (vmaxps returns its second operand when either is NaN). The others, n
+  /// an integer in [-126, 0], end as vscalefps(p, n): the one rounding of p · 2^n, which is what
+  /// the generic p · pow2i(n) computes (2^n is normal there).
+  template <class Core>
+  static V exp_nonpositive(V x, Core core) {
+    const __mmask16 outside = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3365448f), _CMP_NGE_UQ);
+    V n, p;
+    core(_mm512_maskz_mov_ps(static_cast<__mmask16>(~outside), x), n, p);
+    const V y = _mm512_maskz_scalef_ps(static_cast<__mmask16>(~outside), p, n);
+    return _mm512_mask_max_ps(y, outside, _mm512_setzero_ps(), x);
+  }
   static V pow2i(V n) {
     const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
     return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
