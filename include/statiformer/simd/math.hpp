@@ -28,9 +28,13 @@ template <class I>
   p = I::fma(p, r, I::set1(1.0f));
 }
 
-/// exp_reduced as an argument (for a vocabulary's own exp_nonpositive).
+/// exp's lower end: below it the result is 0 (exp leaves the normal range).
+inline constexpr float kExpLo = -87.3365448f;
+
+/// exp_reduced as an argument (for a vocabulary's own exp_nonpositive), with kExpLo.
 template <class I>
 struct ExpCore {
+  static constexpr float lo = kExpLo;
   [[gnu::always_inline]] void operator()(typename I::V xc, typename I::V& n, typename I::V& p) const {
     exp_reduced<I>(xc, n, p);
   }
@@ -62,22 +66,22 @@ template <class I>
   else if constexpr (I::lanes == 1) {
     // One lane: the same operations, with branches where the vector code selects (a scalar core
     // has no select instruction, and the clamps are no-ops inside the range).
-    if (!(x >= -87.3365448f && x <= 88.7228394f))
-      return x != x ? x : (x < -87.3365448f ? 0.0f : std::numeric_limits<float>::infinity());
+    if (!(x >= kExpLo && x <= 88.7228394f))
+      return x != x ? x : (x < kExpLo ? 0.0f : std::numeric_limits<float>::infinity());
     float n, p;
     exp_reduced<I>(x, n, p);
     // as below: p · 2^(n-d) · 2^d, d = 1 for n > 0 (a product with 2^0 = 1 is exact, so skipped)
     return n > 0.0f ? I::mul(I::mul(p, I::pow2i(I::sub(n, 1.0f))), 2.0f) : I::mul(p, I::pow2i(n));
   }
-  const V lo = I::set1(-87.3365448f), hi = I::set1(88.7228394f);
+  const V lo = I::set1(kExpLo), hi = I::set1(88.7228394f);
   const V xc = I::min(below_lo_harmless<I>(x, lo), hi);
   V n, p;
   exp_reduced<I>(xc, n, p);
   // p · 2^n, as p · 2^(n-d) · 2^d with d = 1 for n > 0, so both exponents stay normal
   const V d = I::select_gt(n, I::zero(), I::set1(1.0f), I::zero());
   V y = I::mul(I::mul(p, I::pow2i(I::sub(n, d))), I::pow2i(d));
-  y = I::select_gt(I::set1(-87.3365448f), x, I::zero(), y);
-  y = I::select_gt(x, I::set1(88.7228394f), I::set1(std::numeric_limits<float>::infinity()), y);
+  y = I::select_gt(lo, x, I::zero(), y);
+  y = I::select_gt(x, hi, I::set1(std::numeric_limits<float>::infinity()), y);
   return I::select_nan(x, y);
 }
 
@@ -100,7 +104,7 @@ template <class I>
     // tests/unit/exp_nonpositive_check.hpp)
     return I::exp_nonpositive(x, ExpCore<I>{});
   } else {
-    const V lo = I::set1(-87.3365448f);
+    const V lo = I::set1(kExpLo);
     const V xc = below_lo_harmless<I>(x, lo);
     V n, p;
     exp_reduced<I>(xc, n, p);

@@ -47,18 +47,20 @@ struct Vocabulary<avx512> {
   /// arithmetic with a subnormal result takes a microcode assist here (simd/math.hpp).
   static V zero_unless_ge(V x, V lo) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ), x); }
   /// simd_math::exp_nonpositive with its last steps in this set's instructions, around the same
-  /// core (simd_math::exp_reduced: n = round(x / ln 2), p = e^(x - n ln 2)). The lanes below
-  /// -87.3365448 and NaN run the core on 0 (below_lo_harmless) and end as max(+0, x): +0, or x
-  /// itself where x is NaN (vmaxps returns its second operand when either is NaN). The others, n
-  /// an integer in [-126, 0], end as vscalefps(p, n): the one rounding of p · 2^n, which is what
-  /// the generic p · pow2i(n) computes (2^n is normal there).
+  /// core (Core: simd_math::ExpCore, n = round(x / ln 2), p = e^(x - n ln 2), and its lower end
+  /// lo). The lanes below lo and NaN run the core on 0 (as below_lo_harmless does, with the one
+  /// compare) and end as max(+0, x): +0, or x itself where x is NaN (vmaxps returns its second
+  /// operand when either is NaN). The others, n an integer in [-126, 0], end as vscalefps(p, n):
+  /// the one rounding of p · 2^n, which is what the generic p · pow2i(n) computes (2^n is normal
+  /// there). (The zero-masked vscalefps: the unmasked intrinsic's undefined source trips GCC 12's
+  /// -Wmaybe-uninitialized; the masked max overwrites those lanes either way.)
   template <class Core>
   static V exp_nonpositive(V x, Core core) {
-    const __mmask16 outside = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3365448f), _CMP_NGE_UQ);
+    const __mmask16 outside = _mm512_cmp_ps_mask(x, _mm512_set1_ps(Core::lo), _CMP_NGE_UQ);
+    const __mmask16 inside = static_cast<__mmask16>(~outside);
     V n, p;
-    core(_mm512_maskz_mov_ps(static_cast<__mmask16>(~outside), x), n, p);
-    const V y = _mm512_maskz_scalef_ps(static_cast<__mmask16>(~outside), p, n);
-    return _mm512_mask_max_ps(y, outside, _mm512_setzero_ps(), x);
+    core(_mm512_maskz_mov_ps(inside, x), n, p);
+    return _mm512_mask_max_ps(_mm512_maskz_scalef_ps(inside, p, n), outside, _mm512_setzero_ps(), x);
   }
   static V pow2i(V n) {
     const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
