@@ -80,6 +80,14 @@ class Result:
     def repetitions(self):
         return len(self.iterations)
 
+    def spread(self, field):
+        """(max - min) / median of the repetitions' times, or None with fewer than 3."""
+        vals = [self.ns(e, field) for e in self.iterations]
+        if len(vals) < 3:
+            return None
+        mid = statistics.median(vals)
+        return (max(vals) - min(vals)) / mid if mid else None
+
 
 def load(paths):
     """-> (results by run_name in first-seen order, contexts [(path, context)])."""
@@ -239,6 +247,23 @@ def markdown(results, contexts, field, notes):
                 row += [fmt_ratio(best / lat[p]) if best and lat[p] else "–" for p in peers]
             w("| " + " | ".join(row) + " |")
         w("")
+
+        spreads = {(shape, i): encoder[shape][i].spread(field) for shape in shapes for i in impls
+                   if i in encoder[shape]}
+        if any(v is not None for v in spreads.values()):
+            w("## Encoder layer: spread of the repetitions\n")
+            w("(max − min) / median of each latency's repetitions in this run. A ratio whose distance "
+              "from a target is within the spreads of its two latencies is not resolved by one run.\n")
+            head = ["shape"] + [impl_title(i) for i in impls]
+            w("| " + " | ".join(head) + " |")
+            w("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+            for shape in shapes:
+                row = ["×".join(map(str, shape))]
+                for i in impls:
+                    v = spreads.get((shape, i))
+                    row.append("–" if v is None else f"{100 * v:.1f}%")
+                w("| " + " | ".join(row) + " |")
+            w("")
 
         w("## Encoder layer: GFLOP/s (% of the FMA peak)\n")
         head = ["shape"] + [impl_title(i) for i in impls]
