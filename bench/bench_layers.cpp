@@ -128,8 +128,9 @@ BENCHMARK(BM_DecodeTokens)->Name("DecodeTokens/D128")->ArgName("from")->Arg(0)->
 
 namespace {
 /// Kernel benchmarks for one implementation of the kernel interface (a variant or the reference).
-template <class Linear, class Attention, class Norm, class Exp>
-void register_kernels(const std::string& name, Linear linear, Attention attention, Norm norm, Exp exp) {
+template <class Linear, class Attention, class Norm, class Exp, class Transpose>
+void register_kernels(const std::string& name, Linear linear, Attention attention, Norm norm, Exp exp,
+                      Transpose transpose) {
   struct Shape {
     index_t rows, in, out;
   };
@@ -184,6 +185,19 @@ void register_kernels(const std::string& name, Linear linear, Attention attentio
       state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 1024);
     });
   }
+  // keys [S, D] into Kᵀ, as the attention layers do
+  for (const auto& [rows, cols] : {std::pair<index_t, index_t>{64, 128}, {128, 256}}) {
+    const std::string label = "kernel/transpose/" + name + "/" + std::to_string(rows) + "x" + std::to_string(cols);
+    benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
+      const auto src = random_input(rows * cols);
+      stf_bench::AlignedFloats dst(rows * cols);
+      for (auto _ : state) {
+        transpose(src.data(), rows, cols, cols, dst.data(), rows);
+        benchmark::DoNotOptimize(dst.data());
+      }
+      state.counters["bytes"] = static_cast<double>(2 * rows * cols * 4);
+    });
+  }
   const std::string label = "kernel/layer_norm_row/" + name + "/512";
   benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
     const auto x = random_input(512), g = random_input(512), b = random_input(512);
@@ -197,11 +211,11 @@ void register_kernels(const std::string& name, Linear linear, Attention attentio
 }  // namespace
 
 int main(int argc, char** argv) {
-  register_kernels("reference", ref::linear, ref::attention_row, ref::layer_norm_row, ref::exp);
+  register_kernels("reference", ref::linear, ref::attention_row, ref::layer_norm_row, ref::exp, ref::transpose);
   boost::hana::for_each(kernel_registry::variants, [](auto t) {
     using K = Kernels<typename decltype(t)::type>;
     if (!K::supported()) return;  // this CPU cannot run it
-    register_kernels(K::name(), K::linear, K::attention_row, K::layer_norm_row, K::exp);
+    register_kernels(K::name(), K::linear, K::attention_row, K::layer_norm_row, K::exp, K::transpose);
   });
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -59,6 +59,11 @@ void add(float* y, const float* x, index_t n) noexcept {
   for (index_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
+void transpose(const float* src, index_t rows, index_t cols, index_t ld_src, float* dst, index_t ld_dst) noexcept {
+  for (index_t r = 0; r < rows; ++r)
+    for (index_t c = 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+}
+
 void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind, float eps,
                     float* y) noexcept {
   const float mean = sum(x, n) / static_cast<float>(n);

@@ -93,6 +93,27 @@ TEST_CASE("kernel variants: dot and sum equal the reference bit for bit", "[kern
   });
 }
 
+TEST_CASE("kernel variants: transpose equals the reference, padded strides, nothing written outside", "[kernels]") {
+  // sizes around the register tiles (8 × 8 on AVX2, 16 × 16 on AVX-512) on each side
+  const index_t sizes[] = {1, 3, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 65};
+  for_each_variant([&](auto k) {
+    using K = decltype(k);
+    for (index_t rows : sizes) {
+      for (index_t cols : sizes) {
+        for (index_t pad : {index_t{0}, index_t{5}}) {
+          const index_t ld_src = cols + pad, ld_dst = rows + pad;
+          const auto src = data(rows * ld_src, static_cast<std::uint32_t>(rows * 131 + cols));
+          std::vector<float> got(cols * ld_dst, -7.0f), want(cols * ld_dst, -7.0f);
+          K::transpose(src.data(), rows, cols, ld_src, got.data(), ld_dst);
+          ref::transpose(src.data(), rows, cols, ld_src, want.data(), ld_dst);
+          INFO(K::name() << " rows=" << rows << " cols=" << cols << " pad=" << pad);
+          CHECK(first_difference(got, want) == -1);
+        }
+      }
+    }
+  });
+}
+
 TEST_CASE("kernel variants: linear (with bias, fused activations) equals the reference", "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);

@@ -126,6 +126,10 @@ struct Kernels {
   static void log_softmax_row(float* x, index_t n) noexcept;
   static void activation(Activation a, float* x, index_t n) noexcept;
   static void add(float* y, const float* x, index_t n) noexcept;
+  /// dst[c, r] = src[r, c] for r < rows, c < cols (row strides ld_src and ld_dst); dst must not
+  /// overlap src. (Kᵀ for the attention: a copy, the same bits on every variant.)
+  static void transpose(const float* src, index_t rows, index_t cols, index_t ld_src, float* dst,
+                        index_t ld_dst) noexcept;
   static float dot(const float* a, const float* b, index_t n) noexcept;
   static float sum(const float* x, index_t n) noexcept;
   static void exp(const float* x, float* y, index_t n) noexcept;

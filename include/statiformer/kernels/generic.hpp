@@ -151,6 +151,36 @@ struct Generic {
     if (i < n) I::store_partial(y + i, I::add(I::load_partial(y + i, n - i), I::load_partial(x + i, n - i)), n - i);
   }
 
+  // ---- transpose ----------------------------------------------------------------------------------
+  /// The rows [r0, r1) and columns [c0, c1) of a transpose, element by element in 16 × 16 blocks
+  /// (the writes of a block's column stay within a few cache lines).
+  static void transpose_elements(const float* src, index_t r0, index_t r1, index_t c0, index_t c1, index_t ld_src,
+                                 float* dst, index_t ld_dst) {
+    constexpr index_t T = 16;
+    for (index_t rb = r0; rb < r1; rb += T) {
+      const index_t re = r1 - rb < T ? r1 : rb + T;
+      for (index_t cb = c0; cb < c1; cb += T) {
+        const index_t ce = c1 - cb < T ? c1 : cb + T;
+        for (index_t c = cb; c < ce; ++c)
+          for (index_t r = rb; r < re; ++r) dst[c * ld_dst + r] = src[r * ld_src + c];
+      }
+    }
+  }
+  /// dst[c, r] = src[r, c]: L × L tiles transposed in registers where the vocabulary has them
+  /// (transpose_tile), the edges element by element.
+  static void transpose(const float* src, index_t rows, index_t cols, index_t ld_src, float* dst, index_t ld_dst) {
+    if constexpr (requires { I::transpose_tile(src, ld_src, dst, ld_dst); }) {
+      const index_t rt = rows / L * L, ct = cols / L * L;
+      for (index_t r = 0; r < rt; r += L)
+        for (index_t c = 0; c < ct; c += L)
+          I::transpose_tile(src + r * ld_src + c, ld_src, dst + c * ld_dst + r, ld_dst);
+      transpose_elements(src, 0, rows, ct, cols, ld_src, dst, ld_dst);  // the last columns, every row
+      transpose_elements(src, rt, rows, 0, ct, ld_src, dst, ld_dst);    // the last rows, the other columns
+    } else {
+      transpose_elements(src, 0, rows, 0, cols, ld_src, dst, ld_dst);
+    }
+  }
+
   // ---- matrix product: register tiles of R rows × NV vectors of outputs --------------------------
   // Every output is accumulated in sequence over the reduction index with fma, starting from +0:
   // acc = fma(x[r, k], w[k, o], acc) for k = 0, 1, ...; vectors run across outputs, so no lane
@@ -1388,6 +1418,11 @@ void Kernels<Tag>::activation(Activation a, float* x, index_t n) noexcept {
 template <class Tag>
 void Kernels<Tag>::add(float* y, const float* x, index_t n) noexcept {
   kernels_detail::Generic<Tag>::add(y, x, n);
+}
+template <class Tag>
+void Kernels<Tag>::transpose(const float* src, index_t rows, index_t cols, index_t ld_src, float* dst,
+                             index_t ld_dst) noexcept {
+  kernels_detail::Generic<Tag>::transpose(src, rows, cols, ld_src, dst, ld_dst);
 }
 template <class Tag>
 float Kernels<Tag>::dot(const float* a, const float* b, index_t n) noexcept {

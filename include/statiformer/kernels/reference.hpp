@@ -27,6 +27,9 @@ void activation(Activation a, float* x, index_t n) noexcept;
 /// y[i] += x[i]
 void add(float* y, const float* x, index_t n) noexcept;
 
+/// dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols; dst must not overlap src.
+void transpose(const float* src, index_t rows, index_t cols, index_t ld_src, float* dst, index_t ld_dst) noexcept;
+
 /// LayerNorm of one row of n values; y may alias x.
 ///   torch:     ((x - mean) · 1/sqrt(var_biased + eps)) · gain + bias
 ///   annotated: (gain · (x - mean)) / (std_unbiased + eps) + bias

@@ -74,6 +74,30 @@ struct Vocabulary<avx2> {
     for (int i = 1; i < 8; ++i) m = t[i] > m ? t[i] : m;
     return m;
   }
+  /// d[c·ld + r] = s[r·ls + c] for an 8 × 8 tile: 8 row loads, shuffles of lane pairs, of 64-bit
+  /// pairs and of 128-bit halves, 8 row stores.
+  static void transpose_tile(const float* s, index_t ls, float* d, index_t ld) {
+    V r[8], t[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(s + i * ls);
+#pragma GCC unroll 4
+    for (int i = 0; i < 8; i += 2) {
+      t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+      t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 2
+    for (int i = 0; i < 8; i += 4) {
+      r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+      r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+      r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+      r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      _mm256_storeu_ps(d + i * ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+      _mm256_storeu_ps(d + (i + 4) * ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+    }
+  }
 };
 
 }  // namespace stf::isa

@@ -82,6 +82,43 @@ struct Vocabulary<avx512> {
   }
   /// The largest lane (a tree of maxima: for values that are not NaN, the order does not matter).
   static float reduce_max(V v) { return _mm512_reduce_max_ps(v); }
+  /// lo: quarters 0 and 2 of a, then of b; hi: quarters 1 and 3 of a, then of b.
+  static void split_quarters(V a, V b, V& lo, V& hi) {
+    lo = _mm512_shuffle_f32x4(a, b, 0x88);
+    hi = _mm512_shuffle_f32x4(a, b, 0xDD);
+  }
+  /// d[c·ld + r] = s[r·ls + c] for a 16 × 16 tile: 16 row loads, four rounds of shuffles (pairs of
+  /// lanes, of 64-bit pairs, then of 128-bit quarters twice), 16 row stores.
+  static void transpose_tile(const float* s, index_t ls, float* d, index_t ld) {
+    V r[16], t[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(s + i * ls);
+#pragma GCC unroll 8
+    for (int i = 0; i < 16; i += 2) {
+      t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+      t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 16; i += 4) {
+      r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+      r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+      r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+      r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    // 128-bit quarters: rows i and i + 4 within each group of 8, then rows i and i + 8
+#pragma GCC unroll 2
+    for (int g = 0; g < 16; g += 8) {
+#pragma GCC unroll 4
+      for (int i = g; i < g + 4; ++i) split_quarters(r[i], r[i + 4], t[i], t[i + 4]);
+    }
+#pragma GCC unroll 2
+    for (int g = 0; g < 8; g += 4) {
+#pragma GCC unroll 4
+      for (int i = g; i < g + 4; ++i) split_quarters(t[i], t[i + 8], r[i], r[i + 8]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) _mm512_storeu_ps(d + i * ld, r[i]);
+  }
 };
 
 }  // namespace stf::isa
