@@ -145,6 +145,12 @@ def fmt_ratio(x):
     return f"{x:.3g}×" if x < 100 else f"{x:.0f}×"
 
 
+def table_head(w, head):
+    """A Markdown table's header row and alignment row (first column left, the others right)."""
+    w("| " + " | ".join(head) + " |")
+    w("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+
+
 def encoder_flops(s, d, f):
     return 8 * s * d * d + 4 * s * s * d + 4 * s * d * f
 
@@ -234,8 +240,7 @@ def markdown(results, contexts, field, notes):
         head = ["shape", "MFLOP"] + [impl_title(i) for i in impls]
         if stf_impls:
             head += [f"best stf / {impl_title(p)}" for p in peers]
-        w("| " + " | ".join(head) + " |")
-        w("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+        table_head(w, head)
         for shape in shapes:
             per = encoder[shape]
             lat = {i: per[i].latency_ns(field) if i in per else None for i in impls}
@@ -255,8 +260,7 @@ def markdown(results, contexts, field, notes):
             w("(max − min) / median of each latency's repetitions in this run. A ratio whose distance "
               "from a target is within the spreads of its two latencies is not resolved by one run.\n")
             head = ["shape"] + [impl_title(i) for i in impls]
-            w("| " + " | ".join(head) + " |")
-            w("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+            table_head(w, head)
             for shape in shapes:
                 row = ["×".join(map(str, shape))]
                 for i in impls:
@@ -267,8 +271,7 @@ def markdown(results, contexts, field, notes):
 
         w("## Encoder layer: GFLOP/s (% of the FMA peak)\n")
         head = ["shape"] + [impl_title(i) for i in impls]
-        w("| " + " | ".join(head) + " |")
-        w("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+        table_head(w, head)
         for shape in shapes:
             per = encoder[shape]
             flops = encoder_flops(shape[0], shape[1], shape[3])
@@ -323,8 +326,7 @@ def markdown(results, contexts, field, notes):
           "the AVX-512 kernel over one block of its reduction with every operand in L1: the product "
           "kernel's own ceiling on this machine.\n")
         head = ["M × K × N"] + [impl_title(i) for i in gimpls] + [f"GFLOP/s {impl_title(i)}" for i in gimpls]
-        w("| " + " | ".join(head) + " |")
-        w("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+        table_head(w, head)
         for mkn, per in gemm.items():
             lat = {i: per[i].latency_ns(field) if i in per else None for i in gimpls}
             row = ["×".join(map(str, mkn))] + [fmt_time(lat[i]) for i in gimpls]

@@ -195,6 +195,12 @@ struct Generic {
       return I::fma(I::set1(a), b, acc);
   }
 
+  /// The i-th of a tile's NV vectors at p: the last holds `tail` lanes when Partial.
+  template <index_t NV, bool Partial>
+  [[gnu::always_inline]] static inline V tile_vector(const float* p, index_t i, index_t tail) {
+    return (Partial && i + 1 == NV) ? I::load_partial(p + i * L, tail) : I::load(p + i * L);
+  }
+
   /// One reduction step of a tile: acc[r][i] = fma(x[r, k], w[k, i-th vector], acc[r][i]).
   template <index_t R, index_t NV, bool Partial>
   [[gnu::always_inline]] static inline void tile_step(V (&acc)[R][NV], const float* xk, index_t ldx, const float* wk,
@@ -205,8 +211,7 @@ struct Generic {
       I::load4(wk, wv[0], wv[1], wv[2], wv[3]);
     else {
 #pragma GCC unroll 16
-      for (index_t i = 0; i < NV; ++i)
-        wv[i] = (Partial && i + 1 == NV) ? I::load_partial(wk + i * L, tail) : I::load(wk + i * L);
+      for (index_t i = 0; i < NV; ++i) wv[i] = tile_vector<NV, Partial>(wk, i, tail);
     }
 #pragma GCC unroll 16
     for (index_t r = 0; r < R; ++r) {
@@ -234,14 +239,11 @@ struct Generic {
                   requires { I::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, false); }) {
       if (act != Fuse::gelu) return I::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
     }
-    auto load_out = [&](const float* ptr, index_t i) {
-      return (Partial && i + 1 == NV) ? I::load_partial(ptr + i * L, tail) : I::load(ptr + i * L);
-    };
     V acc[R][NV];
 #pragma GCC unroll 16
     for (index_t r = 0; r < R; ++r) {
 #pragma GCC unroll 16
-      for (index_t i = 0; i < NV; ++i) acc[r][i] = first ? I::zero() : load_out(y + r * ldy, i);
+      for (index_t i = 0; i < NV; ++i) acc[r][i] = first ? I::zero() : tile_vector<NV, Partial>(y + r * ldy, i, tail);
     }
     const float* xk = x + k0;
     const float* wk = w + k0 * ldw;
@@ -259,7 +261,7 @@ struct Generic {
     if (bias) {
 #pragma GCC unroll 16
       for (index_t i = 0; i < NV; ++i) {
-        const V b = load_out(bias, i);
+        const V b = tile_vector<NV, Partial>(bias, i, tail);
 #pragma GCC unroll 16
         for (index_t r = 0; r < R; ++r) acc[r][i] = I::add(acc[r][i], b);
       }
@@ -682,23 +684,15 @@ struct Generic {
       const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
       float* pg = p + r0 * n_keys;
       // keys at or past every row's key_end are masked for the whole group: no scores needed
-      index_t n_scored = 0;
-      for (index_t r = 0; r < nr; ++r) {
-        const index_t e = masks[r0 + r].key_end < n_keys ? masks[r0 + r].key_end : n_keys;
-        n_scored = e > n_scored ? e : n_scored;
-      }
-      if (n_scored) gemm(q + r0 * q_stride, q_stride, nr, head_dim, kt, kt_stride, n_scored, pg, n_keys, nullptr);
+      const GroupKeys g = group_keys(masks + r0, nr, n_keys);
+      if (g.n_scored) gemm(q + r0 * q_stride, q_stride, nr, head_dim, kt, kt_stride, g.n_scored, pg, n_keys, nullptr);
       bool all_any = true;
       bool any[kAttentionRows];
       for (index_t r = 0; r < nr; ++r)
         all_any &= any[r] = softmax_scores(pg + r * n_keys, n_keys, masks[r0 + r], scale);
-      bool prefixes = all_any;  // every row attends to a non-empty prefix of the keys
-      index_t end[kAttentionRows];
-      for (index_t r = 0; r < nr; ++r) {
-        prefixes = prefixes && !masks[r0 + r].allow;
-        end[r] = masks[r0 + r].key_end < n_keys ? masks[r0 + r].key_end : n_keys;
-      }
-      if (prefixes) {
+      if (all_any && g.prefixes) {  // every row attends to a non-empty prefix of the keys
+        index_t end[kAttentionRows];
+        for (index_t r = 0; r < nr; ++r) end[r] = masks[r0 + r].key_end < n_keys ? masks[r0 + r].key_end : n_keys;
         weighted_values_prefix(pg, n_keys, nr, end, v, v_stride, head_dim, out + r0 * out_stride, out_stride, false);
         continue;
       }
