@@ -16,17 +16,12 @@
 #include <statiformer/kernels/reference.hpp>
 #include <statiformer/kernels/registry.hpp>
 
+#include "../support/test_data.hpp"
+
 using namespace stf;
 
 namespace {
-std::vector<float> data(index_t n, std::uint32_t seed, float scale = 1.0f) {
-  std::vector<float> v(n);
-  for (float& x : v) {
-    seed = seed * 1664525u + 1013904223u;
-    x = (static_cast<float>(seed >> 8) / 16777216.0f - 0.5f) * 2.0f * scale;
-  }
-  return v;
-}
+using stf_test::data;
 
 bool same_bits(float a, float b) {
   if (std::isnan(a) && std::isnan(b)) return true;

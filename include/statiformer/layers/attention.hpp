@@ -148,10 +148,12 @@ struct MultiHeadAttention {
     }
   };
 
-  /// Q [SeqQ, D] (later overwritten by the heads' context), Kᵀ [D, SeqK], V [SeqK, D], and the
-  /// streaming attention's scratch (one block of scores per row of a group).
+  /// Q [SeqQ, D] (later overwritten by the heads' context), Kᵀ [D, SeqK], V [SeqK, D] (rows
+  /// v_stride apart: attention_value_stride), and the streaming attention's scratch (one block of
+  /// scores per row of a group).
   static constexpr index_t attention_floats = attention_scratch_floats(SeqQ, SeqK, DModel / NHeads);
-  static constexpr index_t scratch_floats = SeqQ * DModel + 2 * SeqK * DModel + attention_floats;
+  static constexpr index_t v_stride = attention_value_stride(DModel);  ///< V's row stride
+  static constexpr index_t scratch_floats = SeqQ * DModel + SeqK * DModel + SeqK * v_stride + attention_floats;
   /// What a whole [SeqQ, SeqK] score buffer per head would take instead.
   static constexpr index_t score_matrix_floats = SeqQ * SeqK;
 
@@ -185,17 +187,18 @@ struct MultiHeadAttention {
     float* qb = scratch;
     float* kt = qb + SeqQ * DModel;
     float* vb = kt + SeqK * DModel;
-    float* p = vb + SeqK * DModel;
+    float* p = vb + SeqK * v_stride;
     const auto& P = params;
     ActiveKernels::linear(xq, SeqQ, DModel, P.q.weight.data, P.q.bias_or_null(), DModel, qb);
     // K goes through vb (free until V) into Kᵀ
     ActiveKernels::linear(xkv, SeqK, DModel, P.k.weight.data, P.k.bias_or_null(), DModel, vb);
     detail::transpose(vb, SeqK, DModel, DModel, kt, SeqK);
-    ActiveKernels::linear(xkv, SeqK, DModel, P.v.weight.data, P.v.bias_or_null(), DModel, vb);
+    ActiveKernels::linear_block(xkv, DModel, SeqK, DModel, {P.v.weight.data, DModel, DModel}, DModel, vb, v_stride,
+                                P.v.bias_or_null(), false);
     for (index_t h = 0; h < NHeads; ++h) {
       const index_t off = h * head_dim;
       // the context of head h overwrites its own query slice (read before written, row by row)
-      detail::attention_head(qb + off, DModel, kt + off * SeqK, SeqK, vb + off, DModel, head_dim, SeqQ, SeqK, mask, p,
+      detail::attention_head(qb + off, DModel, kt + off * SeqK, SeqK, vb + off, v_stride, head_dim, SeqQ, SeqK, mask, p,
                              qb + off, DModel, weights ? weights + h * SeqQ * SeqK : nullptr);
     }
     ActiveKernels::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
