@@ -3,7 +3,9 @@
 
 Usage (Debian's python3 with python3-torch 1.13):
     /usr/bin/python3 tools/gen_golden.py          # write tests/golden/data/*.txt and cases.inc
-    /usr/bin/python3 tools/gen_golden.py --check  # recompute; fail unless files are byte-identical
+    /usr/bin/python3 tools/gen_golden.py --check  # recompute; fail unless the files are identical
+                                                  # but for PyTorch's per-CPU rounding of outputs
+                                                  # (stf_torch.golden_drift)
 
 For every case: torch.manual_seed(seed), build the module (PyTorch init, then non-trivial 1-D
 parameters via stf_torch.randomize_vectors), draw inputs with randn, run it, write the file.
@@ -445,8 +447,9 @@ def stale_files(outputs):
 
 
 def check(outputs):
-    """Compare outputs with the files on disk; return the number of problems."""
-    problems = 0
+    """Compare outputs with the files on disk; return the number of problems. cases.inc must be
+    byte-identical; a case's values may drift within its tolerance (PyTorch rounds per CPU)."""
+    problems, worst = 0, 0.0
     for path, text in outputs.items():
         rel = os.path.relpath(path, ROOT)
         if not os.path.exists(path):
@@ -454,12 +457,20 @@ def check(outputs):
             problems += 1
             continue
         with open(path, "rb") as f:
-            if f.read() != text.encode():
-                print(f"DIFFERS {rel}")
-                problems += 1
+            committed = f.read().decode()
+        if path == CASES_INC:
+            problem = None if committed == text else "not byte-identical"
+        else:
+            problem, drift = st.golden_drift(committed, text)
+            worst = max(worst, drift or 0.0)
+        if problem:
+            print(f"DIFFERS {rel}: {problem}")
+            problems += 1
     for path in stale_files(outputs):
         print(f"STALE {os.path.relpath(path, ROOT)} (not in the plan)")
         problems += 1
+    if worst > 0:
+        print(f"PyTorch's outputs on this CPU drift from the committed ones by at most {worst:.0%} of a case's tolerance")
     return problems
 
 

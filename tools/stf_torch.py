@@ -554,3 +554,51 @@ def read_golden(path):
             result[words[0]] = words[1]
         i += 1
     return result
+
+
+def golden_drift(committed, fresh):
+    """Compare a committed golden text with a fresh rendering of the same case (a --check).
+
+    PyTorch's float32 results depend on the CPU that computes them (its vectorized kernels and BLAS
+    follow the CPU: AVX-512 on one machine, AVX2 on another), so a regeneration elsewhere differs
+    from the committed file in the last bits of the outputs. Everything else must be identical: every
+    line that is not a tensor's values, every tensor's name and shape, and every value but for a
+    drift within the case's declared tolerance |fresh - committed| <= atol + rtol·|committed| (the
+    drift PyTorch's own rounding may show; a changed plan, seed, module or input moves values by far
+    more, and integer data such as decoded tokens by at least 1).
+
+    Returns (problem, worst): problem is None or a description of the first difference; worst is
+    the largest fraction of the tolerance any value drifted (0.0 when byte-identical).
+    """
+    if committed == fresh:
+        return None, 0.0
+    a, b = committed.splitlines(), fresh.splitlines()
+    if len(a) != len(b):
+        return f"{len(a)} lines committed, {len(b)} fresh", None
+    rtol = atol = None
+    worst, tensor = 0.0, None
+    for n, (la, lb) in enumerate(zip(a, b), 1):
+        if tensor is None or not la or la.split()[0] in ("tensor", "tolerance", "param", "case", "module"):
+            if la != lb:
+                return f"line {n} differs: {la[:60]!r} committed, {lb[:60]!r} fresh", None
+            words = la.split()
+            if words and words[0] == "tolerance":
+                rtol, atol = float(words[1]), float(words[2])
+            tensor = words[1] if words and words[0] == "tensor" else None
+            continue
+        va, vb = la.split(), lb.split()
+        if len(va) != len(vb):
+            return f"tensor {tensor}: {len(va)} values committed, {len(vb)} fresh", None
+        if rtol is None:
+            return f"tensor {tensor} before the tolerance line", None
+        for i, (sa, sb) in enumerate(zip(va, vb)):
+            if sa == sb:
+                continue
+            x, y = float(sa), float(sb)
+            ratio = abs(y - x) / (atol + rtol * abs(x))
+            if ratio > 1.0:
+                return (f"tensor {tensor}[{i}]: {sa} committed, {sb} fresh (beyond the tolerance rtol {rtol:g}, "
+                        f"atol {atol:g})"), None
+            worst = max(worst, ratio)
+        tensor = None
+    return None, worst
