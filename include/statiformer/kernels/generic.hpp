@@ -1060,9 +1060,12 @@ struct Generic {
     }
   }
 
-  // ---- one key block in registers (vocabularies whose block is at most two vectors) -----------
-  /// Whether a group's scores of one key block fit the registers (kRows × kBlockVecs vectors).
-  static constexpr bool kBlockInRegisters = kBlockVecs <= 2;
+  // ---- one key block in registers (at most two score vectors per row) -------------------------
+  /// Score vectors per row a group holds in registers (kRows × 2 accumulators and 2 vectors of
+  /// Kᵀ: 14 of AVX2's 16 registers): a whole key block on AVX-512, up to 16 keys on AVX2, whose
+  /// block is four vectors. Groups over at most this many keys' vectors take
+  /// attention_group_block, the others the spans through memory.
+  static constexpr index_t kRegisterBlockVecs = kBlockVecs < 2 ? kBlockVecs : 2;
 
   /// attention_group_spans for a group of R rows (prefix masks, every key_end >= 1) whose keys are
   /// one block of n_scored <= NB·L keys: the scores stay in registers from their product through
@@ -1130,8 +1133,8 @@ struct Generic {
     span_values<(R > kAttentionRows)>(p, ps, R, e, v, v_stride, head_dim, ones, true, l, og, out_stride);
   }
 
-  /// attention_group_block for Lowest to R rows and nb score vectors (tall groups, more than
-  /// kAttentionRows rows: one).
+  /// attention_group_block for Lowest to R rows and nb <= kRegisterBlockVecs score vectors (tall
+  /// groups, more than kAttentionRows rows: one).
   template <index_t R, index_t Lowest = 1>
   static void group_block_rows(index_t nr, index_t nb, const float* q, index_t q_stride, const float* kt,
                                index_t kt_stride, const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
@@ -1148,8 +1151,8 @@ struct Generic {
       attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
                                   out_stride);
     else
-      attention_group_block<R, kBlockVecs>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
-                                           out_stride);
+      attention_group_block<R, kRegisterBlockVecs>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg,
+                                                   vscale, og, out_stride);
   }
 
   /// What the masks of a group of nr rows ask: keys scored (the largest allowed end, at most
@@ -1249,7 +1252,7 @@ struct Generic {
       float* og = out + r0 * out_stride;
       const auto [n_scored, prefixes, every_key] = group_keys(mg, nr, n_keys);
       if constexpr (L >= 8) {
-        if (prefixes && every_key && kBlockInRegisters && n_scored <= B) {
+        if (prefixes && every_key && n_scored <= kRegisterBlockVecs * L) {
           group_block_rows<kAttentionRows>(nr, (n_scored + L - 1) / L, q + r0 * q_stride, q_stride, kt, kt_stride, v,
                                            v_stride, head_dim, n_scored, mg, vscale, og, out_stride);
           continue;

@@ -67,12 +67,13 @@ struct Vocabulary<avx2> {
     const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
     return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
   }
+  /// The largest lane, folded in halves in registers (as AVX-512's _mm512_reduce_max_ps): a
+  /// maximum is exact in any order (of values that are not NaN; a zero's sign, which it may pick
+  /// either way, no softmax step sees: s - (±0) and exp(±0) are the same).
   static float reduce_max(V v) {
-    alignas(32) float t[8];
-    _mm256_store_ps(t, v);
-    float m = t[0];
-    for (int i = 1; i < 8; ++i) m = t[i] > m ? t[i] : m;
-    return m;
+    const __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 m2 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    return _mm_cvtss_f32(_mm_max_ss(m2, _mm_shuffle_ps(m2, m2, 1)));
   }
   /// d[c·ld + r] = s[r·ls + c] for an 8 × 8 tile: 8 row loads, shuffles of lane pairs, of 64-bit
   /// pairs and of 128-bit halves, 8 row stores.
