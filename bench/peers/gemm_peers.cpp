@@ -6,9 +6,10 @@
 // Names: Gemm/<impl>/<M>x<K>x<N>, impl stf.<variant> (Kernels<isa::active>::linear, weights in its
 // column panels, no bias) or openblas (cblas_sgemm, row-major, beta = 0). Counters: FLOP/s = 2·M·K·N,
 // bytes = 4·(M·K + K·N + M·N).
-//   tile  [6, 128] · [128, 64]: one AVX-512 register tile (6 rows × 4 vectors) over one cache block
-//         of the reduction, every operand resident in L1 (35 KB) across calls: the product kernel's
-//         ceiling on the machine, with no cache misses and the fewest calls per FMA it makes
+//   tile  [6, 128] · [128, 64]: one AVX-512 register tile (6 rows × 4 vectors; on AVX2, four tiles
+//         of 6 rows × 2 vectors) over one cache block of the reduction, every operand resident in L1
+//         (35 KB) across calls: the product kernel's ceiling on the machine, with no cache misses and
+//         the fewest calls per FMA it makes
 // Where the layer's percent of the FMA peak is read, this says how near the peak a product alone
 // gets, with statiformer's kernel and with a BLAS built for the machine, in the same run.
 #include <benchmark/benchmark.h>
@@ -30,7 +31,8 @@ using stf::index_t;
 struct Product {
   index_t m, k, n;
 };
-/// One register tile of the AVX-512 product kernel over one block of its reduction (see above).
+/// One register tile of the AVX-512 product kernel (four of AVX2's) over one block of its reduction
+/// (see above).
 constexpr Product kTile{6, 128, 64};
 
 /// Registers Gemm/<impl>/<M>x<K>x<N>, timing product(x, w, y) on x [M, K], w [K, N] and y [M, N];

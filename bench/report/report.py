@@ -323,8 +323,8 @@ def markdown(results, contexts, field, notes):
           "[S, D]·[D, F] and [S, F]·[F, D] (the feed-forward), no bias; (M × K × N) is [M, K]·[K, N]. "
           "GFLOP/s = 2·M·K·N per call, with the % of the FMA peak: how near the peak a product alone gets, "
           "which bounds what a whole layer can reach. The last row, 6 × 128 × 64, is one register tile of "
-          "the AVX-512 kernel over one block of its reduction with every operand in L1: the product "
-          "kernel's own ceiling on this machine.\n")
+          "the AVX-512 kernel (four tiles of 6 rows × 2 vectors of the AVX2 one) over one block of its "
+          "reduction with every operand in L1: the product kernel's own ceiling on this machine.\n")
         head = ["M × K × N"] + [impl_title(i) for i in gimpls] + [f"GFLOP/s {impl_title(i)}" for i in gimpls]
         table_head(w, head)
         for mkn, per in gemm.items():
