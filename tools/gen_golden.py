@@ -462,7 +462,7 @@ def check(outputs):
             problem = None if committed == text else "not byte-identical"
         else:
             problem, drift = st.golden_drift(committed, text)
-            worst = max(worst, drift or 0.0)
+            worst = max(worst, drift)
         if problem:
             print(f"DIFFERS {rel}: {problem}")
             problems += 1
