@@ -134,7 +134,9 @@ TEST_CASE("binding from a weight table is all-or-nothing and names the offending
   CHECK(ln.params.weight.data == g.data);
 }
 
-TEST_CASE("the memory plan never gives overlapping bytes to buffers alive at the same step", "[plan]") {
+// (that no two buffers alive at the same step share bytes: unit_memory_plan)
+TEST_CASE("the memory plan's byte counts: arena_bytes is the plan's arena, offsets aligned, reuse saves bytes",
+          "[plan]") {
   using M = Transformer<10, 12, 13, 13, 32, 4, 64, 2>;
   const auto& plan = M::plan;
   CHECK(plan.arena_floats * sizeof(float) == M::arena_bytes);
