@@ -497,34 +497,51 @@ TEST_CASE("ScaledDotProductAttention equals a float64 softmax past the block and
 
 namespace {
 
-/// MultiHeadAttention with identity projections (no bias) over a block-diagonal layout: each head
-/// h sees its own slice of the model dimension, so the layer's result is the oracle of the heads'
-/// problems side by side (the projections multiply by 1 and add 0: exact).
+/// MultiHeadAttention whose projections are exact selections (weights 0 and 1, no bias): head h
+/// reads its own slice [h·hd, (h+1)·hd) of the model dimension. In xkv the slice's first half
+/// holds the keys and its second half one-hot probes; W_k keeps the keys (a head's keys are
+/// zero in their second half), W_v interleaves them, V = [probe 0, key 0, probe 1, key 1, ...];
+/// queries are zero in their second half too, and W_q and W_o are identities. So each head's
+/// output is the oracle of a problem of head dim hd whose scores sum over hd/2 products.
 template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads>
 void check_mha(MaskKind kind, MaskFill fill, std::uint32_t seed) {
-  constexpr index_t hd = DModel / NHeads;
+  constexpr index_t hd = DModel / NHeads, half = hd / 2;
+  static_assert(hd % 2 == 0);
   using MHA = MultiHeadAttention<SeqQ, SeqK, DModel, NHeads, false>;
-  // identity weights, stored as the panels LinearParams expects
-  std::vector<float> eye(DModel * DModel, 0.0f);
+  // weights W[in, out] stored as the panels LinearParams expects
+  std::vector<float> eye(DModel * DModel, 0.0f), wk(DModel * DModel, 0.0f), wv(DModel * DModel, 0.0f);
   for (index_t i = 0; i < DModel; ++i) eye[weight_index(DModel, DModel, i, i)] = 1.0f;
+  for (index_t h = 0; h < NHeads; ++h)
+    for (index_t c = 0; c < half; ++c) {
+      const index_t key = h * hd + c, probe = h * hd + half + c;
+      wk[weight_index(DModel, DModel, key, key)] = 1.0f;
+      wv[weight_index(DModel, DModel, probe, h * hd + 2 * c)] = 1.0f;
+      wv[weight_index(DModel, DModel, key, h * hd + 2 * c + 1)] = 1.0f;
+    }
   auto mha = std::make_unique<MHA>();
-  mha->params.q.weight = mha->params.k.weight = mha->params.v.weight = mha->params.o.weight =
-      CMat<DModel, DModel>(eye.data());
-  // one mask for every head (the same seed), each head its own queries; K and V are both
-  // projections of xkv, so V = K here (no probe columns)
+  mha->params.q.weight = mha->params.o.weight = CMat<DModel, DModel>(eye.data());
+  mha->params.k.weight = CMat<DModel, DModel>(wk.data());
+  mha->params.v.weight = CMat<DModel, DModel>(wv.data());
+  // one mask for every head (the same seed), each head its own queries and keys
   std::vector<Problem> heads;
   std::vector<Oracle> want;
   std::vector<float> xq(SeqQ * DModel), xkv(SeqK * DModel);
   for (index_t h = 0; h < NHeads; ++h) {
     Problem p = make_problem(SeqQ, SeqK, hd, kind, fill, seed);
     Lcg g{seed + 77 * static_cast<std::uint32_t>(h)};
-    for (float& x : p.q) x = static_cast<float>(g.in(-32, 32)) / 4.0f;
-    p.v = p.k;
-    p.probes = false;
+    for (index_t i = 0; i < SeqQ; ++i)
+      for (index_t c = 0; c < hd; ++c) p.q[i * hd + c] = c < half ? static_cast<float>(g.in(-32, 32)) / 4.0f : 0.0f;
+    for (index_t j = 0; j < SeqK; ++j)
+      for (index_t c = 0; c < hd; ++c) {
+        p.k[j * hd + c] = c < half ? static_cast<float>(g.in(-8, 8)) / 8.0f : 0.0f;
+        xkv[j * DModel + h * hd + c] =
+            c < half ? p.k[j * hd + c] : (j == probe_key(2 * (c - half), SeqK) ? 1.0f : 0.0f);
+      }
+    for (index_t j = 0; j < SeqK; ++j)
+      for (index_t c = 0; c < hd; ++c)
+        p.v[j * hd + c] = c % 2 == 0 ? (j == probe_key(c, SeqK) ? 1.0f : 0.0f) : p.k[j * hd + c / 2];
     for (index_t i = 0; i < SeqQ; ++i)
       for (index_t c = 0; c < hd; ++c) xq[i * DModel + h * hd + c] = p.q[i * hd + c];
-    for (index_t j = 0; j < SeqK; ++j)
-      for (index_t c = 0; c < hd; ++c) xkv[j * DModel + h * hd + c] = p.k[j * hd + c];
     want.push_back(oracle(p));
     heads.push_back(std::move(p));
   }
@@ -573,7 +590,7 @@ TEST_CASE("MultiHeadAttention equals a float64 softmax per head past the block a
           "[attention][oracle]") {
   check_mha_all<12, 65, 64, 4>(1000);    // head dim 16
   check_mha_all<13, 129, 128, 2>(2000);  // head dim 64, V rows padded (DModel a multiple of 128)
-  check_mha_all<6, 257, 36, 4>(3000);    // head dim 9
+  check_mha_all<6, 257, 40, 4>(3000);    // head dim 10
   check_mha_all<7, 300, 32, 4>(4000);    // head dim 8
   report("MultiHeadAttention");
 }
