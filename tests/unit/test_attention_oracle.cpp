@@ -73,6 +73,7 @@ struct Problem {
   std::vector<std::uint8_t> allow;  // [nq, nk]: the mask as plain index arithmetic / a pattern
   std::vector<index_t> key_end;     // ragged prefixes: row r attends to keys [0, key_end[r])
   bool probes = true;               // V's even columns are one-hot (see probe_key)
+  bool quantized = true;            // Q and K multiples of 1/4 and 1/8 (exact products and sums)
 
   bool allowed(index_t i, index_t j) const { return allow[i * nk + j] != 0; }
 };
@@ -80,7 +81,8 @@ struct Problem {
 /// Column c of V is a probe (one-hot) when c is even: key probe_key(c) has value 1, the others 0.
 index_t probe_key(index_t c, index_t nk) { return (c * 37 + nk / 3) % nk; }
 
-Problem make_problem(index_t nq, index_t nk, index_t d, MaskKind kind, MaskFill fill, std::uint32_t seed) {
+Problem make_problem(index_t nq, index_t nk, index_t d, MaskKind kind, MaskFill fill, std::uint32_t seed,
+                     bool quantized = true) {
   Problem p;
   p.nq = nq;
   p.nk = nk;
@@ -91,8 +93,9 @@ Problem make_problem(index_t nq, index_t nk, index_t d, MaskKind kind, MaskFill 
   p.q.resize(nq * d);
   p.k.resize(nk * d);
   p.v.resize(nk * d);
-  for (float& x : p.q) x = static_cast<float>(g.in(-32, 32)) / 4.0f;
-  for (float& x : p.k) x = static_cast<float>(g.in(-8, 8)) / 8.0f;
+  p.quantized = quantized;
+  for (float& x : p.q) x = quantized ? static_cast<float>(g.in(-32, 32)) / 4.0f : 8.0f * g.unit();
+  for (float& x : p.k) x = quantized ? static_cast<float>(g.in(-8, 8)) / 8.0f : g.unit();
   for (index_t j = 0; j < nk; ++j)
     for (index_t c = 0; c < d; ++c) p.v[j * d + c] = c % 2 == 0 ? (j == probe_key(c, nk) ? 1.0f : 0.0f) : g.unit();
   p.allow.assign(nq * nk, 0);
@@ -148,8 +151,10 @@ Problem make_problem(index_t nq, index_t nk, index_t d, MaskKind kind, MaskFill 
 }
 
 /// The oracle's results: outputs [nq, d], weights [nq, nk], and per output the magnitude
-/// Σ_j w_j·|v_j| the float error is relative to; per weight, |s_j| + |max| (the scale of the
-/// exponent's rounding when the scores are not exact).
+/// Σ_j w_j·|v_j| the float error is relative to; per weight, the bound (in units of u) of the
+/// float error of its exponent s_j - max when the scores are not exact: one rounding of each
+/// score (|s_j| + |max|) and, with unquantized data, the d fma roundings of each dot product
+/// (at most d·u·Σ_c |q_c·k_c| / σ each).
 struct Oracle {
   std::vector<double> out, w, mag, expo;
   std::vector<bool> row_masked;  // every key masked
@@ -168,13 +173,16 @@ Oracle oracle(const Problem& p) {
   o.w.assign(p.nq * p.nk, 0.0);
   o.expo.assign(p.nq * p.nk, 0.0);
   o.row_masked.assign(p.nq, false);
-  std::vector<double> s(p.nk);
+  std::vector<double> s(p.nk), err(p.nk);
   for (index_t i = 0; i < p.nq; ++i) {
     bool any = false;
     for (index_t j = 0; j < p.nk; ++j) {
-      double dot = 0.0;
-      for (index_t c = 0; c < p.d; ++c)
+      double dot = 0.0, dot_abs = 0.0;
+      for (index_t c = 0; c < p.d; ++c) {
         dot += static_cast<double>(p.q[i * p.d + c]) * static_cast<double>(p.k[j * p.d + c]);
+        dot_abs += std::fabs(static_cast<double>(p.q[i * p.d + c]) * static_cast<double>(p.k[j * p.d + c]));
+      }
+      err[j] = std::fabs(dot) / sigma + (p.quantized ? 0.0 : static_cast<double>(p.d) * dot_abs / sigma);
       if (p.allowed(i, j)) {
         s[j] = dot / sigma;
         any = true;
@@ -187,13 +195,14 @@ Oracle oracle(const Problem& p) {
       continue;
     }
     o.row_masked[i] = !any;
-    const double m = *std::max_element(s.begin(), s.end());
+    const auto at_max = std::max_element(s.begin(), s.end());
+    const double m = *at_max, m_err = err[static_cast<index_t>(at_max - s.begin())];
     double total = 0.0;
     for (index_t j = 0; j < p.nk; ++j) total += std::exp(s[j] - m);
     for (index_t j = 0; j < p.nk; ++j) {
       const double wj = std::exp(s[j] - m) / total;
       o.w[i * p.nk + j] = wj;
-      o.expo[i * p.nk + j] = std::fabs(s[j]) + std::fabs(m);
+      o.expo[i * p.nk + j] = err[j] + m_err;
       for (index_t c = 0; c < p.d; ++c) {
         o.out[i * p.d + c] += wj * static_cast<double>(p.v[j * p.d + c]);
         o.mag[i * p.d + c] += wj * std::fabs(static_cast<double>(p.v[j * p.d + c]));
@@ -213,7 +222,8 @@ Oracle oracle(const Problem& p) {
 // in out / l) with one rounding each (2u per block). So a weight's relative error is at most
 // (4 + n/16 + 8 + 1 + 2·n/32)u; kWeightUnits takes 16 + n/8 (n/16 + 2·n/32 = n/8): for 300 keys,
 // 53u = 3.2e-6 relative at most (the measured maximum is printed below). When σ is not a power of
-// two each score is one rounding off (u·|s|), and so is the maximum: add 2u(|s_j| + |m|).
+// two each score is one rounding off (u·|s|), and so is the maximum: add 2u(|s_j| + |m|); with
+// unquantized data (a few cases) also each dot product's d roundings (Oracle::expo).
 //
 // A 1-ulp change of σ (a relative change of u to 2u) moves log w_j by u·|s_j - s̄| to 2u·|s_j -
 // s̄|: keys 10 to 20 below the mean move by 10u to 40u, which the (16 + n/8)u above does not
@@ -253,7 +263,7 @@ Errors g_exact, g_inexact;  // over every check, for the report
 /// Compares float outputs (row stride out_stride) and optional weights with the oracle.
 Errors compare(const Problem& p, const Oracle& o, const float* out, index_t out_stride, const float* weights,
                std::string& first_bad) {
-  const bool exact = (p.d == 16 || p.d == 64 || p.d == 1 || p.d == 4);
+  const bool exact = p.quantized && (p.d == 16 || p.d == 64 || p.d == 1 || p.d == 4);
   Errors e;
   auto fail = [&](const char* what, index_t i, index_t j, double got, double want, double units, double tol) {
     ++e.bad;
@@ -431,6 +441,14 @@ TEST_CASE("every kernel variant's attention equals a float64 softmax over 1 to 3
             }
         }
       }
+    // full-precision queries and keys (inexact scores) for a few shapes
+    for (index_t nk : kKeyCounts)
+      for (index_t d : {index_t{16}, index_t{33}})
+        for (MaskKind kind : {MaskKind::padding, MaskKind::boolean}) {
+          const Problem p =
+              make_problem(kRowCounts[(nk + d) % std::size(kRowCounts)], nk, d, kind, MaskFill::neg_inf, ++seed, false);
+          check_kernels<Tag>(p, oracle(p));
+        }
     report(Kernels<Tag>::name());
   });
 }
