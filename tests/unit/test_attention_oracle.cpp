@@ -229,8 +229,8 @@ Oracle oracle(const Problem& p) {
 // s̄|: keys 10 to 20 below the mean move by 10u to 40u, which the (16 + n/8)u above does not
 // absorb. Measured on AVX-512 (Zen 5), over every variant and layer: exact scores at most 6.0u
 // (weights), 5.5u (probe outputs), 16.7u (value outputs), 0.22-0.31 of the tolerance; rounded
-// scores 30.6u, 27.7u, 18.2u (0.52 of it). With σ one ulp larger in the kernels the exact-score
-// weights and probes are off by up to 64u (3.5 times the tolerance) and fail.
+// scores 30.6u, 27.7u, 18.2u (0.52 of it; 48.5u with the unquantized cases' looser bound). With σ one ulp larger in the
+// kernels the exact-score weights and probes are off by up to 64u (3.5 times the tolerance) and fail.
 double weight_units(index_t nk, bool exact_scores, double expo) {
   return 16.0 + static_cast<double>(nk) / 8.0 + (exact_scores ? 0.0 : 2.0 * expo);
 }
