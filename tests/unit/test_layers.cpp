@@ -18,29 +18,50 @@ using namespace stf;
 namespace {
 using stf_test::data;
 
-/// Multi-head attention of xq over xkv with the reference kernels, V in rows of DModel floats.
+/// Which keys each query may attend to, spelled out element by element with plain index
+/// arithmetic (not with AttentionMask, the code under test): key ki is masked for query qi iff
+/// ki >= valid (padding), or causal and ki > qi + offset, or the boolean pattern says 0.
+struct ExpectedMask {
+  index_t valid;
+  bool causal = false;
+  index_t offset = 0;
+  const std::uint8_t* pattern = nullptr;  // [SeqQ, SeqK], 1 = attend
+};
+
+/// Multi-head attention of xq over xkv with the reference kernels, V in rows of DModel floats;
+/// every row's mask is given to the kernel as an explicit per-key array.
 template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads>
 std::vector<float> reference_mha(const std::vector<float>& xq, const std::vector<float>& xkv,
                                  const std::vector<std::vector<float>>& w, const std::vector<std::vector<float>>& b,
-                                 const AttentionMask& mask) {
+                                 const ExpectedMask& em, MaskFill fill) {
   constexpr index_t hd = DModel / NHeads;
   std::vector<float> q(SeqQ * DModel), k(SeqK * DModel), kt(DModel * SeqK), v(SeqK * DModel), y(SeqQ * DModel);
   ref::linear(xq.data(), SeqQ, DModel, w[0].data(), b[0].data(), DModel, q.data());
   ref::linear(xkv.data(), SeqK, DModel, w[1].data(), b[1].data(), DModel, k.data());
   ref::transpose(k.data(), SeqK, DModel, DModel, kt.data(), SeqK);
   ref::linear(xkv.data(), SeqK, DModel, w[2].data(), b[2].data(), DModel, v.data());
+  std::vector<std::uint8_t> allow(SeqQ * SeqK);
   std::vector<ref::RowMask> rows(SeqQ);
-  for (index_t i = 0; i < SeqQ; ++i) rows[i] = mask.row(i, SeqK);
+  for (index_t qi = 0; qi < SeqQ; ++qi) {
+    for (index_t ki = 0; ki < SeqK; ++ki) {
+      bool masked = ki >= em.valid;
+      if (em.causal && ki > qi + em.offset) masked = true;
+      if (em.pattern && em.pattern[qi * SeqK + ki] == 0) masked = true;
+      allow[qi * SeqK + ki] = masked ? 0 : 1;
+    }
+    rows[qi] = {SeqK, allow.data() + qi * SeqK};
+  }
   std::vector<float> p(attention_scratch_floats(SeqQ, SeqK, hd));
   for (index_t h = 0; h < NHeads; ++h)
     ref::attention_rows(q.data() + h * hd, DModel, SeqQ, kt.data() + h * hd * SeqK, SeqK, v.data() + h * hd, DModel, hd,
-                        SeqK, rows.data(), mask.fill, p.data(), q.data() + h * hd, DModel);
+                        SeqK, rows.data(), fill, p.data(), q.data() + h * hd, DModel);
   ref::linear(q.data(), SeqQ, DModel, w[3].data(), b[3].data(), DModel, y.data());
   return y;
 }
 
+/// The layer with `mask` against the reference with the independently spelled `em`.
 template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads>
-void check_mha(const AttentionMask& mask) {
+void check_mha(const AttentionMask& mask, const ExpectedMask& em) {
   using MHA = MultiHeadAttention<SeqQ, SeqK, DModel, NHeads>;
   std::vector<std::vector<float>> w, b;
   auto mha = std::make_unique<MHA>();
@@ -55,7 +76,7 @@ void check_mha(const AttentionMask& mask) {
   const auto xq = data(SeqQ * DModel, 1), xkv = data(SeqK * DModel, 2);
   std::vector<float> scratch(MHA::scratch_floats), y(SeqQ * DModel);
   mha->run(xq.data(), xkv.data(), mask, scratch.data(), y.data());
-  const auto want = reference_mha<SeqQ, SeqK, DModel, NHeads>(xq, xkv, w, b, mask);
+  const auto want = reference_mha<SeqQ, SeqK, DModel, NHeads>(xq, xkv, w, b, em, mask.fill);
   INFO("SeqQ " << SeqQ << " SeqK " << SeqK << " DModel " << DModel << " NHeads " << NHeads << ", V row stride "
                << MHA::v_stride);
   CHECK(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
@@ -67,7 +88,33 @@ TEST_CASE("multi-head attention with padded value rows equals the reference kern
   STATIC_REQUIRE(MultiHeadAttention<8, 8, 128, 4>::v_stride == 144);
   STATIC_REQUIRE(MultiHeadAttention<8, 8, 256, 8>::v_stride == 272);
   STATIC_REQUIRE(MultiHeadAttention<8, 8, 96, 4>::v_stride == 96);
-  check_mha<13, 13, 128, 4>(AttentionMask::causal_mask(11));
-  check_mha<9, 40, 256, 8>(AttentionMask::padding(37));  // cross: keys over a block boundary
-  check_mha<7, 7, 96, 4>(AttentionMask::padding(7));     // unpadded
+  check_mha<13, 13, 128, 4>(AttentionMask::causal_mask(11), {11, true});
+  check_mha<9, 40, 256, 8>(AttentionMask::padding(37), {37});  // cross: keys over a block boundary
+  check_mha<7, 7, 96, 4>(AttentionMask::padding(7), {7});      // unpadded
+}
+
+TEST_CASE("multi-head attention masks keys exactly where padding, causal and boolean masks say", "[layers][mask]") {
+  // padding: the last valid key on, just before and just after a 32-key block boundary
+  for (MaskFill fill : {MaskFill::neg_inf, MaskFill::neg_1e9}) {
+    check_mha<6, 40, 32, 2>(AttentionMask::padding(32, fill), {32});
+    check_mha<6, 40, 32, 2>(AttentionMask::padding(33, fill), {33});
+    check_mha<6, 40, 32, 2>(AttentionMask::padding(1, fill), {1});
+    check_mha<13, 70, 64, 4>(AttentionMask::padding(65, fill), {65});
+  }
+  // causal (self-attention: the diagonal and below), with padding, and shifted by an offset (a
+  // decoder step: query q is position q + offset)
+  check_mha<13, 13, 32, 2>(AttentionMask::causal_mask(13), {13, true});
+  check_mha<12, 40, 32, 4>(AttentionMask::causal_mask(40), {40, true});
+  check_mha<7, 7, 16, 2>(AttentionMask::causal_mask(5, MaskFill::neg_1e9), {5, true});
+  AttentionMask shifted = AttentionMask::causal_mask(40);
+  shifted.causal_offset = 28;  // query 3 attends to keys 0..31, query 4 to 0..32
+  check_mha<6, 40, 32, 2>(shifted, {40, true, 28});
+  // boolean: a pattern with a fully masked row (both fills), a row with only its last key
+  using M = MultiHeadAttention<7, 35, 32, 2>;
+  BoolMask<7, 35> bm{};
+  for (index_t i = 0; i < 7 * 35; ++i) bm.allow[i] = (i * 7 + i / 35) % 5 < 3;
+  for (index_t k = 0; k < 35; ++k) bm.allow[2 * 35 + k] = 0;
+  for (index_t k = 0; k < 35; ++k) bm.allow[4 * 35 + k] = k == 34;
+  for (MaskFill fill : {MaskFill::neg_inf, MaskFill::neg_1e9})
+    check_mha<7, 35, 32, 2>(M::mask(bm, fill), {35, false, 0, bm.allow});
 }

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include <statiformer/statiformer.hpp>
@@ -92,16 +94,119 @@ TEST_CASE("a fully masked attention row is finite: zeros with -inf fill, uniform
   CHECK(out.data[3] == Approx(4.0));
 }
 
-TEST_CASE("NaN and Inf inputs run to completion (NaN out, no crash, no UB)", "[errors]") {
-  EncoderLayer<4, 8, 2, 16> layer{};
+// What NaN and Inf inputs do, over whole outputs. A non-finite value in a row that others attend
+// to reaches every row that attends to it: through its key (a NaN score, or +inf: exp(inf - inf))
+// or its value (0 · inf), and within its own row through LayerNorm (inf - inf). A masked key is
+// never read (kernels/reference.hpp): a NaN or Inf in a padded position, in a causally later
+// target row or in a padded memory row reaches no row that does not attend to it. (PyTorch 1.13
+// differs there: its nn.Transformer*Layer adds -inf to the masked scores and multiplies the zero
+// weights by the values, so one NaN anywhere, masked or not, makes every output NaN; measured with
+// torch 1.13.1: encoder layer with a NaN or Inf in a padded row, decoder with a NaN in a later
+// target row or in a padded memory row: all outputs NaN.)
+namespace {
+/// Rows [0, rows) x cols of y: per row, whether every element is NaN (1), every one finite (0),
+/// or a mix (2).
+std::vector<int> row_states(const float* y, index_t rows, index_t cols) {
+  std::vector<int> states(rows);
+  for (index_t r = 0; r < rows; ++r) {
+    index_t nan = 0, finite = 0;
+    for (index_t c = 0; c < cols; ++c) {
+      nan += std::isnan(y[r * cols + c]) ? 1 : 0;
+      finite += std::isfinite(y[r * cols + c]) ? 1 : 0;
+    }
+    states[r] = nan == cols ? 1 : finite == cols ? 0 : 2;
+  }
+  return states;
+}
+bool same_bits(const float* a, const float* b, index_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
+}  // namespace
+
+TEST_CASE("NaN and Inf inputs in attended rows make every output NaN", "[errors][nan]") {
+  using L = EncoderLayer<6, 8, 2, 16>;
+  L layer{};
   auto w = fill_params(layer.params);
-  Tensor<4, 8> x{}, y{};
+  std::vector<float> scratch(L::scratch_floats);
+  Tensor<6, 8> clean{};
+  for (index_t i = 0; i < 48; ++i) clean.data[i] = 0.1f * static_cast<float>((i * 5) % 11) - 0.5f;
+  // one NaN, +inf or -inf element in one row (every row attends to it), or all three in rows 0-2
+  for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    for (const index_t at : {index_t{3}, index_t{2 * 8 + 5}, index_t{5 * 8}}) {
+      Tensor<6, 8> x = clean, y{};
+      x.data[at] = bad;
+      REQUIRE(layer.forward(x, y, 6, scratch.data()) == Status::ok);
+      INFO("x[" << at << "] = " << bad);
+      CHECK(row_states(y.data, 6, 8) == std::vector<int>(6, 1));
+    }
+  }
+  Tensor<6, 8> x = clean, y{};
   x.data[3] = std::nanf("");
   x.data[9] = INFINITY;
   x.data[17] = -INFINITY;
-  std::vector<float> scratch(decltype(layer)::scratch_floats);
-  CHECK(layer.forward(x, y, 4, scratch.data()) == Status::ok);
-  CHECK(std::isnan(y.data[0]));
+  REQUIRE(layer.forward(x, y, 6, scratch.data()) == Status::ok);
+  CHECK(row_states(y.data, 6, 8) == std::vector<int>(6, 1));
+  // the annotated layer (pre-norm, its LayerNorm, -1e9 fill) too
+  EncoderLayer<6, 8, 2, 16, kAnnotated> annotated{};
+  auto wa = fill_params(annotated.params);
+  x = clean;
+  x.data[20] = std::nanf("");
+  REQUIRE(annotated.forward(x, y, 6, scratch.data()) == Status::ok);
+  CHECK(row_states(y.data, 6, 8) == std::vector<int>(6, 1));
+}
+
+TEST_CASE("a NaN or Inf behind a mask reaches only its own row", "[errors][nan]") {
+  Tensor<6, 8> clean{};
+  for (index_t i = 0; i < 48; ++i) clean.data[i] = 0.1f * static_cast<float>((i * 5) % 11) - 0.5f;
+  // encoder, 4 valid positions: a non-finite value in padded row 5 (both layer flavours, so
+  // both fills): row 5's output is NaN (LayerNorm, or its own non-finite query), every other
+  // row, padded row 4 included, has the bits of the clean input's
+  auto encoder = [&](auto layer) {
+    using L = decltype(layer);
+    auto w = fill_params(layer.params);
+    std::vector<float> scratch(L::scratch_floats);
+    Tensor<6, 8> want{};
+    REQUIRE(layer.forward(clean, want, 4, scratch.data()) == Status::ok);
+    for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+      Tensor<6, 8> x = clean, y{};
+      x.data[5 * 8 + 2] = bad;
+      REQUIRE(layer.forward(x, y, 4, scratch.data()) == Status::ok);
+      INFO(L::name << (L::options.fill == MaskFill::neg_1e9 ? " (-1e9 fill)" : " (-inf fill)")
+                   << ", padded x[5, 2] = " << bad);
+      CHECK(row_states(y.data, 6, 8) == std::vector<int>{0, 0, 0, 0, 0, 1});
+      CHECK(same_bits(y.data, want.data, 5 * 8));
+    }
+  };
+  encoder(EncoderLayer<6, 8, 2, 16>{});
+  encoder(EncoderLayer<6, 8, 2, 16, kAnnotated>{});
+
+  // decoder: a NaN in target row 3 reaches rows 3-5 (causal), not rows 0-2; a NaN in memory row
+  // 4 past mem_valid_len = 4 reaches no row
+  using D = DecoderLayer<6, 5, 8, 2, 16>;
+  D dec{};
+  auto wd = fill_params(dec.params);
+  std::vector<float> scratch(D::scratch_floats);
+  Tensor<5, 8> memory{};
+  for (index_t i = 0; i < 40; ++i) memory.data[i] = 0.07f * static_cast<float>((i * 3) % 13) - 0.4f;
+  Tensor<6, 8> want{}, y{};
+  REQUIRE(dec.forward(clean, memory, want, 4, scratch.data()) == Status::ok);
+  for (const float bad : {std::nanf(""), INFINITY}) {
+    INFO("decoder, target x[3, 1] = " << bad);
+    Tensor<6, 8> x = clean;
+    x.data[3 * 8 + 1] = bad;
+    REQUIRE(dec.forward(x, memory, y, 4, scratch.data()) == Status::ok);
+    CHECK(row_states(y.data, 6, 8) == std::vector<int>{0, 0, 0, 1, 1, 1});
+    CHECK(same_bits(y.data, want.data, 3 * 8));
+  }
+  for (const float bad : {std::nanf(""), -INFINITY}) {
+    INFO("decoder, padded memory[4, 0] = " << bad);
+    Tensor<5, 8> m = memory;
+    m.data[4 * 8] = bad;
+    REQUIRE(dec.forward(clean, m, y, 4, scratch.data()) == Status::ok);
+    CHECK(row_states(y.data, 6, 8) == std::vector<int>(6, 0));
+    CHECK(same_bits(y.data, want.data, 6 * 8));
+    // attended (mem_valid_len 5): every row
+    REQUIRE(dec.forward(clean, m, y, 5, scratch.data()) == Status::ok);
+    CHECK(row_states(y.data, 6, 8) == std::vector<int>(6, 1));
+  }
 }
 
 TEST_CASE("binding from a weight table is all-or-nothing and names the offending tensor", "[bind]") {
@@ -134,7 +239,9 @@ TEST_CASE("binding from a weight table is all-or-nothing and names the offending
   CHECK(ln.params.weight.data == g.data);
 }
 
-TEST_CASE("the memory plan never gives overlapping bytes to buffers alive at the same step", "[plan]") {
+// (that no two buffers alive at the same step share bytes: unit_memory_plan)
+TEST_CASE("the memory plan's byte counts: arena_bytes is the plan's arena, offsets aligned, reuse saves bytes",
+          "[plan]") {
   using M = Transformer<10, 12, 13, 13, 32, 4, 64, 2>;
   const auto& plan = M::plan;
   CHECK(plan.arena_floats * sizeof(float) == M::arena_bytes);
