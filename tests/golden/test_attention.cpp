@@ -1,6 +1,10 @@
-// Parity with PyTorch: scaled dot-product attention and multi-head attention.
+// Parity with PyTorch: scaled dot-product attention and multi-head attention, each in both of the
+// attention's modes: with the weights output (whole score rows, two passes) and without it (the
+// streaming pass over key blocks and spans that the layers run). Cases reach past the 32-key block
+// and the 128-key span (70, 130 and 300 keys).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -24,19 +28,22 @@ void run_sdpa(const char* name, const std::string& mask_kind, MaskFill fill) {
   if (mask_kind == "causal") mask.causal = true;
   if (mask_kind == "bool") mask.allow = allow.data();
 
-  Tensor<Sq, D> out{};
-  Tensor<Sq, Sk> weights{};
-  float scratch[ScaledDotProductAttention<Sq, Sk, D>::scratch_floats];
-  const Status st =
-      ScaledDotProductAttention<Sq, Sk, D>::forward(CMat<Sq, D>(c.data("q", Sq * D)), CMat<Sk, D>(c.data("k", Sk * D)),
-                                                    CMat<Sk, D>(c.data("v", Sk * D)), out, mask, scratch, weights.data);
-  REQUIRE(st == Status::ok);
-  stf::test::check_close(c, "out", out.data, c.data("out", Sq * D), Sq * D);
-  stf::test::check_close(c, "weights", weights.data, c.data("weights", Sq * Sk), Sq * Sk);
+  using Sdpa = ScaledDotProductAttention<Sq, Sk, D>;
+  const CMat<Sq, D> q(c.data("q", Sq * D));
+  const CMat<Sk, D> k(c.data("k", Sk * D)), v(c.data("v", Sk * D));
+  std::vector<float> out(Sq * D), weights(Sq * Sk), scratch(Sdpa::scratch_floats);
+  // with weights: the two-pass mode
+  REQUIRE(Sdpa::forward(q, k, v, Mat<Sq, D>(out.data()), mask, scratch.data(), weights.data()) == Status::ok);
+  stf::test::check_close(c, "out", out.data(), c.data("out", Sq * D), Sq * D);
+  stf::test::check_close(c, "weights", weights.data(), c.data("weights", Sq * Sk), Sq * Sk);
+  // without: the streaming mode
+  std::fill(out.begin(), out.end(), 0.0f);
+  REQUIRE(Sdpa::forward(q, k, v, Mat<Sq, D>(out.data()), mask, scratch.data()) == Status::ok);
+  stf::test::check_close(c, "out_stream", out.data(), c.data("out", Sq * D), Sq * D);
 }
 
 template <index_t B, index_t Sq, index_t Sk, index_t D, index_t H, bool Bias>
-void run_mha(const char* name, bool packed, bool is_self, const std::string& mask_kind) {
+void run_mha(const char* name, bool packed, bool is_self, const std::string& mask_kind, MaskFill fill) {
   const GoldenCase c = stf::test::load_golden(name);
   using MHA = MultiHeadAttention<Sq, Sk, D, H, Bias>;
   MHA mha{};
@@ -48,29 +55,38 @@ void run_mha(const char* name, bool packed, bool is_self, const std::string& mas
     stf::test::bind_golden(mha.params, c);
   }
   const std::vector<int> valid = c.ints("valid_len");
+  std::vector<std::uint8_t> allow;
+  if (mask_kind == "bool") {
+    const float* m = c.data("mask", Sq * Sk);
+    for (index_t i = 0; i < Sq * Sk; ++i) allow.push_back(m[i] != 0.0f);
+  }
   const float* query = c.data("query", B * Sq * D);
   const float* kv = is_self ? query : c.data("kv", B * Sk * D);
-  std::vector<float> out(B * Sq * D), weights(B * H * Sq * Sk);
+  std::vector<float> out(B * Sq * D), out_stream(B * Sq * D), weights(B * H * Sq * Sk);
   std::vector<float> scratch(MHA::scratch_floats);
   for (index_t b = 0; b < B; ++b) {
-    AttentionMask mask{Sk, false, 0, nullptr, MaskFill::neg_inf};
+    AttentionMask mask{Sk, false, 0, nullptr, fill};
     if (mask_kind == "padding" || mask_kind == "padding_causal") mask.valid_keys = static_cast<index_t>(valid[b]);
     if (mask_kind == "causal" || mask_kind == "padding_causal") mask.causal = true;
-    const Status st =
-        mha.forward(CMat<Sq, D>(query + b * Sq * D), CMat<Sk, D>(kv + b * Sk * D), Mat<Sq, D>(out.data() + b * Sq * D),
-                    mask, scratch.data(), weights.data() + b * H * Sq * Sk);
-    REQUIRE(st == Status::ok);
+    if (mask_kind == "bool") mask.allow = allow.data();
+    const CMat<Sq, D> xq(query + b * Sq * D);
+    const CMat<Sk, D> xkv(kv + b * Sk * D);
+    // with weights (the two-pass mode), then without (the streaming mode)
+    REQUIRE(mha.forward(xq, xkv, Mat<Sq, D>(out.data() + b * Sq * D), mask, scratch.data(),
+                        weights.data() + b * H * Sq * Sk) == Status::ok);
+    REQUIRE(mha.forward(xq, xkv, Mat<Sq, D>(out_stream.data() + b * Sq * D), mask, scratch.data()) == Status::ok);
   }
   stf::test::check_close(c, "out", out.data(), c.data("out", B * Sq * D), B * Sq * D);
   stf::test::check_close(c, "weights", weights.data(), c.data("weights", B * H * Sq * Sk), B * H * Sq * Sk);
+  stf::test::check_close(c, "out_stream", out_stream.data(), c.data("out", B * Sq * D), B * Sq * D);
 }
 }  // namespace
 
 #define STF_GOLDEN_SDPA(name, Sq, Sk, D, mask, fill) \
   TEST_CASE("golden sdpa " #name, "[golden][sdpa]") { run_sdpa<Sq, Sk, D>(#name, #mask, STF_FILL_##fill); }
-#define STF_GOLDEN_MHA(name, B, Sq, Sk, D, H, bias, packed, is_self, mask)           \
-  TEST_CASE("golden mha " #name, "[golden][mha]") {                                  \
-    run_mha<B, Sq, Sk, D, H, bool(bias)>(#name, bool(packed), bool(is_self), #mask); \
+#define STF_GOLDEN_MHA(name, B, Sq, Sk, D, H, bias, packed, is_self, mask, fill)                      \
+  TEST_CASE("golden mha " #name, "[golden][mha]") {                                                   \
+    run_mha<B, Sq, Sk, D, H, bool(bias)>(#name, bool(packed), bool(is_self), #mask, STF_FILL_##fill); \
   }
 // words.hpp must follow the macros above and precede the cases.
 // clang-format off
