@@ -85,3 +85,14 @@ TEST_CASE("demo model output hash is the committed one", "[e2e][demo][hash]") {
   std::printf("demo output hash (%s kernels): %016llx\n", ActiveKernels::name(), static_cast<unsigned long long>(h));
   CHECK(h == kDemoHash);
 }
+
+// A configuration that promises a kernel variant (the native-avx2 preset: STF_EXPECT_ACTIVE_ISA=avx2)
+// runs the tests above on it: the layers' variant is chosen by this translation unit's flags
+// (simd/isa.hpp), and a build whose -march picked another one would test that one instead.
+TEST_CASE("the layers run the kernel variant this configuration promises", "[e2e][isa]") {
+  WARN("the layers run the " << ActiveKernels::name() << " kernels");
+#if defined(STF_EXPECT_ACTIVE_ISA)
+  CHECK(std::string(ActiveKernels::name()) == STF_EXPECT_ACTIVE_ISA);
+#endif
+  CHECK(ActiveKernels::supported());
+}
