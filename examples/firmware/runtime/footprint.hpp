@@ -16,8 +16,8 @@ namespace fw {
 /// ctest (cmake/FirmwareSize.cmake) holds .data + .bss - prediction to, on both sides. Above it, RAM
 /// goes somewhere the prediction does not know; below it, the prediction claims RAM the firmware
 /// does not have (an arena_bytes larger than the arena the model allocates passed a one-sided check).
-/// Measured on the demo firmware (GCC 12.2, newlib-nano, arm-none-eabi-nm -S): 840 B on the M4F and
-/// the M55, made of
+/// Measured on the demo firmware (GCC 12.2, newlib-nano, arm-none-eabi-nm -S): 840 B on the M4F, M7
+/// and M55, made of
 ///   - the model object's fields that are not activations: its parameter views (one pointer per
 ///     weight tensor, 92 for the demo) and decoding state, padded to the 64-byte tensor alignment:
 ///     sizeof(Model) - arena_bytes - state_bytes = 448 B;
