@@ -4,9 +4,11 @@
 # Measured: .text (with the vector table, exception index and init_array), .rodata, .data, .bss from
 # `size -A`. Predicted: the absolute symbols the firmware exports (runtime/footprint.hpp):
 # stf_fw_weight_bytes + stf_fw_const_bytes (flash), stf_fw_arena_bytes + stf_fw_state_bytes (RAM),
-# stf_fw_ram_overhead_bytes (the runtime's known RAM overhead). With EMULATOR, the firmware is run
-# and its "stack high-water: N B of M B" line is reported. With CHECK, fails if
-#   .data + .bss > arena + state + overhead   (RAM beyond the prediction),
+# stf_fw_ram_overhead_min_bytes, stf_fw_ram_overhead_max_bytes (the band of the runtime's known RAM
+# overhead). With EMULATOR, the firmware is run and its "stack high-water: N B of M B" line is
+# reported. With CHECK, fails if
+#   .data + .bss - (arena + state) is outside [min, max]   (RAM the prediction does not know of,
+#                                                          or a prediction above the RAM allocated),
 #   .rodata < weights + PE table               (the weights are not in flash),
 #   stack high-water >= stack size             (the stack overflowed).
 foreach(var ELF SIZE NM)
@@ -39,7 +41,7 @@ execute_process(COMMAND ${NM} ${ELF} OUTPUT_VARIABLE nm_out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${NM} ${ELF} failed")
 endif()
-foreach(sym weight_bytes const_bytes arena_bytes state_bytes ram_overhead_bytes)
+foreach(sym weight_bytes const_bytes arena_bytes state_bytes ram_overhead_min_bytes ram_overhead_max_bytes)
   if(NOT nm_out MATCHES "([0-9a-fA-F]+) A stf_fw_${sym}\n")
     message(FATAL_ERROR "${ELF} exports no stf_fw_${sym} (see runtime/footprint.hpp)")
   endif()
@@ -65,7 +67,8 @@ math(EXPR flash_pred "${weight_bytes} + ${const_bytes}")
 math(EXPR ram_pred "${arena_bytes} + ${state_bytes}")
 math(EXPR ram "${data} + ${bss}")
 math(EXPR ram_over "${ram} - ${ram_pred}")
-math(EXPR ram_limit "${ram_pred} + ${ram_overhead_bytes}")
+math(EXPR ram_low "${ram_pred} + ${ram_overhead_min_bytes}")
+math(EXPR ram_high "${ram_pred} + ${ram_overhead_max_bytes}")
 
 function(pad text width out)
   string(LENGTH "${text}" n)
@@ -91,9 +94,9 @@ function(table_row label fields)
   endforeach()
   message("${row}")
 endfunction()
-set(widths 6 7 6 6 1 7 8 6 9 1 11 1 0)
+set(widths 6 7 6 6 1 7 8 6 9 1 14 1 0)
 if(HEADER)
-  message("             measured: arm-none-eabi-size | predicted: constexpr footprint  | RAM beyond  |")
+  message("             measured: arm-none-eabi-size | predicted: constexpr footprint  | RAM beyond     |")
   set(names .text .rodata .data .bss | weights "PE table" arena "K/V cache" | prediction | "stack high-water")
   set(fields "")
   foreach(name width IN ZIP_LISTS names widths)
@@ -105,7 +108,7 @@ if(NOT LABEL)
   get_filename_component(LABEL ${ELF} NAME_WE)
 endif()
 set(values ${text} ${rodata} ${data} ${bss} | ${weight_bytes} ${const_bytes} ${arena_bytes} ${state_bytes} |
-           "+${ram_over}/${ram_overhead_bytes}" | "${stack} B")
+           "+${ram_over}/${ram_overhead_min_bytes}-${ram_overhead_max_bytes}" | "${stack} B")
 set(fields "")
 foreach(value width IN ZIP_LISTS values widths)
   list(APPEND fields "${value}:${width}")
@@ -114,9 +117,13 @@ table_row("${LABEL}" "${fields}")
 
 if(CHECK)
   set(errors "")
-  if(ram GREATER ram_limit)
+  if(ram GREATER ram_high)
     string(APPEND errors "RAM: .data + .bss = ${ram} B exceeds the prediction arena + K/V = ${ram_pred} B by "
-                         "${ram_over} B, more than the runtime's known overhead of ${ram_overhead_bytes} B\n")
+                         "${ram_over} B, more than the runtime's known overhead (at most ${ram_overhead_max_bytes} B)\n")
+  elseif(ram LESS ram_low)
+    string(APPEND errors "RAM: .data + .bss = ${ram} B exceeds the prediction arena + K/V = ${ram_pred} B by only "
+                         "${ram_over} B, less than the runtime's known overhead (at least ${ram_overhead_min_bytes} B): "
+                         "the prediction claims RAM the firmware does not allocate\n")
   endif()
   if(rodata LESS flash_pred)
     string(APPEND errors "flash: .rodata = ${rodata} B is smaller than the predicted weights + PE table "
@@ -128,6 +135,7 @@ if(CHECK)
   if(errors)
     message(FATAL_ERROR "${errors}")
   endif()
-  message("footprint within the prediction: RAM ${ram} B <= ${ram_pred} B + ${ram_overhead_bytes} B overhead; "
+  message("footprint within the prediction: RAM ${ram} B = ${ram_pred} B + ${ram_over} B overhead, in "
+          "[${ram_overhead_min_bytes}, ${ram_overhead_max_bytes}] B; "
           "weights + PE ${flash_pred} B in .rodata (${rodata} B)")
 endif()

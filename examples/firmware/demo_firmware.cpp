@@ -148,7 +148,8 @@ void profile_layers(const Input& in) {
   FW_EXPORT_SYMBOL(stf_fw_arena_bytes, Model::arena_bytes);
   FW_EXPORT_SYMBOL(stf_fw_state_bytes, Model::state_bytes);
   FW_EXPORT_SYMBOL(stf_fw_model_object_bytes, sizeof(Model));
-  FW_EXPORT_SYMBOL(stf_fw_ram_overhead_bytes, fw::kRuntimeRamOverheadBytes);
+  FW_EXPORT_SYMBOL(stf_fw_ram_overhead_min_bytes, fw::kRuntimeRamOverheadMinBytes);
+  FW_EXPORT_SYMBOL(stf_fw_ram_overhead_max_bytes, fw::kRuntimeRamOverheadMaxBytes);
 }
 }  // namespace
 

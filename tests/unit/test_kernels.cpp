@@ -17,6 +17,7 @@
 #include <statiformer/kernels/registry.hpp>
 
 #include "../support/test_data.hpp"
+#include "isa_cpuid.hpp"
 
 using namespace stf;
 
@@ -60,21 +61,43 @@ long first_difference_flushed(const std::vector<float>& got, const std::vector<f
   return -1;
 }
 
+/// Runs f on every variant of the registry this CPU can run. Whether it can is decided from cpuid
+/// and xgetbv (isa_cpuid.hpp), and the variant's own supported() must agree: a supported() that
+/// says false on a CPU that has the ISA would skip its tests, one that says true on a CPU without
+/// it would let layers call it. A variant is skipped only where the CPU truly lacks its ISA.
 template <class F>
 void for_each_variant(F&& f) {
   boost::hana::for_each(kernel_registry::variants, [&](auto t) {
     using K = Kernels<typename decltype(t)::type>;
-    if (!K::supported()) {
-      WARN("variant " << K::name() << " skipped: this CPU cannot run it");
-      return;
-    }
-    f(K{});
+    const stf_test::CpuVerdict cpu = stf_test::cpu_can_run(K::name());
+    INFO("variant " << K::name() << ": supported() says " << (K::supported() ? "yes" : "no") << ", cpuid says "
+                    << (cpu.can_run ? "yes" : "no") << " (" << cpu.why << ")");
+    CHECK(K::supported() == cpu.can_run);
+    if (cpu.can_run) f(K{});
   });
 }
 
 // Sizes below, equal to, between one and two, and multiples of the 16-lane block and of the vectors.
 const index_t kSizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 100};
 }  // namespace
+
+// The log says which variants this run tests and why any is skipped (Catch2 prints warnings of
+// passing tests too: ctest -V, or Testing/Temporary/LastTest.log).
+TEST_CASE("kernel variants: which ones this CPU runs (cpuid), and supported() agrees", "[kernels][isa]") {
+  int ran = 0;
+  boost::hana::for_each(kernel_registry::variants, [&](auto t) {
+    using K = Kernels<typename decltype(t)::type>;
+    const stf_test::CpuVerdict cpu = stf_test::cpu_can_run(K::name());
+    if (cpu.can_run)
+      WARN("variant " << K::name() << " runs: " << cpu.why);
+    else
+      WARN("variant " << K::name() << " skipped: " << cpu.why);
+    INFO("variant " << K::name() << ": supported() says " << (K::supported() ? "yes" : "no"));
+    CHECK(K::supported() == cpu.can_run);
+    ran += cpu.can_run;
+  });
+  CHECK(ran >= 1);
+}
 
 TEST_CASE("kernel variants: dot and sum equal the reference bit for bit", "[kernels]") {
   for_each_variant([](auto k) {
