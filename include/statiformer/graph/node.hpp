@@ -3,7 +3,7 @@
 
 #include <concepts>
 
-#include <statiformer/layers/params.hpp>
+#include <statiformer/config.hpp>
 
 namespace stf {
 

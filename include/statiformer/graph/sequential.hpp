@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdio>
+#include <type_traits>
+#include <utility>
 
 #include <boost/hana/at.hpp>
 #include <boost/hana/for_each.hpp>
@@ -14,6 +16,9 @@
 #include <statiformer/graph/memory_plan.hpp>
 #include <statiformer/graph/node.hpp>
 #include <statiformer/graph/profiler.hpp>
+#include <statiformer/layers/params.hpp>
+#include <statiformer/shape/checks.hpp>
+#include <statiformer/tensor.hpp>
 
 namespace stf {
 
