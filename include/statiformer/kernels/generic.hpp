@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/kernels/targets.hpp>
@@ -565,12 +566,12 @@ struct Generic {
   /// of 16 as 8 + 2 took 12% longer), more go 8 at a time.
   static void layer_norm_rows(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
                               LayerNormKind kind, float eps, float* y) {
-    // the same operations in the target's own code for whole 16-lane blocks (Cortex-M:
-    // kernels/norm/cortex_m4f.hpp, kernels/norm/helium.hpp), row by row (in-order cores gain
-    // nothing from staging)
-    if constexpr (requires { K::layer_norm16(x, gain, bias, n, eps, y); }) {
+    // the same operations in the target's own code for whole 16-lane blocks where the selection
+    // (kernels/norm/select.hpp) names one, row by row (in-order cores gain nothing from staging)
+    using Row16 = typename NormSelect<Tag>::Row16;
+    if constexpr (!std::is_void_v<Row16>) {
       if (kind == LayerNormKind::torch && n && n % 16 == 0) {
-        for (index_t r = 0; r < rows; ++r) K::layer_norm16(x + r * n, gain, bias, n, eps, y + r * n);
+        for (index_t r = 0; r < rows; ++r) Row16::layer_norm16(x + r * n, gain, bias, n, eps, y + r * n);
         return;
       }
     }

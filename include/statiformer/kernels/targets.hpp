@@ -27,6 +27,8 @@
 #include <statiformer/kernels/norm/helium.hpp>
 //
 #include <statiformer/kernels/attention/helium.hpp>
+// the explicit per-operation selections (so far: norm), after every target's kernels
+#include <statiformer/kernels/norm/select.hpp>
 
 namespace stf::kernels_detail {
 
@@ -38,21 +40,20 @@ struct TargetKernels {};
 /// Cortex-M4F / M7 (and the M55's scalar variant): the scalar vocabulary plus
 ///  - product:     tile4 (1..6 rows × 4 outputs), linear_panels
 ///  - attention:   attention_prefix_rows (groups of 1..6 rows over keys [0, e))
-///  - norm:        layer_norm16 (torch kind, rows of a multiple of 16)
 ///  - elementwise: div_n, add_n
+///  - norm:        layer_norm16, selected explicitly in kernels/norm/select.hpp
 template <>
-struct TargetKernels<isa::scalar>
-    : cortex_m4f::Product, cortex_m4f::Attention, cortex_m4f::Norm, cortex_m4f::Elementwise {};
+struct TargetKernels<isa::scalar> : cortex_m4f::Product, cortex_m4f::Attention, cortex_m4f::Elementwise {};
 #endif
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
 /// Cortex-M55 (Helium): the mve vocabulary plus
 ///  - product:     row_tile (2..4 rows, vectors across the rows), linear_panels
 ///  - attention:   attention_prefix_rows (groups of 2, 3, 4, 6 rows over keys [0, e))
-///  - norm:        layer_norm16 (torch kind, rows of a multiple of 16)
 ///  - elementwise: exp_shifted, add_n
+///  - norm:        layer_norm16, selected explicitly in kernels/norm/select.hpp
 template <>
-struct TargetKernels<isa::mve> : helium::Product, helium::Attention, helium::Norm, helium::Elementwise {};
+struct TargetKernels<isa::mve> : helium::Product, helium::Attention, helium::Elementwise {};
 #endif
 
 }  // namespace stf::kernels_detail
