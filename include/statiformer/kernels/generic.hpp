@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/targets.hpp>
 #include <statiformer/simd/math.hpp>
 #include <statiformer/simd/scalar.hpp>
 
@@ -19,6 +21,9 @@ namespace stf::kernels_detail {
 template <class Tag>
 struct Generic {
   using I = isa::Vocabulary<Tag>;
+  /// The target's own kernels for some operations (kernels/targets.hpp), probed below by
+  /// `requires { K::name(...) }`: where the target has none, Generic's vocabulary code runs.
+  using K = TargetKernels<Tag>;
   using V = typename I::V;
   static constexpr index_t L = I::lanes;
   static constexpr index_t kSub = 16 / L;  ///< vectors per 16-lane block
@@ -78,21 +83,21 @@ struct Generic {
   }
 
   // ---- element-wise ------------------------------------------------------------------------------
-  /// y[i] = x[i] / d, i < n (y may be x): the vocabulary's loop where it has one (Cortex-M
-  /// scalar: simd/scalar.hpp).
+  /// y[i] = x[i] / d, i < n (y may be x): the target's loop where it has one (Cortex-M4F/M7:
+  /// kernels/elementwise/cortex_m4f.hpp).
   static void div_map(const float* x, float* y, index_t n, float d) {
-    if constexpr (requires { I::div_n(x, y, n, d); }) {
-      I::div_n(x, y, n, d);
+    if constexpr (requires { K::div_n(x, y, n, d); }) {
+      K::div_n(x, y, n, d);
     } else {
       const V vd = I::set1(d);
       map(x, y, n, [&](V v) { return I::div(v, vd); });
     }
   }
-  /// y[i] = exp(x[i] - m), i < n (the softmax's weights; y may be x): the vocabulary's loop where
-  /// it has one (simd/arm_mve.hpp), the same operations.
+  /// y[i] = exp(x[i] - m), i < n (the softmax's weights; y may be x): the target's loop where
+  /// it has one (kernels/elementwise/helium.hpp), the same operations.
   static void exp_shifted(const float* x, float* y, index_t n, float m) {
-    if constexpr (requires { I::exp_shifted(x, y, n, m); }) {
-      I::exp_shifted(x, y, n, m);
+    if constexpr (requires { K::exp_shifted(x, y, n, m); }) {
+      K::exp_shifted(x, y, n, m);
     } else {
       const V vm = I::set1(m);
       map(x, y, n, [&](V v) { return exp_v(I::sub(v, vm)); });
@@ -145,7 +150,7 @@ struct Generic {
   }
 
   static void add(float* y, const float* x, index_t n) {
-    if constexpr (requires { I::add_n(y, x, n); }) return I::add_n(y, x, n);  // Cortex-M scalar
+    if constexpr (requires { K::add_n(y, x, n); }) return K::add_n(y, x, n);  // Cortex-M scalar
     index_t i = 0;
     for (; i + L <= n; i += L) I::store(y + i, I::add(I::load(y + i), I::load(x + i)));
     if (i < n) I::store_partial(y + i, I::add(I::load_partial(y + i, n - i), I::load_partial(x + i, n - i)), n - i);
@@ -228,16 +233,17 @@ struct Generic {
   static void tile(const float* x, index_t ldx, index_t k0, index_t k1, const float* w, index_t ldw, float* y,
                    index_t ldy, index_t tail, bool first, const float* bias, Fuse act, const char* pf = nullptr,
                    const char* pf_end = nullptr) {
-    // A vocabulary's own kernel for tiles of several rows, in the same order per output (MVE:
-    // vectors across the rows, see simd/arm_mve.hpp); bias and activation as below.
+    // A target's own kernel for tiles of several rows, in the same order per output (MVE:
+    // vectors across the rows, see kernels/product/helium.hpp); bias and activation as below.
     if constexpr (R >= 2 &&
-                  requires { I::row_tile(x, ldx, R, k0, k1, w, ldw, y, ldy, tail, first, bias, Identity{}); }) {
+                  requires { K::row_tile(x, ldx, R, k0, k1, w, ldw, y, ldy, tail, first, bias, Identity{}); }) {
       return row_tile(x, ldx, R, k0, k1, w, ldw, y, ldy, (NV - 1) * L + (Partial ? tail : L), first, bias, act);
     }
-    // Cortex-M4F/M7's full-width scalar tile in assembly (simd/scalar.hpp), ReLU fused
+    // Cortex-M4F/M7's full-width scalar tile in assembly (kernels/product/cortex_m4f.hpp), ReLU
+    // fused
     if constexpr (NV == 4 && !Partial &&
-                  requires { I::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, false); }) {
-      if (act != Fuse::gelu) return I::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
+                  requires { K::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, false); }) {
+      if (act != Fuse::gelu) return K::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
     }
     V acc[R][NV];
 #pragma GCC unroll 16
@@ -292,8 +298,8 @@ struct Generic {
     }
   }
 
-  // the fused activations as types: one instantiation of a vocabulary's row_tile each
-  // (fusion: what a vocabulary's assembly may fuse itself, see simd/arm_mve.hpp)
+  // the fused activations as types: one instantiation of a target's row_tile each
+  // (fusion: what a target's assembly may fuse itself, see kernels/product/helium.hpp)
   struct Identity {
     static constexpr isa::Fusion fusion = isa::Fusion::none;
     V operator()(V v) const { return v; }
@@ -309,11 +315,11 @@ struct Generic {
   static void row_tile(const float* x, index_t ldx, index_t rows, index_t k0, index_t k1, const float* w, index_t ldw,
                        float* y, index_t ldy, index_t width, bool first, const float* bias, Fuse act) {
     if (act == Fuse::relu)
-      I::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Relu{});
+      K::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Relu{});
     else if (act == Fuse::gelu)
-      I::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Gelu{});
+      K::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Gelu{});
     else
-      I::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Identity{});
+      K::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Identity{});
   }
 
   static constexpr index_t kRows = I::gemm_rows, kVecs = I::gemm_vecs;
@@ -537,12 +543,12 @@ struct Generic {
 
   static void linear_block(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
                            index_t ldy, const float* bias, bool accumulate, Fuse act) {
-    // a vocabulary's own walk over its row tiles where it has one (Cortex-M55: simd/arm_mve.hpp, the
+    // a target's own walk over its row tiles where it has one (kernels/product/<target>.hpp, the
     // same tiles without product's dispatch); false: not taken there
     if constexpr (requires {
-                    I::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, Identity{}, Relu{});
+                    K::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, Identity{}, Relu{});
                   }) {
-      if (I::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, Identity{}, Relu{})) return;
+      if (K::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, Identity{}, Relu{})) return;
     }
     product(x, ldx, rows, in, WeightAt::panel_block(w), out, y, ldy, bias, accumulate, act);
   }
@@ -560,11 +566,12 @@ struct Generic {
   /// of 16 as 8 + 2 took 12% longer), more go 8 at a time.
   static void layer_norm_rows(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
                               LayerNormKind kind, float eps, float* y) {
-    // the same operations in the vocabulary's own code for whole 16-lane blocks (Cortex-M:
-    // simd/scalar.hpp, simd/arm_mve.hpp), row by row (in-order cores gain nothing from staging)
-    if constexpr (requires { I::layer_norm16(x, gain, bias, n, eps, y); }) {
+    // the same operations in the target's own code for whole 16-lane blocks where the selection
+    // (kernels/norm/select.hpp) names one, row by row (in-order cores gain nothing from staging)
+    using Row16 = typename NormSelect<Tag>::Row16;
+    if constexpr (!std::is_void_v<Row16>) {
       if (kind == LayerNormKind::torch && n && n % 16 == 0) {
-        for (index_t r = 0; r < rows; ++r) I::layer_norm16(x + r * n, gain, bias, n, eps, y + r * n);
+        for (index_t r = 0; r < rows; ++r) Row16::layer_norm16(x + r * n, gain, bias, n, eps, y + r * n);
         return;
       }
     }
@@ -1188,9 +1195,10 @@ struct Generic {
     return true;
   }
 
-  /// attention_rows (Kernels::attention_rows calls it), through a vocabulary's own kernel where it
-  /// has one for groups whose rows all attend to the same keys [0, e), e >= 1 (Cortex-M55:
-  /// simd/arm_mve.hpp, the same operations per row; it declines group sizes it does not take),
+  /// attention_rows (Kernels::attention_rows calls it), through a target's own kernel where it
+  /// has one for groups whose rows all attend to the same keys [0, e), e >= 1 (Cortex-M:
+  /// kernels/attention/<target>.hpp, the same operations per row; it declines group sizes it does
+  /// not take),
   /// then attention_rows for the rows left. (Outside attention_rows: its set-up would run first.)
   static void attention_rows_hooked(const float* q, index_t q_stride, index_t n_rows, const float* kt,
                                     index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
@@ -1198,7 +1206,7 @@ struct Generic {
                                     index_t out_stride) {
     index_t r0 = 0;
     if constexpr (requires {
-                    I::attention_prefix_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, 1.0f, p,
+                    K::attention_prefix_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, 1.0f, p,
                                              out, out_stride);
                   }) {
       // (the same key_end in every mask; ends past n_keys that differ go the general way)
@@ -1210,7 +1218,7 @@ struct Generic {
         const float scale = std::sqrt(static_cast<float>(head_dim));
         for (; r0 < n_rows; r0 += kAttentionRows) {
           const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
-          if (!I::attention_prefix_rows(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, e, scale,
+          if (!K::attention_prefix_rows(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, e, scale,
                                         p, out + r0 * out_stride, out_stride))
             break;
         }

@@ -1,0 +1,40 @@
+// statiformer — LayerNorm: which variant each target runs, readable in one place (Generic's
+// layer_norm_rows asks it). The model for the other operations' selections, which Generic still
+// finds by probing TargetKernels<Tag> (kernels/targets.hpp).
+#pragma once
+
+#include <statiformer/kernels/norm/cortex_m4f.hpp>
+#include <statiformer/kernels/norm/helium.hpp>
+#include <statiformer/simd/isa.hpp>
+
+namespace stf::kernels_detail {
+
+/// LayerNorm rows on target `Tag`:
+///   generic     every target: Generic's code on the vocabulary, rows staged in groups;
+///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU), and
+///   helium      Cortex-M55 (mve): their layer_norm16 (kernels/norm/<target>.hpp) for rows of
+///               the torch kind whose length is a multiple of 16, row by row; other rows generic.
+/// `Row16` is the struct that provides layer_norm16, void where the generic code runs alone.
+template <class Tag>
+struct NormSelect {
+  static constexpr const char* variant = "generic";
+  using Row16 = void;
+};
+
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
+template <>
+struct NormSelect<isa::scalar> {
+  static constexpr const char* variant = "cortex_m4f";
+  using Row16 = cortex_m4f::Norm;
+};
+#endif
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+template <>
+struct NormSelect<isa::mve> {
+  static constexpr const char* variant = "helium";
+  using Row16 = helium::Norm;
+};
+#endif
+
+}  // namespace stf::kernels_detail
