@@ -9,9 +9,16 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <type_traits>
 
+#include <boost/hana/for_each.hpp>
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/attention/select.hpp>
+#include <statiformer/kernels/elementwise/select.hpp>
+#include <statiformer/kernels/norm/select.hpp>
+#include <statiformer/kernels/product/select.hpp>
 #include <statiformer/kernels/reference.hpp>
+#include <statiformer/kernels/registry.hpp>
 
 #include "firmware.h"
 
@@ -263,12 +270,51 @@ void check_rows() {
   ref::gelu(kept, want, kSpecials);
   expect_same("gelu (special values)", got, want, kSpecials, {{"n", kSpecials}});
 }
+
+/// The variant that each operation's selection (kernels/<op>/select.hpp) names for every variant of
+/// this build (kernels/registry.hpp) must be this core's own: cortex_m4f for the scalar variant
+/// (every core here has a single-precision FPU), helium for mve. A selection that falls back to
+/// generic here, where the target's kernels exist, prints and exits 1.
+void check_selections() {
+  boost::hana::for_each(kernel_registry::variants, [](auto t) {
+    using Tag = typename decltype(t)::type;
+    const char* expected = std::is_same_v<Tag, isa::mve> ? "helium" : "cortex_m4f";
+    const char* ops[] = {"product", "attention", "elementwise", "norm"};
+    const char* got_names[] = {
+        kernels_detail::ProductSelect<Tag>::variant, kernels_detail::AttentionSelect<Tag>::variant,
+        kernels_detail::ElementwiseSelect<Tag>::variant, kernels_detail::NormSelect<Tag>::variant};
+    fw_puts("  selection for ");
+    fw_puts(Kernels<Tag>::name());
+    fw_puts(":");
+    for (int i = 0; i < 4; ++i) {
+      fw_putc(' ');
+      fw_puts(ops[i]);
+      fw_putc('=');
+      fw_puts(got_names[i]);
+    }
+    fw_putc('\n');
+    for (int i = 0; i < 4; ++i) {
+      if (std::strcmp(got_names[i], expected) == 0) continue;
+      fw_puts("WRONG SELECTION for ");
+      fw_puts(ops[i]);
+      fw_puts(" on ");
+      fw_puts(Kernels<Tag>::name());
+      fw_puts(": ");
+      fw_puts(got_names[i]);
+      fw_puts(", expected ");
+      fw_puts(expected);
+      fw_putc('\n');
+      fw_exit(1);
+    }
+  });
+}
 }  // namespace
 
 int main() {
   fw_puts("kernel check on " STF_FW_CORE ": variant ");
   fw_puts(K::name());
   fw_puts(" vs the reference, bit for bit\n");
+  check_selections();
   check_rows();
   fw_puts("  layer_norm_row, log_softmax_row, activation, add, exp: ok\n");
   check_linear();

@@ -9,9 +9,35 @@
 #include <type_traits>
 
 #include <statiformer/kernels/api.hpp>
-#include <statiformer/kernels/targets.hpp>
 #include <statiformer/simd/math.hpp>
 #include <statiformer/simd/scalar.hpp>
+
+// The targets' kernels (kernels/<op>/<target>.hpp; each compiles to nothing where its target's
+// instructions are not enabled). Each operation's select.hpp includes its own; they come first here,
+// in this order, on purpose (product, elementwise, norm, attention, each block on its own so that
+// clang-format keeps it): it is the order these kernels had inside the vocabularies, and GCC's
+// inlining breaks ties by declaration order (alphabetical order: the same instruction counts, but
+// 1,080 B more .text on the M55, tile_nv instantiated differently).
+#include <statiformer/kernels/product/cortex_m4f.hpp>
+//
+#include <statiformer/kernels/elementwise/cortex_m4f.hpp>
+//
+#include <statiformer/kernels/norm/cortex_m4f.hpp>
+//
+#include <statiformer/kernels/attention/cortex_m4f.hpp>
+//
+#include <statiformer/kernels/product/helium.hpp>
+//
+#include <statiformer/kernels/elementwise/helium.hpp>
+//
+#include <statiformer/kernels/norm/helium.hpp>
+//
+#include <statiformer/kernels/attention/helium.hpp>
+// which variant of each operation each target runs (Generic asks them)
+#include <statiformer/kernels/attention/select.hpp>
+#include <statiformer/kernels/elementwise/select.hpp>
+#include <statiformer/kernels/norm/select.hpp>
+#include <statiformer/kernels/product/select.hpp>
 
 // Register tiles only stay in registers when their small constant loops are fully unrolled:
 // those loops carry `#pragma GCC unroll 16`.
@@ -21,9 +47,15 @@ namespace stf::kernels_detail {
 template <class Tag>
 struct Generic {
   using I = isa::Vocabulary<Tag>;
-  /// The target's own kernels for some operations (kernels/targets.hpp), probed below by
-  /// `requires { K::name(...) }`: where the target has none, Generic's vocabulary code runs.
-  using K = TargetKernels<Tag>;
+  /// The target's own kernels for some operations, as each operation's selection names them
+  /// (kernels/<op>/select.hpp): a struct, or void where Generic's vocabulary code runs.
+  using Tile4 = typename ProductSelect<Tag>::Tile4;
+  using RowTile = typename ProductSelect<Tag>::RowTile;
+  using Panels = typename ProductSelect<Tag>::Panels;
+  using PrefixRows = typename AttentionSelect<Tag>::PrefixRows;
+  using Div = typename ElementwiseSelect<Tag>::Div;
+  using ExpShifted = typename ElementwiseSelect<Tag>::ExpShifted;
+  using Add = typename ElementwiseSelect<Tag>::Add;
   using V = typename I::V;
   static constexpr index_t L = I::lanes;
   static constexpr index_t kSub = 16 / L;  ///< vectors per 16-lane block
@@ -86,8 +118,8 @@ struct Generic {
   /// y[i] = x[i] / d, i < n (y may be x): the target's loop where it has one (Cortex-M4F/M7:
   /// kernels/elementwise/cortex_m4f.hpp).
   static void div_map(const float* x, float* y, index_t n, float d) {
-    if constexpr (requires { K::div_n(x, y, n, d); }) {
-      K::div_n(x, y, n, d);
+    if constexpr (!std::is_void_v<Div>) {
+      Div::div_n(x, y, n, d);
     } else {
       const V vd = I::set1(d);
       map(x, y, n, [&](V v) { return I::div(v, vd); });
@@ -96,8 +128,8 @@ struct Generic {
   /// y[i] = exp(x[i] - m), i < n (the softmax's weights; y may be x): the target's loop where
   /// it has one (kernels/elementwise/helium.hpp), the same operations.
   static void exp_shifted(const float* x, float* y, index_t n, float m) {
-    if constexpr (requires { K::exp_shifted(x, y, n, m); }) {
-      K::exp_shifted(x, y, n, m);
+    if constexpr (!std::is_void_v<ExpShifted>) {
+      ExpShifted::exp_shifted(x, y, n, m);
     } else {
       const V vm = I::set1(m);
       map(x, y, n, [&](V v) { return exp_v(I::sub(v, vm)); });
@@ -150,7 +182,7 @@ struct Generic {
   }
 
   static void add(float* y, const float* x, index_t n) {
-    if constexpr (requires { K::add_n(y, x, n); }) return K::add_n(y, x, n);  // Cortex-M scalar
+    if constexpr (!std::is_void_v<Add>) return Add::add_n(y, x, n);  // Cortex-M
     index_t i = 0;
     for (; i + L <= n; i += L) I::store(y + i, I::add(I::load(y + i), I::load(x + i)));
     if (i < n) I::store_partial(y + i, I::add(I::load_partial(y + i, n - i), I::load_partial(x + i, n - i)), n - i);
@@ -235,15 +267,13 @@ struct Generic {
                    const char* pf_end = nullptr) {
     // A target's own kernel for tiles of several rows, in the same order per output (MVE:
     // vectors across the rows, see kernels/product/helium.hpp); bias and activation as below.
-    if constexpr (R >= 2 &&
-                  requires { K::row_tile(x, ldx, R, k0, k1, w, ldw, y, ldy, tail, first, bias, Identity{}); }) {
+    if constexpr (R >= 2 && !std::is_void_v<RowTile>) {
       return row_tile(x, ldx, R, k0, k1, w, ldw, y, ldy, (NV - 1) * L + (Partial ? tail : L), first, bias, act);
     }
     // Cortex-M4F/M7's full-width scalar tile in assembly (kernels/product/cortex_m4f.hpp), ReLU
     // fused
-    if constexpr (NV == 4 && !Partial &&
-                  requires { K::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, false); }) {
-      if (act != Fuse::gelu) return K::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
+    if constexpr (NV == 4 && !Partial && !std::is_void_v<Tile4>) {
+      if (act != Fuse::gelu) return Tile4::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
     }
     V acc[R][NV];
 #pragma GCC unroll 16
@@ -315,11 +345,11 @@ struct Generic {
   static void row_tile(const float* x, index_t ldx, index_t rows, index_t k0, index_t k1, const float* w, index_t ldw,
                        float* y, index_t ldy, index_t width, bool first, const float* bias, Fuse act) {
     if (act == Fuse::relu)
-      K::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Relu{});
+      RowTile::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Relu{});
     else if (act == Fuse::gelu)
-      K::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Gelu{});
+      RowTile::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Gelu{});
     else
-      K::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Identity{});
+      RowTile::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Identity{});
   }
 
   static constexpr index_t kRows = I::gemm_rows, kVecs = I::gemm_vecs;
@@ -545,10 +575,8 @@ struct Generic {
                            index_t ldy, const float* bias, bool accumulate, Fuse act) {
     // a target's own walk over its row tiles where it has one (kernels/product/<target>.hpp, the
     // same tiles without product's dispatch); false: not taken there
-    if constexpr (requires {
-                    K::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, Identity{}, Relu{});
-                  }) {
-      if (K::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, Identity{}, Relu{})) return;
+    if constexpr (!std::is_void_v<Panels>) {
+      if (Panels::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, Identity{}, Relu{})) return;
     }
     product(x, ldx, rows, in, WeightAt::panel_block(w), out, y, ldy, bias, accumulate, act);
   }
@@ -1205,10 +1233,7 @@ struct Generic {
                                     index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* p, float* out,
                                     index_t out_stride) {
     index_t r0 = 0;
-    if constexpr (requires {
-                    K::attention_prefix_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, 1.0f, p,
-                                             out, out_stride);
-                  }) {
+    if constexpr (!std::is_void_v<PrefixRows>) {
       // (the same key_end in every mask; ends past n_keys that differ go the general way)
       const index_t key_end = n_rows == 0 ? 0 : masks[0].key_end;
       bool same = key_end > 0 && n_keys > 0;
@@ -1218,8 +1243,8 @@ struct Generic {
         const float scale = std::sqrt(static_cast<float>(head_dim));
         for (; r0 < n_rows; r0 += kAttentionRows) {
           const index_t nr = n_rows - r0 < kAttentionRows ? n_rows - r0 : kAttentionRows;
-          if (!K::attention_prefix_rows(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, e, scale,
-                                        p, out + r0 * out_stride, out_stride))
+          if (!PrefixRows::attention_prefix_rows(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim,
+                                                 e, scale, p, out + r0 * out_stride, out_stride))
             break;
         }
         if (r0 >= n_rows) return;

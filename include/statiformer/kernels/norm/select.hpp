@@ -1,6 +1,6 @@
 // statiformer — LayerNorm: which variant each target runs, readable in one place (Generic's
-// layer_norm_rows asks it). The model for the other operations' selections, which Generic still
-// finds by probing TargetKernels<Tag> (kernels/targets.hpp).
+// layer_norm_rows asks it). The other operations' selections have the same shape:
+// kernels/<op>/select.hpp.
 #pragma once
 
 #include <statiformer/kernels/norm/cortex_m4f.hpp>

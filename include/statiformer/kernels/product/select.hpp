@@ -1,0 +1,48 @@
+// statiformer — matrix products: which variant each target runs, readable in one place (Generic's
+// tile and linear_block ask it). The same shape as kernels/norm/select.hpp.
+#pragma once
+
+#include <statiformer/kernels/product/cortex_m4f.hpp>
+#include <statiformer/kernels/product/helium.hpp>
+#include <statiformer/simd/isa.hpp>
+
+namespace stf::kernels_detail {
+
+/// Matrix products (tiles, linear over weight panels) on target `Tag`:
+///   generic     every target: Generic's register tiles on the vocabulary;
+///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU):
+///               tile4 (1..6 rows × 4 outputs, assembly; not GELU, not partial) and
+///               linear_panels (declines GELU and outputs not in groups of 4);
+///   helium      Cortex-M55 (mve): row_tile (2..4 rows, vectors across the rows) and
+///               linear_panels (declines some calls, Generic's product runs them).
+/// Each alias is the struct (kernels/product/<variant>.hpp) that provides that entry point, void
+/// where Generic's own code runs.
+template <class Tag>
+struct ProductSelect {
+  static constexpr const char* variant = "generic";
+  using Tile4 = void;    ///< tile4(x, ldx, rows, k0, k1, w, ldw, y, ldy, first, bias, relu)
+  using RowTile = void;  ///< row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, epilogue)
+  using Panels = void;   ///< linear_panels(...) -> bool (false: declined)
+};
+
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
+template <>
+struct ProductSelect<isa::scalar> {
+  static constexpr const char* variant = "cortex_m4f";
+  using Tile4 = cortex_m4f::Product;
+  using RowTile = void;
+  using Panels = cortex_m4f::Product;
+};
+#endif
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+template <>
+struct ProductSelect<isa::mve> {
+  static constexpr const char* variant = "helium";
+  using Tile4 = void;
+  using RowTile = helium::Product;
+  using Panels = helium::Product;
+};
+#endif
+
+}  // namespace stf::kernels_detail
