@@ -1,7 +1,7 @@
 # ctest driver: configure, build and run tests/consumer_weights as a user's project would, taking
 # statiformer by MODE: "install" (install the built package into a scratch prefix, find_package) or
 # "subdirectory" (add_subdirectory of the checkout CHECKOUT). Variables: MODE, BUILD_DIR (install),
-# CHECKOUT (subdirectory), SOURCE_DIR, WORK_DIR, CXX.
+# CHECKOUT (subdirectory), SOURCE_DIR, WORK_DIR, CXX; C_DRIVER (ON: link with the C driver, the default C compiler).
 file(REMOVE_RECURSE ${WORK_DIR})
 if(MODE STREQUAL "install")
   execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
@@ -16,7 +16,7 @@ else()
   message(FATAL_ERROR "MODE must be install or subdirectory")
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -DCMAKE_CXX_COMPILER=${CXX}
-                        -DCMAKE_BUILD_TYPE=Release ${how}
+                        -DCMAKE_BUILD_TYPE=Release ${how} -DSTF_C_DRIVER=${C_DRIVER}
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "configuring the consumer (${MODE}) failed")
