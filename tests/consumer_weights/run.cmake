@@ -1,7 +1,9 @@
 # ctest driver: configure, build and run tests/consumer_weights as a user's project would, taking
 # statiformer by MODE: "install" (install the built package into a scratch prefix, find_package) or
 # "subdirectory" (add_subdirectory of the checkout CHECKOUT). Variables: MODE, BUILD_DIR (install),
-# CHECKOUT (subdirectory), SOURCE_DIR, WORK_DIR, CXX; C_DRIVER (ON: link with the C driver, the default C compiler).
+# CHECKOUT (subdirectory), SOURCE_DIR, WORK_DIR, CXX; C_DRIVER (ON: link with the C driver, the default C compiler);
+# for a cross build TOOLCHAIN (the toolchain file, instead of CXX) and EMULATOR (its program and
+# arguments joined by '|') that runs the program.
 file(REMOVE_RECURSE ${WORK_DIR})
 if(MODE STREQUAL "install")
   execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
@@ -15,7 +17,13 @@ elseif(MODE STREQUAL "subdirectory")
 else()
   message(FATAL_ERROR "MODE must be install or subdirectory")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -DCMAKE_CXX_COMPILER=${CXX}
+if(TOOLCHAIN)
+  list(APPEND how --toolchain ${TOOLCHAIN})
+else()
+  list(APPEND how -DCMAKE_CXX_COMPILER=${CXX})
+endif()
+string(REPLACE "|" ";" emulator "${EMULATOR}")
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build
                         -DCMAKE_BUILD_TYPE=Release ${how} -DSTF_C_DRIVER=${C_DRIVER}
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -25,7 +33,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIAB
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "building the consumer (${MODE}) failed")
 endif()
-execute_process(COMMAND ${WORK_DIR}/build/consumer_weights RESULT_VARIABLE rc)
+execute_process(COMMAND ${emulator} ${WORK_DIR}/build/consumer_weights RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the consumer (${MODE}) failed: ${rc}")
 endif()
