@@ -7,9 +7,17 @@
 # and <identifier>.hpp (on the target's include path) declares them. ALIGN defaults to 64, so a file
 # whose data region starts at a multiple of 64 (tools/export.py pads the header so) is bound in
 # place by stf::load_safetensors: no copy, no RAM for the weights. Re-generated when the file changes.
-set(STF_EMBED_WEIGHTS_SCRIPT ${CMAKE_CURRENT_LIST_FILE})
+#
+# Available from the build tree (include), under add_subdirectory and from the installed package
+# (statiformerConfig.cmake includes the installed copy). The function runs this file as its own
+# generator script, found through CMAKE_CURRENT_FUNCTION_LIST_FILE (the file defining the function,
+# whatever scope calls it): a variable set here at include time would be the subdirectory's only.
+if(CMAKE_VERSION VERSION_LESS 3.17)
+  message(FATAL_ERROR "stf_embed_weights needs CMake 3.17 or newer (CMAKE_CURRENT_FUNCTION_LIST_FILE)")
+endif()
 
 function(stf_embed_weights target)
+  set(script ${CMAKE_CURRENT_FUNCTION_LIST_FILE})
   cmake_parse_arguments(arg "" "FILE;SYMBOL;ALIGN" "" ${ARGN})
   if(NOT arg_FILE OR NOT arg_SYMBOL)
     message(FATAL_ERROR "stf_embed_weights(${target} FILE <path> SYMBOL <identifier> [ALIGN <bytes>])")
@@ -32,8 +40,8 @@ extern const std::size_t ${arg_SYMBOL}_size;
 ")
   add_custom_command(OUTPUT ${source}
                      COMMAND ${CMAKE_COMMAND} -DINPUT=${input} -DOUTPUT=${source} -DSYMBOL=${arg_SYMBOL}
-                             -DALIGN=${arg_ALIGN} -P ${STF_EMBED_WEIGHTS_SCRIPT}
-                     DEPENDS ${input} ${STF_EMBED_WEIGHTS_SCRIPT}
+                             -DALIGN=${arg_ALIGN} -P ${script}
+                     DEPENDS ${input} ${script}
                      COMMENT "Embedding ${arg_FILE} as ${arg_SYMBOL}" VERBATIM)
   target_sources(${target} PRIVATE ${source})
   target_include_directories(${target} PRIVATE ${dir})
