@@ -5,6 +5,7 @@
 // masks). The Catch2 suite (tests/unit/test_kernels.cpp) runs the same list on the Linux targets;
 // this is the oracle for the Cortex-M kernels, whose asm and intrinsics only run here.
 // Prints the op and sizes of the first mismatch and exits 1.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -29,17 +30,25 @@ using namespace stf;
 using namespace stf_cases;
 using K = ActiveKernels;
 
-constexpr index_t max3(index_t a, index_t b, index_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
 // Largest cases of the list: linear, linear_block and the long reduction; attention up to the
 // firmware's limits (larger ones are skipped).
 constexpr index_t kLinRows = largest(kLinearRows), kLinIn = largest(kLinearIns), kLinOut = largest(kLinearOuts);
 constexpr index_t kBlkRows = largest(kBlockRows), kBlkIn = largest(kBlockIns), kBlkOut = largest(kBlockOuts);
 constexpr index_t kLongRowsMax = largest(kLongRows), kLongOut = largest(kLongOuts);
-constexpr index_t kMaxX = max3(kLinRows * kLinIn, kBlkRows* kBlkIn, kLongRowsMax* kLongIn);
-constexpr index_t kMaxW = max3(kLinIn * kLinOut, kBlkIn* kBlkOut, kLongIn* kLongOut);
-constexpr index_t kMaxBias = max3(kLinOut, kBlkOut, kLongOut);
+// floats of x (rows × in), w (in × out) and y (rows × out) of each kind of linear case
+constexpr index_t kLinX = kLinRows * kLinIn;
+constexpr index_t kBlkX = kBlkRows * kBlkIn;
+constexpr index_t kLongX = kLongRowsMax * kLongIn;
+constexpr index_t kLinW = kLinIn * kLinOut;
+constexpr index_t kBlkW = kBlkIn * kBlkOut;
+constexpr index_t kLongW = kLongIn * kLongOut;
+constexpr index_t kLinY = kLinRows * kLinOut;
+constexpr index_t kBlkY = kBlkRows * kBlkOut;
 constexpr index_t kDense = 1024;  // exp over its whole range
-constexpr index_t kMaxY = max3(kLinRows * kLinOut, kBlkRows* kBlkOut, kDense);
+constexpr index_t kMaxX = std::max({kLinX, kBlkX, kLongX});
+constexpr index_t kMaxW = std::max({kLinW, kBlkW, kLongW});
+constexpr index_t kMaxBias = std::max({kLinOut, kBlkOut, kLongOut});
+constexpr index_t kMaxY = std::max({kLinY, kBlkY, kDense});
 constexpr index_t kMaxRows = largest(kAttentionRows), kMaxKeys = kFirmwareMaxKeys, kMaxHeadDim = kFirmwareMaxHeadDim;
 constexpr index_t kMaxModel = kMaxHeadDim + 5;
 alignas(16) float x[kMaxX], w[kMaxW], bias[kMaxBias], got[kMaxY + 8], want[kMaxY + 8];
