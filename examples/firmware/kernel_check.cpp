@@ -1,9 +1,11 @@
 // Kernel check firmware: the variant this core runs (stf::ActiveKernels: mve on the M55, scalar on
 // the M4F and M7) against the reference kernels (stf::ref), bit for bit (memcmp of the outputs),
-// on pseudo-random data at sizes around the register tiles, the 16-lane blocks and the 32-key
-// attention blocks. The Catch2 suite (tests/unit/test_kernels.cpp) does the same on the Linux
-// targets; this is the oracle for the Cortex-M kernels, whose asm and intrinsics only run here.
+// on pseudo-random data at the cases of the shared case list (tests/support/kernel_cases.hpp: sizes
+// around the register tiles, the 16-lane blocks, the weight panels and the 32-key attention blocks;
+// masks). The Catch2 suite (tests/unit/test_kernels.cpp) runs the same list on the Linux targets;
+// this is the oracle for the Cortex-M kernels, whose asm and intrinsics only run here.
 // Prints the op and sizes of the first mismatch and exits 1.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -21,15 +23,35 @@
 #include <statiformer/kernels/registry.hpp>
 
 #include "firmware.h"
+#include "kernel_cases.hpp"
 
 namespace {
 using namespace stf;
+using namespace stf_cases;
 using K = ActiveKernels;
 
-// Largest cases: linear 13 rows × 200 in × 130 out; attention 13 rows × 70 keys × head_dim 32.
-constexpr index_t kMaxX = 13 * 200, kMaxW = 200 * 130, kMaxY = 13 * 130;
-constexpr index_t kMaxRows = 13, kMaxKeys = 70, kMaxHeadDim = 32, kMaxModel = kMaxHeadDim + 5;
-alignas(16) float x[kMaxX], w[kMaxW], bias[130], got[kMaxY + 8], want[kMaxY + 8];
+// Largest cases of the list: linear, linear_block and the long reduction; attention up to the
+// firmware's limits (larger ones are skipped).
+constexpr index_t kLinRows = largest(kLinearRows), kLinIn = largest(kLinearIns), kLinOut = largest(kLinearOuts);
+constexpr index_t kBlkRows = largest(kBlockRows), kBlkIn = largest(kBlockIns), kBlkOut = largest(kBlockOuts);
+constexpr index_t kLongRowsMax = largest(kLongRows), kLongOut = largest(kLongOuts);
+// floats of x (rows × in), w (in × out) and y (rows × out) of each kind of linear case
+constexpr index_t kLinX = kLinRows * kLinIn;
+constexpr index_t kBlkX = kBlkRows * kBlkIn;
+constexpr index_t kLongX = kLongRowsMax * kLongIn;
+constexpr index_t kLinW = kLinIn * kLinOut;
+constexpr index_t kBlkW = kBlkIn * kBlkOut;
+constexpr index_t kLongW = kLongIn * kLongOut;
+constexpr index_t kLinY = kLinRows * kLinOut;
+constexpr index_t kBlkY = kBlkRows * kBlkOut;
+constexpr index_t kDense = 1024;  // exp over its whole range
+constexpr index_t kMaxX = std::max({kLinX, kBlkX, kLongX});
+constexpr index_t kMaxW = std::max({kLinW, kBlkW, kLongW});
+constexpr index_t kMaxBias = std::max({kLinOut, kBlkOut, kLongOut});
+constexpr index_t kMaxY = std::max({kLinY, kBlkY, kDense});
+constexpr index_t kMaxRows = largest(kAttentionRows), kMaxKeys = kFirmwareMaxKeys, kMaxHeadDim = kFirmwareMaxHeadDim;
+constexpr index_t kMaxModel = kMaxHeadDim + 5;
+alignas(16) float x[kMaxX], w[kMaxW], bias[kMaxBias], got[kMaxY + 8], want[kMaxY + 8];
 alignas(16) float q[kMaxRows * kMaxModel], kt[kMaxHeadDim * (kMaxKeys + 2)], vv[kMaxKeys * kMaxModel];
 alignas(16) float s_got[attention_scratch_floats(kMaxRows, kMaxKeys, kMaxHeadDim) + kMaxRows * kMaxKeys],
     s_want[attention_scratch_floats(kMaxRows, kMaxKeys, kMaxHeadDim) + kMaxRows * kMaxKeys];
@@ -40,13 +62,6 @@ unsigned long checks = 0;
 // MVE arithmetic flushes denormals to zero (qemu runs it with the Arm "standard FPSCR value", like
 // armv7 NEON: the documented exception of README.md), so results through a denormal may differ.
 const bool kFlushesDenormals = std::strcmp(K::name(), "mve") == 0;
-
-void fill(float* v, index_t n, std::uint32_t seed, float scale) {
-  for (index_t i = 0; i < n; ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    v[i] = (static_cast<float>(seed >> 8) / 16777216.0f - 0.5f) * 2.0f * scale;
-  }
-}
 
 struct Size {  // a name and value for the mismatch message
   const char* name;
@@ -93,16 +108,12 @@ void expect_same(const char* op, const float* a, const float* b, index_t n, std:
 }
 
 void check_linear() {
-  // rows around the tiles (MVE 3 rows, scalar 6), outputs around the vector panels (MVE 2 × 4
-  // lanes, scalar 4, single rows wider), inputs across the reduction blocks (128 steps)
-  static constexpr index_t ins[] = {1, 2, 3, 4, 5, 8, 16, 17, 33, 64, 100, 200};
-  static constexpr index_t outs[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 24, 33, 64, 65, 130};
   fill(x, kMaxX, 3, 1.0f);
   fill(w, kMaxW, 4, 1.0f);
-  fill(bias, 130, 5, 1.0f);
-  for (index_t rows = 1; rows <= 13; ++rows)
-    for (index_t in : ins)
-      for (index_t out : outs)
+  fill(bias, kMaxBias, 5, 1.0f);
+  for (index_t rows : kLinearRows)
+    for (index_t in : kLinearIns)
+      for (index_t out : kLinearOuts)
         for (Fuse act : {Fuse::none, Fuse::relu, Fuse::gelu})
           for (int with_bias = 0; with_bias < 2; ++with_bias) {
             const float* b = with_bias ? bias : nullptr;
@@ -114,6 +125,13 @@ void check_linear() {
                         {{"rows", rows}, {"in", in}, {"out", out}, {"act", index_t(act)}, {"bias", index_t(with_bias)}},
                         act == Fuse::gelu && kFlushesDenormals);
           }
+  // a long reduction: several k blocks
+  for (index_t rows : kLongRows)
+    for (index_t out : kLongOuts) {
+      K::linear(x, rows, kLongIn, w, bias, out, got, Fuse::none);
+      ref::linear(x, rows, kLongIn, w, bias, out, want, Fuse::none);
+      expect_same("linear (long reduction)", got, want, rows * out, {{"rows", rows}, {"in", kLongIn}, {"out", out}});
+    }
 }
 
 /// linear_block over blocks of the reduction and of the outputs (what FeedForward does with its
@@ -122,17 +140,17 @@ void check_linear() {
 void check_linear_blocks() {
   fill(x, kMaxX, 41, 1.0f);
   fill(w, kMaxW, 42, 1.0f);
-  fill(bias, 130, 43, 1.0f);
-  for (index_t rows : {1, 2, 5, 13})
-    for (index_t in : {7, 100, 200})
-      for (index_t out : {5, 64, 130})
-        for (index_t col_block : {index_t{50}, kWeightPanel, 2 * kWeightPanel}) {
+  fill(bias, kMaxBias, 43, 1.0f);
+  for (index_t rows : kBlockRows)
+    for (index_t in : kBlockIns)
+      for (index_t out : kBlockOuts)
+        for (index_t col_block : kBlockColumns) {
           ref::linear(x, rows, in, w, bias, out, want, Fuse::relu);
-          const index_t cuts[] = {0, in / 3, in - in / 4, in};
+          const Cuts cuts = reduction_cuts(in);
           for (index_t o0 = 0; o0 < out; o0 += col_block) {
             const index_t cols = out - o0 < col_block ? out - o0 : col_block;
             for (index_t c = 0; c + 1 < 4; ++c) {
-              const index_t k0 = cuts[c], k1 = cuts[c + 1];
+              const index_t k0 = cuts.at[c], k1 = cuts.at[c + 1];
               if (k0 == k1) continue;
               const bool last = k1 == in;
               K::linear_block(x + k0, in, rows, k1 - k0, {w, in, out, k0, o0}, cols, got + o0, out,
@@ -144,40 +162,26 @@ void check_linear_blocks() {
         }
 }
 
-/// Masks of `rows` query rows over n_keys keys: 0 all keys, 1 padding (the first half), 2 holes
-/// (some rows with none), 3 every key masked, 4 causal, 5 causal after a prefix (queries appended
-/// to a cache: across the key blocks).
-void make_masks(int kind, index_t rows, index_t n_keys) {
-  for (index_t i = 0; i < rows * n_keys; ++i) allow[i] = (i % 4 != 2) && (i % 7 != 3);
-  for (index_t r = 0; r < rows; ++r) {
-    masks[r] = {n_keys, nullptr};
-    if (kind == 1) masks[r].key_end = (n_keys + 1) / 2;
-    if (kind == 2) masks[r].allow = allow + r * n_keys;
-    if (kind == 2 && r == 1) {
-      for (index_t j = 0; j < n_keys; ++j) allow[r * n_keys + j] = 0;
-    }
-    if (kind == 3) masks[r].key_end = 0;
-    if (kind == 4) masks[r].key_end = r + 1 < n_keys ? r + 1 : n_keys;
-    if (kind == 5) masks[r].key_end = n_keys > rows ? n_keys - rows + r + 1 : r + 1;
-  }
-}
-
 void check_attention() {
-  static constexpr index_t head_dims[] = {1, 2, 3, 4, 5, 8, 9, 16, 17, 32};
-  static constexpr index_t row_counts[] = {1, 2, 3, 4, 5, 6, 7, 10, 13};
-  static constexpr index_t key_counts[] = {1, 2, 7, 16, 17, 31, 32, 33, 40, 63, 64, 65, 70};
-  for (index_t hd : head_dims)
-    for (index_t rows : row_counts)
-      for (index_t n_keys : key_counts)
-        for (int kind = 0; kind < 6; ++kind)
-          for (MaskFill mf : {MaskFill::neg_inf, MaskFill::neg_1e9}) {
-            if (mf == MaskFill::neg_1e9 && kind != 2 && kind != 3) continue;  // fill only matters there
+  // the list's attention cases up to this firmware's buffers
+  const auto fits = [](index_t hd, index_t n_keys) { return hd <= kMaxHeadDim && n_keys <= kMaxKeys; };
+  // the fill only matters where a row has keys masked out of its range: holes, none left
+  const auto fill_matters = [](MaskKind kind) {
+    return kind == MaskKind::holes || kind == MaskKind::none_by_end || kind == MaskKind::none_by_allow;
+  };
+  for (index_t hd : kHeadDims)
+    for (index_t rows : kAttentionRows)
+      for (index_t n_keys : kKeyCounts)
+        for (MaskKind kind : kMaskKinds)
+          for (MaskFill mf : kMaskFills) {
+            if (!fits(hd, n_keys)) continue;
+            if (mf == MaskFill::neg_1e9 && !fill_matters(kind)) continue;
             const index_t d_model = hd + 5;        // heads inside a wider row, as in multi-head
             const index_t kt_stride = n_keys + 2;  // Kᵀ rows inside a wider cache, as when decoding
             fill(kt, hd * kt_stride, 22 + static_cast<std::uint32_t>(hd), 1.5f);
             fill(vv, n_keys * d_model, 23, 1.0f);
             fill(q, rows * d_model, 21 + static_cast<std::uint32_t>(n_keys), 1.5f);
-            make_masks(kind, rows, n_keys);
+            make_masks(kind, rows, n_keys, allow, masks);
             const std::initializer_list<Size> sizes = {
                 {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}, {"fill", index_t(mf)}};
             // streaming, outputs aliasing the query rows as in the layers
@@ -199,22 +203,24 @@ void check_attention() {
             expect_same("attention_rows_weights (outputs)", o_got, o_want, rows * d_model, sizes);
           }
   // single rows, the one-row entry point
-  for (index_t hd : head_dims)
-    for (index_t n_keys : key_counts)
-      for (int kind = 0; kind < 4; ++kind) {
-        fill(kt, hd * (n_keys + 2), 8, 1.5f);
-        fill(vv, n_keys * (hd + 3), 9, 1.0f);
-        fill(q, hd, 7, 1.5f);
-        make_masks(kind, 1, n_keys);
-        K::attention_row(q, kt, n_keys + 2, vv, hd + 3, hd, n_keys, masks[0], MaskFill::neg_1e9, s_got, o_got);
-        ref::attention_row(q, kt, n_keys + 2, vv, hd + 3, hd, n_keys, masks[0], MaskFill::neg_1e9, s_want, o_want);
-        expect_same("attention_row", o_got, o_want, hd, {{"head_dim", hd}, {"keys", n_keys}, {"mask", index_t(kind)}});
-      }
+  for (index_t hd : kHeadDims)
+    for (index_t n_keys : kKeyCounts)
+      for (MaskKind kind : kMaskKinds)
+        for (MaskFill mf : kMaskFills) {
+          if (!fits(hd, n_keys)) continue;
+          fill(kt, hd * (n_keys + 2), 8, 1.5f);
+          fill(vv, n_keys * (hd + 3), 9, 1.0f);
+          fill(q, hd, 7, 1.5f);
+          make_masks(kind, 1, n_keys, allow, masks);
+          K::attention_row(q, kt, n_keys + 2, vv, hd + 3, hd, n_keys, masks[0], mf, s_got, o_got);
+          ref::attention_row(q, kt, n_keys + 2, vv, hd + 3, hd, n_keys, masks[0], mf, s_want, o_want);
+          expect_same("attention_row", o_got, o_want, hd,
+                      {{"head_dim", hd}, {"keys", n_keys}, {"mask", index_t(kind)}, {"fill", index_t(mf)}});
+        }
 }
 
 void check_rows() {
-  static constexpr index_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 100};
-  for (index_t n : sizes) {
+  for (index_t n : kRowLengths) {
     fill(x, n, 11, 3.0f);
     fill(w, n, 12, 1.0f);
     fill(bias, n, 13, 1.0f);
@@ -248,7 +254,6 @@ void check_rows() {
     expect_same("exp", got, want, n, {{"n", n}});
   }
   // exp over its whole range, dense, and its special values
-  constexpr index_t kDense = 1024;  // (got and want hold kMaxY + 8)
   for (index_t i = 0; i < kDense; ++i) x[i] = -100.0f + 200.0f * static_cast<float>(i) / kDense;
   K::exp(x, got, kDense);
   ref::exp(x, want, kDense);

@@ -1,6 +1,9 @@
 // Every kernel variant of this build (kernels/registry.hpp) gives the same bits as the reference,
-// over sizes around the 16-lane block and the register tiles; variants the CPU cannot run are
-// skipped at run time. Plus the accuracy of the library's own exp, log and GELU against libm.
+// at every case of the shared case list (tests/support/kernel_cases.hpp: sizes around the 16-lane
+// block, the register tiles, the weight panels, the key blocks and spans, masks; the firmware check
+// examples/firmware/kernel_check.cpp runs the same list on the Cortex-M kernels); variants the CPU
+// cannot run are skipped at run time. Plus the accuracy of the library's own exp, log and GELU
+// against libm.
 #include <catch2/catch.hpp>
 
 #include <boost/hana/for_each.hpp>
@@ -16,6 +19,7 @@
 #include <statiformer/kernels/reference.hpp>
 #include <statiformer/kernels/registry.hpp>
 
+#include "../support/kernel_cases.hpp"
 #include "../support/test_data.hpp"
 #include "isa_cpuid.hpp"
 
@@ -23,6 +27,7 @@ using namespace stf;
 
 namespace {
 using stf_test::data;
+using namespace stf_cases;
 
 bool same_bits(float a, float b) {
   if (std::isnan(a) && std::isnan(b)) return true;
@@ -76,9 +81,6 @@ void for_each_variant(F&& f) {
     if (cpu.can_run) f(K{});
   });
 }
-
-// Sizes below, equal to, between one and two, and multiples of the 16-lane block and of the vectors.
-const index_t kSizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 100};
 }  // namespace
 
 // The log says which variants this run tests and why any is skipped (Catch2 prints warnings of
@@ -102,7 +104,7 @@ TEST_CASE("kernel variants: which ones this CPU runs (cpuid), and supported() ag
 TEST_CASE("kernel variants: dot and sum equal the reference bit for bit", "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);
-    for (index_t n : kSizes) {
+    for (index_t n : kRowLengths) {
       const auto a = data(n, 1 + static_cast<std::uint32_t>(n)), b = data(n, 99 + static_cast<std::uint32_t>(n));
       INFO(K::name() << " n=" << n);
       CHECK(same_bits(K::dot(a.data(), b.data(), n), ref::dot(a.data(), b.data(), n)));
@@ -112,13 +114,11 @@ TEST_CASE("kernel variants: dot and sum equal the reference bit for bit", "[kern
 }
 
 TEST_CASE("kernel variants: transpose equals the reference, padded strides, nothing written outside", "[kernels]") {
-  // sizes around the register tiles (8 × 8 on AVX2, 16 × 16 on AVX-512) on each side
-  const index_t sizes[] = {1, 3, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 65};
   for_each_variant([&](auto k) {
     using K = decltype(k);
-    for (index_t rows : sizes) {
-      for (index_t cols : sizes) {
-        for (index_t pad : {index_t{0}, index_t{5}}) {
+    for (index_t rows : kTransposeSizes) {
+      for (index_t cols : kTransposeSizes) {
+        for (index_t pad : kTransposePads) {
           const index_t ld_src = cols + pad, ld_dst = rows + pad;
           const auto src = data(rows * ld_src, static_cast<std::uint32_t>(rows * 131 + cols));
           std::vector<float> got(cols * ld_dst, -7.0f), want(cols * ld_dst, -7.0f);
@@ -135,12 +135,9 @@ TEST_CASE("kernel variants: transpose equals the reference, padded strides, noth
 TEST_CASE("kernel variants: linear (with bias, fused activations) equals the reference", "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);
-    // rows around the register tiles (≤ 6 rows; ≤ 12 for narrow outputs on AVX-512, where a
-    // product of one tile calls it directly), outputs around the vector panels (up to 8 × 16
-    // lanes), inputs across the reduction blocks (kernels block k at 64 or more)
-    for (index_t rows : {1, 2, 3, 5, 6, 7, 10, 12, 13})
-      for (index_t in : {1, 5, 16, 17, 33, 100, 200})
-        for (index_t out : {1, 3, 4, 5, 7, 13, 16, 17, 33, 64, 65, 130})
+    for (index_t rows : kLinearRows)
+      for (index_t in : kLinearIns)
+        for (index_t out : kLinearOuts)
           for (Fuse act : {Fuse::none, Fuse::relu, Fuse::gelu})
             for (bool with_bias : {true, false}) {
               const auto x = data(rows * in, 3), w = data(out * in, 4), b = data(out, 5);
@@ -163,9 +160,9 @@ TEST_CASE("kernel variants: linear with a long reduction (several k blocks on ev
           "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);
-    for (index_t rows : {1, 4})
-      for (index_t out : {3, 20}) {
-        const index_t in = 2100;
+    for (index_t rows : kLongRows)
+      for (index_t out : kLongOuts) {
+        const index_t in = kLongIn;
         const auto x = data(rows * in, 31), w = data(out * in, 32), b = data(out, 33);
         std::vector<float> got(rows * out), want(rows * out);
         K::linear(x.data(), rows, in, w.data(), b.data(), out, got.data(), Fuse::none);
@@ -182,18 +179,18 @@ TEST_CASE("kernel variants: linear_block over blocks of the reduction and of the
   // not) and of reduction steps, each continuing the sums of the previous one
   for_each_variant([](auto k) {
     using K = decltype(k);
-    for (index_t rows : {1, 5, 10, 13})
-      for (index_t in : {7, 100, 300})
-        for (index_t out : {5, 64, 130, 200})
-          for (index_t col_block : {index_t{50}, kWeightPanel, 2 * kWeightPanel}) {
+    for (index_t rows : kBlockRows)
+      for (index_t in : kBlockIns)
+        for (index_t out : kBlockOuts)
+          for (index_t col_block : kBlockColumns) {
             const auto x = data(rows * in, 41), w = data(out * in, 42), b = data(out, 43);
             std::vector<float> got(rows * out), want(rows * out);
             ref::linear(x.data(), rows, in, w.data(), b.data(), out, want.data(), Fuse::relu);
-            const index_t cuts[] = {0, in / 3, in - in / 4, in};
+            const Cuts cuts = reduction_cuts(in);
             for (index_t o0 = 0; o0 < out; o0 += col_block) {
               const index_t cols = out - o0 < col_block ? out - o0 : col_block;
               for (index_t c = 0; c + 1 < 4; ++c) {
-                const index_t k0 = cuts[c], k1 = cuts[c + 1];
+                const index_t k0 = cuts.at[c], k1 = cuts.at[c + 1];
                 if (k0 == k1) continue;
                 const bool last = k1 == in;
                 K::linear_block(x.data() + k0, in, rows, k1 - k0, {w.data(), in, out, k0, o0}, cols, got.data() + o0,
@@ -209,19 +206,17 @@ TEST_CASE("kernel variants: linear_block over blocks of the reduction and of the
 TEST_CASE("kernel variants: attention rows equal the reference, every mask, streaming and with weights", "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);
-    for (index_t hd : {1, 3, 4, 5, 8, 16, 17, 32})
-      for (index_t n_keys : {1, 2, 7, 16, 17, 32, 33, 40, 70})  // around the key blocks of 32
-        for (int mask_kind = 0; mask_kind < 4; ++mask_kind)
-          for (MaskFill fill : {MaskFill::neg_inf, MaskFill::neg_1e9}) {
+    for (index_t hd : kHeadDims)
+      for (index_t n_keys : kKeyCounts)
+        for (MaskKind mask_kind : kMaskKinds)
+          for (MaskFill fill : kMaskFills) {
             const index_t stride = hd + 3;         // rows of V inside a wider matrix, as in multi-head
             const index_t kt_stride = n_keys + 2;  // Kᵀ rows inside a wider cache, as when decoding
             const auto q = data(hd, 7), kt = data(hd * kt_stride, 8), vv = data(n_keys * stride, 9);
             std::vector<std::uint8_t> allow(n_keys);
-            for (index_t j = 0; j < n_keys; ++j) allow[j] = mask_kind == 3 ? 0 : (j % 3 != 1 && j != 33);
-            ref::RowMask mask{n_keys, nullptr};
-            if (mask_kind == 1) mask.key_end = (n_keys + 1) / 2;  // padding
-            if (mask_kind >= 2) mask.allow = allow.data();        // holes; 3: everything masked
-            INFO(K::name() << " head_dim=" << hd << " keys=" << n_keys << " mask=" << mask_kind
+            ref::RowMask mask;
+            make_masks(mask_kind, 1, n_keys, allow.data(), &mask);
+            INFO(K::name() << " head_dim=" << hd << " keys=" << n_keys << " mask=" << int(mask_kind)
                            << " fill=" << int(fill));
             // streaming
             std::vector<float> s1(attention_scratch_floats(1, n_keys, hd)), s2(s1.size()), o1(hd), o2(hd);
@@ -246,25 +241,19 @@ TEST_CASE("kernel variants: groups of attention rows (causal, padded, aliased ou
           "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);
-    for (index_t hd : {1, 5, 8, 16, 17, 32, 64, 80})
-      for (index_t rows : {1, 2, 3, 4, 5, 9, 12})            // 9, 12: tall groups (AVX-512)
-        for (index_t n_keys : {1, 3, 16, 33, 70, 130, 290})  // 130, 290: several spans of scores
-          for (int mask_kind = 0; mask_kind < 4; ++mask_kind) {
+    for (index_t hd : kHeadDims)
+      for (index_t rows : kAttentionRows)
+        for (index_t n_keys : kKeyCounts)
+          for (MaskKind mask_kind : kMaskKinds) {
             const index_t d_model = hd + 5;  // heads inside a wider row, as in multi-head attention
             const index_t kt_stride = n_keys + 1;
             const auto qsrc = data(rows * d_model, 21), kt = data(hd * kt_stride, 22), vv = data(n_keys * d_model, 23);
             std::vector<std::uint8_t> allow(rows * n_keys);
-            for (index_t i = 0; i < allow.size(); ++i) allow[i] = i % 4 != 2;
             std::vector<ref::RowMask> masks(rows);
-            for (index_t r = 0; r < rows; ++r) {
-              masks[r] = {n_keys, nullptr};
-              if (mask_kind == 1) masks[r].key_end = r + 1 < n_keys ? r + 1 : n_keys;  // causal
-              if (mask_kind == 2) masks[r].allow = allow.data() + r * n_keys;          // holes, some rows empty
-              if (mask_kind == 3)  // causal after a prefix, as queries appended to a cache: across key blocks
-                masks[r].key_end = n_keys > rows ? n_keys - rows + r + 1 : r + 1;
-            }
-            INFO(K::name() << " head_dim=" << hd << " rows=" << rows << " keys=" << n_keys << " mask=" << mask_kind);
-            for (MaskFill fill : {MaskFill::neg_inf, MaskFill::neg_1e9}) {
+            make_masks(mask_kind, rows, n_keys, allow.data(), masks.data());
+            INFO(K::name() << " head_dim=" << hd << " rows=" << rows << " keys=" << n_keys
+                           << " mask=" << int(mask_kind));
+            for (MaskFill fill : kMaskFills) {
               auto got = qsrc, want = qsrc;  // outputs alias the query rows, as in the layers
               std::vector<float> s1(attention_scratch_floats(rows, n_keys, hd)), s2(s1.size());
               K::attention_rows(got.data(), d_model, rows, kt.data(), kt_stride, vv.data(), d_model, hd, n_keys,
@@ -288,7 +277,7 @@ TEST_CASE("kernel variants: groups of attention rows (causal, padded, aliased ou
 TEST_CASE("kernel variants: layer norm, log_softmax, activations, exp, log equal the reference", "[kernels]") {
   for_each_variant([](auto k) {
     using K = decltype(k);
-    for (index_t n : kSizes) {
+    for (index_t n : kRowLengths) {
       INFO(K::name() << " n=" << n);
       const auto x = data(n, 11, 3.0f), g = data(n, 12), b = data(n, 13);
       for (LayerNormKind kind : {LayerNormKind::torch, LayerNormKind::annotated}) {
@@ -299,7 +288,7 @@ TEST_CASE("kernel variants: layer norm, log_softmax, activations, exp, log equal
         CHECK(first_difference(got, want) == -1);
         // several rows at once (one group of up to 16; more: groups of 8 and a remainder), each
         // the same as alone
-        for (index_t rows : {12, 19}) {
+        for (index_t rows : kLayerNormRowCounts) {
           const auto xs = data(rows * n, 16, 3.0f);
           std::vector<float> got_rows(rows * n), want_rows(rows * n);
           K::layer_norm_rows(xs.data(), rows, g.data(), b.data(), n, kind, 1e-5f, got_rows.data());

@@ -1,0 +1,132 @@
+// The one case list of the kernel checks (issue 22): the sizes, shapes and masks at which a kernel
+// variant is compared with the reference (stf::ref) bit for bit. tests/unit/test_kernels.cpp runs
+// every case on every registry variant the CPU can run; examples/firmware/kernel_check.cpp runs
+// them on the Cortex-M kernels under qemu, except the attention cases beyond its buffers
+// (kFirmwareMaxHeadDim, kFirmwareMaxKeys: the M55 has 512 KB of RAM). A size that reaches a new
+// kernel path goes here, and both run it.
+//
+// Heap-free, no stdio, no test framework: constexpr arrays and functions that fill the caller's
+// buffers, so that firmware can include it.
+#pragma once
+
+#include <cstdint>
+
+#include <statiformer/config.hpp>
+#include <statiformer/kernels/api.hpp>
+
+namespace stf_cases {
+using stf::index_t;
+
+// ---- rows: dot, sum, layer norm, log_softmax, activations, add, exp, log ------------------------
+/// Below, equal to, between one and two, and multiples of the 16-lane block and of the vectors
+/// (LayerNorm's Cortex-M kernels take rows of 16).
+inline constexpr index_t kRowLengths[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 100};
+/// Rows of one layer_norm_rows call: one group of up to 16; more: groups of 8 and a remainder.
+inline constexpr index_t kLayerNormRowCounts[] = {12, 19};
+
+// ---- transpose: around the register tiles (8 × 8 on AVX2, 16 × 16 on AVX-512) on each side -------
+inline constexpr index_t kTransposeSizes[] = {1, 3, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 65};
+inline constexpr index_t kTransposePads[] = {0, 5};
+
+// ---- linear ---------------------------------------------------------------------------------------
+/// Rows around the register tiles (MVE 3 rows, scalar 6, x86 ≤ 6; ≤ 12 for narrow outputs on
+/// AVX-512, where a product of one tile calls it directly).
+inline constexpr index_t kLinearRows[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+/// Inputs across the reduction blocks (kernels block k at 64 or more; Cortex-M at 128 steps).
+inline constexpr index_t kLinearIns[] = {1, 2, 3, 4, 5, 8, 16, 17, 33, 64, 100, 200};
+/// Outputs around the vector panels (MVE 2 × 4 lanes, scalar 4, x86 up to 8 × 16 lanes) and the
+/// weight panel of kWeightPanel (64) columns.
+inline constexpr index_t kLinearOuts[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 24, 33, 64, 65, 130};
+/// A long reduction: several k blocks on every ISA.
+inline constexpr index_t kLongIn = 2100;
+inline constexpr index_t kLongRows[] = {1, 4};
+inline constexpr index_t kLongOuts[] = {3, 20};
+
+/// linear_block as FeedForward calls it: blocks of columns (panel-aligned or not) and of reduction
+/// steps, each continuing the sums of the previous one.
+inline constexpr index_t kBlockRows[] = {1, 2, 5, 10, 13};
+inline constexpr index_t kBlockIns[] = {7, 100, 200, 300};
+inline constexpr index_t kBlockOuts[] = {5, 64, 130, 200};
+inline constexpr index_t kBlockColumns[] = {50, stf::kWeightPanel, 2 * stf::kWeightPanel};
+/// The reduction cuts of one linear_block case: [cuts[c], cuts[c + 1]) for c < 3 (empty ones skipped).
+struct Cuts {
+  index_t at[4];
+};
+constexpr Cuts reduction_cuts(index_t in) { return {{0, in / 3, in - in / 4, in}}; }
+
+// ---- attention ------------------------------------------------------------------------------------
+/// Head dims: below and around the vectors; 64 and 80 only on the hosts.
+inline constexpr index_t kHeadDims[] = {1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 64, 80};
+/// Query rows per call: around the row group of 6 (kAttentionRowGroup), two groups and the tall
+/// groups of AVX-512 (9, 12).
+inline constexpr index_t kAttentionRows[] = {1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 13};
+/// Keys around the key blocks of 32 (kAttentionKeyBlock); 130 and 290 cross the spans of 128
+/// (kAttentionScoreKeys) and run only on the hosts.
+inline constexpr index_t kKeyCounts[] = {1, 2, 3, 7, 16, 17, 31, 32, 33, 40, 63, 64, 65, 70, 130, 290};
+/// The firmware's buffers hold attention up to these sizes (and kAttentionRows' largest).
+inline constexpr index_t kFirmwareMaxHeadDim = 32, kFirmwareMaxKeys = 70;
+
+/// Masks of rows × n_keys keys, by kind.
+enum class MaskKind : int {
+  all,            ///< every key
+  padding,        ///< the first half of the keys (key_end)
+  holes,          ///< an irregular pattern of allowed keys (allow), row 1 with none
+  none_by_end,    ///< every key masked: key_end = 0
+  causal,         ///< row r sees keys 0..r
+  causal_prefix,  ///< causal after a prefix, as queries appended to a cache: across the key blocks
+  none_by_allow,  ///< every key masked: allow all zero
+};
+inline constexpr MaskKind kMaskKinds[] = {MaskKind::all,          MaskKind::padding, MaskKind::holes,
+                                          MaskKind::none_by_end,  MaskKind::causal,  MaskKind::causal_prefix,
+                                          MaskKind::none_by_allow};
+inline constexpr stf::MaskFill kMaskFills[] = {stf::MaskFill::neg_inf, stf::MaskFill::neg_1e9};
+
+/// Fills masks[0..rows) for `kind`; `allow` holds rows × n_keys bytes.
+inline void make_masks(MaskKind kind, index_t rows, index_t n_keys, std::uint8_t* allow, stf::ref::RowMask* masks) {
+  for (index_t i = 0; i < rows * n_keys; ++i)
+    allow[i] = kind == MaskKind::none_by_allow ? 0 : static_cast<std::uint8_t>((i % 4 != 2) && (i % 7 != 3));
+  if (kind == MaskKind::holes && rows > 1)
+    for (index_t j = 0; j < n_keys; ++j) allow[n_keys + j] = 0;
+  for (index_t r = 0; r < rows; ++r) {
+    masks[r] = {n_keys, nullptr};
+    switch (kind) {
+      case MaskKind::all:
+        break;
+      case MaskKind::padding:
+        masks[r].key_end = (n_keys + 1) / 2;
+        break;
+      case MaskKind::holes:
+      case MaskKind::none_by_allow:
+        masks[r].allow = allow + r * n_keys;
+        break;
+      case MaskKind::none_by_end:
+        masks[r].key_end = 0;
+        break;
+      case MaskKind::causal:
+        masks[r].key_end = r + 1 < n_keys ? r + 1 : n_keys;
+        break;
+      case MaskKind::causal_prefix:
+        masks[r].key_end = n_keys > rows ? n_keys - rows + r + 1 : r + 1;
+        break;
+    }
+  }
+}
+
+// ---- data -----------------------------------------------------------------------------------------
+/// n values uniform in [-scale, scale) from seed (an LCG: the same values on every target).
+inline void fill(float* v, index_t n, std::uint32_t seed, float scale = 1.0f) {
+  for (index_t i = 0; i < n; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    v[i] = (static_cast<float>(seed >> 8) / 16777216.0f - 0.5f) * 2.0f * scale;
+  }
+}
+
+/// Largest value of a list (for buffer sizes).
+template <index_t N>
+constexpr index_t largest(const index_t (&list)[N]) {
+  index_t m = 0;
+  for (index_t v : list) m = v > m ? v : m;
+  return m;
+}
+
+}  // namespace stf_cases
