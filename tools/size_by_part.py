@@ -53,17 +53,25 @@ def struct(names):
 
 RULES = [
     # kernels, by the function's own name, so that a kernel keeps its part when it moves between
-    # structs (Generic<Tag>::fn, per-operation structs, the targets' Product/Attention/...)
+    # structs (Generic<Tag>::fn, per-operation structs, the targets' Product/Attention/...); the
+    # names of kernels/generic.hpp, kernels/<op>/<target>.hpp and the vocabularies (simd/), which
+    # -O3 inlines but -Os may not
     ("kernels: attention", fn(r"attention\w*|stream_\w*|values_\w*|scores_\w*|span_\w*|scale_max|exp_sum|"
-                              r"exp_groups\w*|sum_tree\w*")),
-    ("kernels: product", fn(r"tile_nv|tile|tile_step|tile\d\w*|row_tile\w*|row_panels\w*|product\w*|gemm\w*|"
-                            r"gemv\w*|linear\w*|panel\w*")),
+                              r"exp_groups\w*|sum_tree\w*|weighted_values\w*|group_keys|group_block_rows|"
+                              r"tall_group|block_exps|block_weights|rescale|allowed|softmax_scores")),
+    ("kernels: product", fn(r"tile\w*|tall_rows|row_tile\w*|row_panel\w*|product\w*|gemm\w*|gemv\w*|"
+                            r"linear\w*|panel\w*|block_steps|fma_scalar|plain|column")),
     ("kernels: norm", fn(r"layer_norm\w*|rms_norm\w*")),
     ("kernels: softmax", fn(r"log_softmax\w*|softmax\w*")),
-    ("kernels: elementwise", fn(r"add\w*|div_map|map\w*|relu\w*|gelu\w*|activation\w*|div|fma_n|"
+    ("kernels: elementwise", fn(r"add\w*|sub|mul|div\w*|map\w*|relu\w*|gelu\w*|activation\w*|fma_n|"
                                 r"exp_shifted")),
-    ("kernels: exp, log, erfc", fn(r"exp|exp_v|exp_kernel|exp_n|log|log_v|erfc")),
-    ("kernels: transpose, other", fn(r"transpose\w*|dot|sum|reduce\w*|copy\w*|fill\w*|name|supported")),
+    ("kernels: exp, log, erfc", fn(r"exp|exp_v|exp_kernel|exp_n|exp_nonpositive|split_exponent|pow2i|log|log_v|"
+                                   r"erfc")),
+    ("kernels: transpose, other", fn(r"transpose\w*|dot|sum|reduce\w*|max_of|copy\w*|fill\w*|name|supported|"
+                                     r"load\w*|store\w*|set1|zero\w*|lane\w*|keep_first|select_\w*|split_\w*|"
+                                     r"fma|abs|min|max|sqrt|sub_count")),
+    # kernels/api.hpp's weight blocks (panel-stored weights of the products)
+    ("kernels: product", r"^stf::WeightBlock::"),
     # kernels, by the struct they are in (helpers with other names)
     ("kernels: attention", struct(r"\w*Attention\w*")),
     ("kernels: product", struct(r"\w*(Product|Gemm)\w*")),
@@ -72,28 +80,31 @@ RULES = [
     ("kernels: elementwise", struct(r"\w*(Elementwise|Activation)\w*")),
     # parameter binding by name (io/bind.hpp, the Params' visit, layers/params.hpp's Name) and the
     # safetensors loader (io/safetensors.hpp, src/io/safetensors.cpp)
-    ("binding: bind by name", r"^stf::(\w+::)*(bind\w*|visit)$|^stf::Name::"),
-    ("binding: safetensors", r"^stf::(detail::safetensors::|load_safetensors$|to_string$)"),
+    ("binding: visit, by name, schema", r"^stf::(\w+::)*(bind\w*|visit)$|^stf::Name::|"
+                                 r"^stf::(detail::)?(SchemaSink::|stored_shape$|write_schema\w*$)"),
+    ("binding: safetensors", r"^stf::(detail::safetensors::|load_safetensors$|to_string$|ParamStorage::)"),
     # layers, graph, models
     ("layers", r"^stf::(\w*Layer|\w*Stack|EncoderDecoder|MultiHeadAttention|ScaledDotProductAttention|"
                r"FeedForward|LayerNorm|Embedding|PositionalEncoding|ProjectionHead|Sequential|"
                r"Profiler|NullProfiler|MemoryPlan)::|"
+               r"^stf::detail::\w+$|"  # layers/attention.hpp's helpers (transpose, attention_head)
                r"^boost::hana::"),  # Sequential (graph/) runs its layers in hana::for_each's on_each
     # the firmware runtime (examples/firmware/runtime)
     ("runtime: startup, faults, SysTick", r"^(\w+_Handler|enable_fpu|fw_vector_table|fw_stack_\w+|"
-                                          r"fw_fault_report|fw::\w+)$"),
-    ("runtime: semihosting console", r"^(fw_put\w*|fw_exit|put_digits)$"),
+                                          r"fw_fault_report|__cxa_atexit|atexit|abort|"
+                                          r"fw::(systick_\w+|delay_3n|for_each_phase|exact_instructions|gcd))$"),
+    ("runtime: semihosting console", r"^(fw_put\w*|fw_flush|fw_exit|put_digits|pad|semihost)$"),
     # the toolchain's libraries
     ("runtime: libgcc", r"^__(aeabi_\w+|(add|sub|mul|div|neg|cmp|eq|ne|lt|le|gt|ge|unord|fix|float|extend|"
                         r"trunc)\w*[sdt][fi]\d?|u?divmod\w+|gnu_\w+|clz\w+|ctz\w+|popcount\w+)$"),
     ("runtime: libm", r"^(__ieee754_\w+|__kernel_\w+|__math_\w+|__fdlib\w+|"
                       r"(sqrt|exp|log|pow|fma|sin|cos|tan|floor|ceil|fabs|round|erf|tanh)f?)$"),
     ("runtime: libc", r"^(mem\w+|str\w+|two_way_\w+|critical_factorization|__errno|_impure_\w+|"
-                      r"_?exit|abort|atexit|__libc_\w+|_init|_fini|__register_\w+|__call_\w+|"
+                      r"_?exit|__libc_\w+|_init|_fini|__register_\w+|__call_\w+|"
                       r"frame_dummy|__do_global_\w+)$"),
     # the application: the firmware program itself
     ("app", r"^(main|_GLOBAL__sub_I_\w+|\(anonymous_namespace\)::|stf_demo::|stf_classifier::|"
-            r"fw::BenchLayer::)"),
+            r"stf_cases::|fw::BenchLayer::|fw::bench_\w+$)"),  # (stf_cases: tests/support/kernel_cases.hpp)
 ]
 PART_ORDER = [part for part, _ in RULES]
 PART_ORDER = list(dict.fromkeys(PART_ORDER)) + ["unclassified", "no symbol (padding)"]
@@ -164,6 +175,9 @@ def simplify(name, keep_templates=False):
         elif c in CLOSERS:
             opener = stack.pop() if stack else ""
             shown = visible() if stack else keep_templates and opener == "<"
+            if not stack and opener == "(":  # a member function's qualifiers before its local entity
+                m = re.match(r"(?: (?:const|volatile)| ?&&?)+(?=::)", name[i + 1:])
+                i += len(m.group(0)) if m else 0
         else:
             shown = visible()
         if shown:
