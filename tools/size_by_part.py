@@ -34,10 +34,11 @@ import sys
 CODE_SECTIONS = (".vectors", ".text", ".ARM.extab", ".ARM.exidx", ".init_array")
 
 # ---- the rule table --------------------------------------------------------------------------------
-# (part, pattern): the first pattern that re.search()es the simplified name wins. Kernels are
-# recognised first by the function's own name (the last component), so that they keep their part
-# when the code moves between structs (Generic<Tag>::fn, per-operation structs, the targets'
-# Product/Attention/...), then by the struct they are in, then by namespace.
+# (part, pattern): the first pattern that re.search()es the simplified name wins. Kernels (in the
+# namespaces of KERNEL) are recognised first by the function's own name (the last component), so
+# that they keep their part when the code moves between structs (Generic<Tag>::fn, per-operation
+# structs, the targets' Product/Attention/...), then by the struct they are in. A kernel matching
+# neither is "unclassified", not some kernel part: a new name fails the ctest until it has a rule.
 KERNEL = r"^stf::(kernels_detail|Kernels|kernels|simd_math|isa|ref)::(\w+::)*"  # namespace, struct path
 
 
@@ -78,10 +79,10 @@ RULES = [
     ("kernels: norm", struct(r"\w*Norm\w*")),
     ("kernels: softmax", struct(r"\w*Softmax\w*")),
     ("kernels: elementwise", struct(r"\w*(Elementwise|Activation)\w*")),
-    # parameter binding by name (io/bind.hpp, the Params' visit, layers/params.hpp's Name) and the
-    # safetensors loader (io/safetensors.hpp, src/io/safetensors.cpp)
+    # parameters by name: the Params' visit and layers/params.hpp's Name, io/bind.hpp, io/schema.hpp;
+    # the safetensors loader (io/safetensors.hpp, src/io/safetensors.cpp)
     ("binding: visit, by name, schema", r"^stf::(\w+::)*(bind\w*|visit)$|^stf::Name::|"
-                                 r"^stf::(detail::)?(SchemaSink::|stored_shape$|write_schema\w*$)"),
+                                        r"^stf::(detail::)?(SchemaSink::|stored_shape$|write_schema\w*$)"),
     ("binding: safetensors", r"^stf::(detail::safetensors::|load_safetensors$|to_string$|ParamStorage::)"),
     # layers, graph, models
     ("layers", r"^stf::(\w*Layer|\w*Stack|EncoderDecoder|MultiHeadAttention|ScaledDotProductAttention|"
