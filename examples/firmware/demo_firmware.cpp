@@ -106,7 +106,7 @@ void profile_layers(const Input& in) {
   fw_puts(" MHz, readings summed over ");
   fw_put_u(fw::kPeriodInsns, 0);
   fw_puts(" phase offsets; decoder rows sum all steps)\n");
-  fw_puts("  layer                 calls  instructions  share\n");
+  fw_puts("  layer                         calls  instructions  share\n");
   std::uint64_t layers = 0;
   for (index_t i = 0; i < rows; ++i) {
     const std::uint64_t calls = (prof[i].calls - calls_before[i]) / fw::kPeriodInsns;
@@ -114,26 +114,21 @@ void profile_layers(const Input& in) {
     exact = fw::exact_instructions(prof[i].ticks - ticks_before[i], insns) && exact;
     insns -= calls * overhead;
     layers += insns;
-    char name[32] = {};
-    std::strncpy(name, prof[i].name, sizeof name - 4);
-    if (std::strstr(prof[i].name, ".layer")) {
-      const std::size_t len = std::strlen(name);
-      name[len] = '.';
-      name[len + 1] = static_cast<char>('0' + prof[i].index % 10);
-    }
+    char name[40];
+    (void)prof[i].name(name, sizeof name);  // the weights' prefix: encoder.layers.0, ...
     fw_puts("  ");
-    fw_put_str(name, 20);
+    fw_put_str(name, 28);
     fw_put_u(calls, 6);
     fw_put_u(insns, 14);
     fw_put_f(100.0 * static_cast<double>(insns) / static_cast<double>(total), 1, 6);
     fw_puts("%\n");
   }
   fw_puts("  ");
-  fw_put_str("(rest: argmax, calls)", 26);
+  fw_put_str("(rest: argmax, calls)", 34);
   fw_put_u(total - layers, 14);
   fw_put_f(100.0 * static_cast<double>(total - layers) / static_cast<double>(total), 1, 6);
   fw_puts("%\n  ");
-  fw_put_str("total (no profiler)", 26);
+  fw_put_str("total (no profiler)", 34);
   fw_put_u(total, 14);
   fw_puts("\n  (each reading holds ");
   fw_put_u(overhead, 0);
