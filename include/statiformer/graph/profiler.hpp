@@ -61,7 +61,7 @@ struct LayerPath {
     return true;
   }
 
-  /// Writes the dotted name ("encoder.layers.0"; "…" after it if truncated) into buf, at most
+  /// Writes the dotted name ("encoder.layers.0"; "..." after it if truncated) into buf, at most
   /// n - 1 characters and a terminating NUL; returns the characters written.
   constexpr index_t write(char* buf, index_t n) const {
     if (n == 0) return 0;
@@ -84,7 +84,7 @@ struct LayerPath {
       }
     }
     if (truncated)
-      for (char c : {'.', '.', '.'}) put(c);
+      for (int k = 0; k < 3; ++k) put('.');
     buf[len] = '\0';
     return len;
   }

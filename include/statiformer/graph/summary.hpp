@@ -325,9 +325,17 @@ class Line {
     if (!csv) put(']');
     return *this;
   }
-  Line& path(const LayerPath& p) {
-    char name[160];
-    return text(printed_name(p, name));
+  /// A CSV field: s, or s in double quotes (its quotes doubled) if it holds a comma or a quote.
+  Line& csv(const char* s) {
+    bool quote = false;
+    for (const char* c = s; *c; ++c) quote = quote || *c == ',' || *c == '"';
+    if (!quote) return text(s);
+    put('"');
+    for (const char* c = s; *c; ++c) {
+      if (*c == '"') put('"');
+      put(*c);
+    }
+    return put('"');
   }
   index_t size() const { return len_; }
   const char* c_str() const { return buf_; }
@@ -423,7 +431,8 @@ inline void summary_csv(const SummaryRow* rows, index_t n, const LineSink& sink)
   index_t params = 0;
   for (index_t i = 0; i < n; ++i) {
     const SummaryRow& r = rows[i];
-    line.path(r.path).put(',').text(r.type).put(',').text(r.phase).put(',');
+    char name[160];
+    line.csv(printed_name(r.path, name)).put(',').csv(r.type).put(',').csv(r.phase).put(',');
     line.shape(r.in, true).put(',').shape(r.out, true).put(',');
     line.number(r.params).put(',').number(r.param_bytes()).put(',');
     if (r.mult_adds_known) line.number(r.mult_adds);
@@ -455,7 +464,15 @@ void profile_rows(const Prof& prof, const char* unit, std::uint64_t runs, bool c
   for (index_t i = 0; i < prof.size(); ++i) {
     const auto& e = prof[i];
     if (csv) {
-      line.path(e.path).put(',').number(e.calls).put(',').number(e.ticks).put(',').number(e.ticks / runs).put(',');
+      char name[160];
+      line.csv(printed_name(e.path, name))
+          .put(',')
+          .number(e.calls)
+          .put(',')
+          .number(e.ticks)
+          .put(',')
+          .number(e.ticks / runs)
+          .put(',');
       line.tenths(permille(e.ticks, total)).send(sink);
     } else {
       char name[160];
@@ -489,7 +506,8 @@ void print_summary(const ModelSummary<N>& s, Sink&& sink) {
 }
 
 /// The summary as CSV: `layer,type,phase,input,output,params,param_bytes,mult_adds,output_bytes`
-/// (shapes as 10x32; mult_adds empty where unknown), then `total,,,,,<params>,<bytes>,,`.
+/// (shapes as 10x32; mult_adds empty where unknown; a field with a comma or quote is quoted), then
+/// `total,,,,,<params>,<bytes>,,`.
 template <index_t N, class Sink>
 void print_summary_csv(const ModelSummary<N>& s, Sink&& sink) {
   summary_detail::summary_csv(s.rows, N, LineSink(sink));

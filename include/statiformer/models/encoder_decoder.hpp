@@ -193,7 +193,7 @@ class EncoderDecoder {
                      0};
     for (index_t l = 0; l < Decoder::n_layers; ++l)
       s.rows[r++] = {LayerPath("decoder") / "layers" / l / "cross_attn",
-                     "memory K, V",
+                     "memory K/V",
                      "encode",
                      src,
                      RowShape{{2, src_len, d_model}, 3, false},
