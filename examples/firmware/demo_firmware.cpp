@@ -85,15 +85,16 @@ void profile_layers(const Input& in) {
   // (a different path), later passes only accumulate. "empty" is a begin/end pair around nothing:
   // the profiler's own instructions inside each reading, subtracted below.
   Prof prof(&fw::systick_now);
+  const LayerPath empty("empty");  // built outside the timed span, as the model's paths are
   (void)model.greedy_decode(src, in.len, dm::kBos, dm::kEos, out, n, prof);
-  prof.begin("empty");
-  prof.end("empty");
+  prof.begin(empty);
+  prof.end(empty);
   std::uint64_t ticks_before[32] = {}, calls_before[32] = {};
   for (index_t i = 0; i < prof.size(); ++i) ticks_before[i] = prof[i].ticks, calls_before[i] = prof[i].calls;
   fw::for_each_phase([&] {
     (void)model.greedy_decode(src, in.len, dm::kBos, dm::kEos, out, n, prof);
-    prof.begin("empty");
-    prof.end("empty");
+    prof.begin(empty);
+    prof.end(empty);
   });
   const index_t rows = prof.size() - 1;  // the last entry is "empty"
   std::uint64_t overhead = 0;

@@ -71,14 +71,16 @@ struct EncoderStack {
   void run(const float* x, float* y, index_t valid_len, float* scratch, Prof&& prof = Prof{},
            const LayerPath& path = {}) const {
     for (index_t i = 0; i < NLayers; ++i) {
-      prof.begin(path / "layers" / i);
+      const LayerPath layer = path / "layers" / i;  // built outside the timed span
+      prof.begin(layer);
       Layer{params.layers[i]}.run(i == 0 ? x : y, y, valid_len, scratch);
-      prof.end(path / "layers" / i);
+      prof.end(layer);
     }
     if constexpr (FinalNorm) {
-      prof.begin(path / "norm");
+      const LayerPath norm = path / "norm";
+      prof.begin(norm);
       Norm{params.norm}.run(y, seq_len, y);
-      prof.end(path / "norm");
+      prof.end(norm);
     }
   }
 };

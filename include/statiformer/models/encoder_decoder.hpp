@@ -82,27 +82,31 @@ class EncoderDecoder {
     if (src_valid_len == 0 || src_valid_len > src_len) return Status::invalid_length;
     if (Status st = SrcEmbed::check_tokens(src, src_valid_len); st != Status::ok) return st;
     float* memory = buffer(kMemory);
-    prof.begin("src_embed");  // the embedding and the positional encoding (PyTorch: src_embed.0, .1)
+    const LayerPath embed("src_embed");  // the embedding and the positional encoding (PyTorch: src_embed.0, .1)
+    prof.begin(embed);
     // padded positions embed token 0; the key-padding mask keeps them out of every valid row
     for (index_t i = 0; i < src_len * d_model; ++i) memory[i] = 0.0f;
     (void)SrcEmbed{params.src_embed}.run(src, src_valid_len, memory);
     PosEnc::run(memory, src_len);
-    prof.end("src_embed");
+    prof.end(embed);
     for (index_t l = 0; l < Encoder::n_layers; ++l) {
-      prof.begin(LayerPath("encoder") / "layers" / l);
+      const LayerPath path = LayerPath("encoder") / "layers" / l;  // built outside the timed span
+      prof.begin(path);
       typename Encoder::Layer{params.encoder.layers[l]}.run(memory, memory, src_valid_len, buffer(kEncScratch));
-      prof.end(LayerPath("encoder") / "layers" / l);
+      prof.end(path);
     }
     if constexpr (Encoder::final_norm) {
-      prof.begin(LayerPath("encoder") / "norm");
+      const LayerPath path = LayerPath("encoder") / "norm";
+      prof.begin(path);
       typename Encoder::Norm{params.encoder.norm}.run(memory, src_len, memory);
-      prof.end(LayerPath("encoder") / "norm");
+      prof.end(path);
     }
     // each decoder layer's cross-attention keys and values of the memory (its cross_attn.k, .v)
     for (index_t l = 0; l < Decoder::n_layers; ++l) {
-      prof.begin(LayerPath("decoder") / "layers" / l / "cross_attn");
+      const LayerPath path = LayerPath("decoder") / "layers" / l / "cross_attn";
+      prof.begin(path);
       typename Decoder::Layer{params.decoder.layers[l]}.prepare_memory(memory, caches_[l]);
-      prof.end(LayerPath("decoder") / "layers" / l / "cross_attn");
+      prof.end(path);
     }
     mem_valid_len_ = src_valid_len;
     pos_ = 0;
@@ -118,25 +122,29 @@ class EncoderDecoder {
     if (pos_ >= tgt_len) return Status::capacity_exceeded;
     if (Status st = TgtEmbed::check_tokens(&token, 1); st != Status::ok) return st;
     float* row = buffer(kRow);
-    prof.begin("tgt_embed");
+    const LayerPath embed("tgt_embed");
+    prof.begin(embed);
     (void)TgtEmbed{params.tgt_embed}.run(&token, 1, row);
     PosEnc::run(row, 1, pos_);
-    prof.end("tgt_embed");
+    prof.end(embed);
     using Layer = typename Decoder::Layer;
     for (index_t l = 0; l < Decoder::n_layers; ++l) {
-      prof.begin(LayerPath("decoder") / "layers" / l);
+      const LayerPath path = LayerPath("decoder") / "layers" / l;
+      prof.begin(path);
       Layer{params.decoder.layers[l]}.step(row, pos_, mem_valid_len_, caches_[l], row, buffer(kStepScratch));
-      prof.end(LayerPath("decoder") / "layers" / l);
+      prof.end(path);
     }
     if constexpr (Decoder::final_norm) {
-      prof.begin(LayerPath("decoder") / "norm");
+      const LayerPath path = LayerPath("decoder") / "norm";
+      prof.begin(path);
       typename Decoder::Norm{params.decoder.norm}.run(row, 1, row);
-      prof.end(LayerPath("decoder") / "norm");
+      prof.end(path);
     }
-    prof.begin("generator");
+    const LayerPath generator("generator");
+    prof.begin(generator);
     float* out = buffer(kLogits);
     Gen{params.generator}.run(row, 1, out);
-    prof.end("generator");
+    prof.end(generator);
     for (index_t v = 0; v < tgt_vocab; ++v) logprobs[v] = out[v];
     ++pos_;
     return Status::ok;
