@@ -274,6 +274,17 @@ TEST_CASE("the profile table and CSV formats, and the count of dropped measureme
   prof.reset();
   CHECK(prof.size() == 0);
   CHECK(prof.dropped() == 0);
+  // a name with a comma or a quote is one CSV field; an empty path (Named<"", ...>) is "(root)"
+  measure("a,\"b\"", 5);
+  measure("", 5);
+  Lines quoted;
+  print_profile_csv(prof, quoted);
+  CHECK(quoted.text ==
+        "layer,calls,ticks,ticks_per_run,share_percent\n"
+        "\"a,\"\"b\"\"\",1,5,5,50.0\n"
+        "(root),1,5,5,50.0\n"
+        "total,,10,10,100.0\n"
+        "dropped,0,0,,\n");
 }
 
 TEST_CASE("a profiler too small for the model records the first rows and counts the rest", "[profiler]") {
