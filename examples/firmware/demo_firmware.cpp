@@ -1,7 +1,8 @@
 // The demo model (examples/demo: an encoder-decoder trained to reverse digit sequences) as
 // bare-metal firmware on qemu-system-arm: the same inputs and output lines as the host demo, the
 // log-probability hash, the per-layer instruction counts (SysTick under qemu -icount, through
-// stf::Profiler), the footprint and the stack high-water mark. Exits 1 if a decoding is wrong.
+// stf::Profiler), the footprint, the model summary (the library's printer) and the stack
+// high-water mark. Exits 1 if a decoding is wrong.
 #include <cstdint>
 #include <cstring>
 
@@ -225,6 +226,13 @@ int main() {
   fw_puts(" B (RAM); model object ");
   fw_put_u(sizeof(Model), 0);
   fw_puts(" B\n");
+  // the library's summary printer: no heap, no stdio, integers only
+  fw_puts("\nmodel summary\n");
+  Model::summary([](const char* line) {
+    fw_puts("  ");
+    fw_puts(line);
+    fw_putc('\n');
+  });
   fw_puts("stack high-water: ");
   fw_put_u(fw_stack_high_water(), 0);
   fw_puts(" B of ");
