@@ -141,7 +141,7 @@ TEST_CASE("a Sequential's profile rows: a row per layer of a stack, named by Nam
     CHECK(name_of(Small::summary_table().rows[i].path) == want[i]);
 }
 
-TEST_CASE("summary totals are the constexpr footprint; each row owns the parameters under its name", "[summary]") {
+TEST_CASE("summary totals are the constexpr footprint, and each row owns the parameters under its name", "[summary]") {
   SECTION("Sequential") {
     static Small model;
     constexpr auto table = Small::summary_table();
