@@ -7,7 +7,6 @@
 
 #include <statiformer/config.hpp>
 #include <statiformer/graph/memory_plan.hpp>
-#include <statiformer/graph/profiler.hpp>
 #include <statiformer/graph/sequential.hpp>
 #include <statiformer/graph/summary.hpp>
 #include <statiformer/io/bind.hpp>
@@ -22,5 +21,6 @@
 #include <statiformer/layers/layer_norm.hpp>
 #include <statiformer/layers/stack.hpp>
 #include <statiformer/models/encoder_decoder.hpp>
+#include <statiformer/profiler.hpp>
 #include <statiformer/shape/checks.hpp>
 #include <statiformer/tensor.hpp>

@@ -1,4 +1,4 @@
-// Profiles and summaries by name (graph/profiler.hpp, graph/summary.hpp): the rows are named as the
+// Profiles and summaries by name (profiler.hpp, graph/summary.hpp): the rows are named as the
 // parameters the loaders bind (encoder.layers.1, ...), the summary's totals are the model's
 // constexpr footprint, mult-adds follow the hand-derived formulas, the printers' text and CSV
 // formats are pinned, and a profiler too small for the model counts what it drops.

@@ -14,10 +14,10 @@
 #include <boost/hana/tuple.hpp>
 
 #include <statiformer/graph/memory_plan.hpp>
-#include <statiformer/graph/node.hpp>
-#include <statiformer/graph/profiler.hpp>
 #include <statiformer/graph/summary.hpp>
+#include <statiformer/layers/node.hpp>
 #include <statiformer/layers/params.hpp>
+#include <statiformer/profiler.hpp>
 #include <statiformer/shape/checks.hpp>
 #include <statiformer/tensor.hpp>
 

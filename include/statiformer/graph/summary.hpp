@@ -20,11 +20,11 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <statiformer/graph/node.hpp>
-#include <statiformer/graph/profiler.hpp>
 #include <statiformer/layers/embedding.hpp>
 #include <statiformer/layers/heads.hpp>
+#include <statiformer/layers/node.hpp>
 #include <statiformer/layers/stack.hpp>
+#include <statiformer/profiler.hpp>
 
 namespace stf {
 

@@ -3,9 +3,9 @@
 // transformer's Encoder / Decoder.
 #pragma once
 
-#include <statiformer/graph/profiler.hpp>
 #include <statiformer/layers/decoder_layer.hpp>
 #include <statiformer/layers/encoder_layer.hpp>
+#include <statiformer/profiler.hpp>
 
 namespace stf {
 

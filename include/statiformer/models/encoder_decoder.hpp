@@ -2,11 +2,11 @@
 #pragma once
 
 #include <statiformer/graph/memory_plan.hpp>
-#include <statiformer/graph/profiler.hpp>
 #include <statiformer/graph/summary.hpp>
 #include <statiformer/layers/embedding.hpp>
 #include <statiformer/layers/heads.hpp>
 #include <statiformer/layers/stack.hpp>
+#include <statiformer/profiler.hpp>
 
 namespace stf {
 
