@@ -1,0 +1,325 @@
+// The kernel checks, written once (issue 22): each compares a kernel variant K with the reference
+// (stf::ref) at the cases of the one case list (kernel_cases.hpp). Two runners call them:
+// tests/unit/test_kernels.cpp (Catch2, every registry variant the CPU can run, on the hosts and
+// under qemu-user) and examples/firmware/kernel_check.cpp (the Cortex-M kernels, whose assembly and
+// intrinsics run only there). A runner is an Env:
+//
+//   struct Env {
+//     Buffers buf;                 // caller-owned storage, at least Capacity<...>'s sizes
+//     bool flushes_denormals;      // the variant flushes denormal results (armv7 NEON, MVE)
+//     bool nan_payloads_may_differ;  // two NaNs count as equal whatever their bits
+//     index_t max_head_dim, max_keys;  // attention cases beyond these are skipped (buffers)
+//     void expect(const char* op, const float* got, const float* want, index_t n,
+//                 std::initializer_list<Size> sizes, bool flushed);  // report a difference
+//   };
+//
+// Heap-free, no stdio, no test framework (the firmware includes it).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+
+#include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/reference.hpp>
+
+#include "kernel_cases.hpp"
+
+namespace stf_checks {
+using namespace stf;
+using namespace stf_cases;
+
+/// A name and value of a case, for the mismatch message.
+struct Size {
+  const char* name;
+  index_t value;
+};
+
+/// The floats (and bytes) the checks need, for attention up to MaxHeadDim and MaxKeys.
+template <index_t MaxHeadDim, index_t MaxKeys>
+struct Capacity {
+  static constexpr index_t kLinX = largest(kLinearRows) * largest(kLinearIns);
+  static constexpr index_t kBlkX = largest(kBlockRows) * largest(kBlockIns);
+  static constexpr index_t kLongX = largest(kLongRows) * kLongIn;
+  static constexpr index_t kTr = largest(kTransposeSizes) * (largest(kTransposeSizes) + largest(kTransposePads));
+  static constexpr index_t kDense = 1024;  // exp over its whole range
+  static constexpr index_t max3(index_t a, index_t b, index_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
+  static constexpr index_t x =
+      max3(max3(kLinX, kBlkX, kLongX), kTr, largest(kLayerNormRowCounts) * largest(kRowLengths));
+  static constexpr index_t w = max3(largest(kLinearIns) * largest(kLinearOuts),
+                                    largest(kBlockIns) * largest(kBlockOuts), kLongIn* largest(kLongOuts));
+  static constexpr index_t bias = max3(largest(kLinearOuts), largest(kBlockOuts), largest(kLongOuts));
+  /// outputs, plus 8 guard floats
+  static constexpr index_t y =
+      max3(max3(largest(kLinearRows) * largest(kLinearOuts), largest(kBlockRows) * largest(kBlockOuts), kDense), kTr,
+           largest(kLayerNormRowCounts) * largest(kRowLengths)) +
+      8;
+  static constexpr index_t rows = largest(kAttentionRowCases);
+  static constexpr index_t model = MaxHeadDim + 5;  // heads inside a wider row
+  static constexpr index_t q = rows * model;
+  static constexpr index_t kt = MaxHeadDim * (MaxKeys + 2);
+  static constexpr index_t v = MaxKeys * model;
+  static constexpr index_t scratch = attention_scratch_floats(rows, MaxKeys, MaxHeadDim) + rows * MaxKeys;
+  static constexpr index_t allow = rows * MaxKeys;
+};
+
+/// Where the checks work: the runner's buffers (sizes: Capacity).
+struct Buffers {
+  float *x, *w, *bias, *got, *want;
+  float *q, *kt, *vv, *s_got, *s_want, *o_got, *o_want;
+  std::uint8_t* allow;
+  ref::RowMask* masks;
+};
+
+/// Index of the first element of got that differs from want, or n. flushed: a zero of the same sign
+/// may stand for a reference result below 1e-36 in magnitude (a computation through a denormal,
+/// which the variant flushes); nan_any: two NaNs are equal whatever their bits.
+inline index_t first_difference(const float* got, const float* want, index_t n, bool flushed, bool nan_any) {
+  if (std::memcmp(got, want, n * sizeof(float)) == 0) return n;
+  for (index_t i = 0; i < n; ++i) {
+    if (std::memcmp(got + i, want + i, sizeof(float)) == 0) continue;
+    if (nan_any && std::isnan(got[i]) && std::isnan(want[i])) continue;
+    const bool zeroed = flushed && got[i] == 0.0f && std::signbit(got[i]) == std::signbit(want[i]) &&
+                        want[i] < 1e-36f && want[i] > -1e-36f;
+    if (!zeroed) return i;
+  }
+  return n;
+}
+
+/// dot and sum of rows of every length.
+template <class K, class Env>
+void check_dot_sum(Env& env) {
+  Buffers& b = env.buf;
+  for (index_t n : kRowLengths) {
+    fill(b.x, n, 1 + static_cast<std::uint32_t>(n));
+    fill(b.w, n, 99 + static_cast<std::uint32_t>(n));
+    b.got[0] = K::dot(b.x, b.w, n), b.want[0] = ref::dot(b.x, b.w, n);
+    b.got[1] = K::sum(b.x, n), b.want[1] = ref::sum(b.x, n);
+    env.expect("dot", b.got, b.want, 1, {{"n", n}}, false);
+    env.expect("sum", b.got + 1, b.want + 1, 1, {{"n", n}}, false);
+  }
+}
+
+/// transpose with padded strides; guard values around the outputs show writes outside.
+template <class K, class Env>
+void check_transpose(Env& env) {
+  Buffers& b = env.buf;
+  for (index_t rows : kTransposeSizes)
+    for (index_t cols : kTransposeSizes)
+      for (index_t pad : kTransposePads) {
+        const index_t ld_src = cols + pad, ld_dst = rows + pad, n = cols * ld_dst;
+        fill(b.x, rows * ld_src, static_cast<std::uint32_t>(rows * 131 + cols));
+        for (index_t i = 0; i < n + 8; ++i) b.got[i] = b.want[i] = -7.0f;
+        K::transpose(b.x, rows, cols, ld_src, b.got, ld_dst);
+        ref::transpose(b.x, rows, cols, ld_src, b.want, ld_dst);
+        env.expect("transpose", b.got, b.want, n + 8, {{"rows", rows}, {"cols", cols}, {"pad", pad}}, false);
+      }
+}
+
+/// linear with and without bias, each fused activation; then a long reduction (several k blocks).
+template <class K, class Env>
+void check_linear(Env& env) {
+  Buffers& b = env.buf;
+  fill(b.x, Capacity<1, 1>::x, 3);
+  fill(b.w, Capacity<1, 1>::w, 4);
+  fill(b.bias, Capacity<1, 1>::bias, 5);
+  for (index_t rows : kLinearRows)
+    for (index_t in : kLinearIns)
+      for (index_t out : kLinearOuts)
+        for (Fuse act : {Fuse::none, Fuse::relu, Fuse::gelu})
+          for (int with_bias = 0; with_bias < 2; ++with_bias) {
+            const float* bias = with_bias ? b.bias : nullptr;
+            // guard floats past the end: a store beyond the outputs shows up as a difference
+            for (index_t i = 0; i < rows * out + 8; ++i) b.got[i] = b.want[i] = -7.0f;
+            K::linear(b.x, rows, in, b.w, bias, out, b.got, act);
+            ref::linear(b.x, rows, in, b.w, bias, out, b.want, act);
+            // (GELU of a large negative input goes through a denormal)
+            env.expect("linear", b.got, b.want, rows * out + 8,
+                       {{"rows", rows}, {"in", in}, {"out", out}, {"act", index_t(act)}, {"bias", index_t(with_bias)}},
+                       act == Fuse::gelu && env.flushes_denormals);
+          }
+  for (index_t rows : kLongRows)
+    for (index_t out : kLongOuts) {
+      K::linear(b.x, rows, kLongIn, b.w, b.bias, out, b.got, Fuse::none);
+      ref::linear(b.x, rows, kLongIn, b.w, b.bias, out, b.want, Fuse::none);
+      env.expect("linear (long reduction)", b.got, b.want, rows * out, {{"rows", rows}, {"in", kLongIn}, {"out", out}},
+                 false);
+    }
+}
+
+/// linear_block over blocks of the reduction and of the outputs (what FeedForward does with its
+/// chunks of hidden units, panel-aligned or not, each block continuing the sums of the previous
+/// one) gives linear's bits.
+template <class K, class Env>
+void check_linear_blocks(Env& env) {
+  Buffers& b = env.buf;
+  fill(b.x, Capacity<1, 1>::x, 41);
+  fill(b.w, Capacity<1, 1>::w, 42);
+  fill(b.bias, Capacity<1, 1>::bias, 43);
+  for (index_t rows : kBlockRows)
+    for (index_t in : kBlockIns)
+      for (index_t out : kBlockOuts)
+        for (index_t col_block : kBlockColumns) {
+          ref::linear(b.x, rows, in, b.w, b.bias, out, b.want, Fuse::relu);
+          const Cuts cuts = reduction_cuts(in);
+          for (index_t o0 = 0; o0 < out; o0 += col_block) {
+            const index_t cols = out - o0 < col_block ? out - o0 : col_block;
+            for (index_t c = 0; c + 1 < 4; ++c) {
+              const index_t k0 = cuts.at[c], k1 = cuts.at[c + 1];
+              if (k0 == k1) continue;
+              const bool last = k1 == in;
+              K::linear_block(b.x + k0, in, rows, k1 - k0, {b.w, in, out, k0, o0}, cols, b.got + o0, out,
+                              last ? b.bias + o0 : nullptr, k0 > 0, last ? Fuse::relu : Fuse::none);
+            }
+          }
+          env.expect("linear_block", b.got, b.want, rows * out,
+                     {{"rows", rows}, {"in", in}, {"out", out}, {"column block", col_block}}, false);
+        }
+}
+
+/// attention_rows and attention_rows_weights for groups of rows (outputs aliasing the query rows,
+/// as in the layers), and attention_row, at every mask kind and fill, up to the runner's buffers.
+template <class K, class Env>
+void check_attention(Env& env) {
+  Buffers& b = env.buf;
+  const auto fits = [&](index_t hd, index_t n_keys) { return hd <= env.max_head_dim && n_keys <= env.max_keys; };
+  // the fill only matters where a row has keys masked out of its range: holes, none left
+  const auto fill_matters = [](MaskKind kind) {
+    return kind == MaskKind::holes || kind == MaskKind::none_by_end || kind == MaskKind::none_by_allow;
+  };
+  for (index_t hd : kHeadDims)
+    for (index_t rows : kAttentionRowCases)
+      for (index_t n_keys : kKeyCounts)
+        for (MaskKind kind : kMaskKinds)
+          for (MaskFill mf : kMaskFills) {
+            if (!fits(hd, n_keys)) continue;
+            if (mf == MaskFill::neg_1e9 && !fill_matters(kind)) continue;
+            const index_t d_model = hd + 5;        // heads inside a wider row, as in multi-head
+            const index_t kt_stride = n_keys + 2;  // Kᵀ rows inside a wider cache, as when decoding
+            fill(b.kt, hd * kt_stride, 22 + static_cast<std::uint32_t>(hd), 1.5f);
+            fill(b.vv, n_keys * d_model, 23);
+            fill(b.q, rows * d_model, 21 + static_cast<std::uint32_t>(n_keys), 1.5f);
+            make_masks(kind, rows, n_keys, b.allow, b.masks);
+            const std::initializer_list<Size> sizes = {
+                {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}, {"fill", index_t(mf)}};
+            // streaming, outputs aliasing the query rows as in the layers
+            std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
+            std::memcpy(b.o_want, b.q, rows * d_model * sizeof(float));
+            K::attention_rows(b.o_got, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks, mf, b.s_got,
+                              b.o_got, d_model);
+            ref::attention_rows(b.o_want, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks, mf,
+                                b.s_want, b.o_want, d_model);
+            env.expect("attention_rows", b.o_got, b.o_want, rows * d_model, sizes, false);
+            // with the weights
+            std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
+            std::memcpy(b.o_want, b.q, rows * d_model * sizeof(float));
+            K::attention_rows_weights(b.o_got, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks, mf,
+                                      b.s_got, b.o_got, d_model);
+            ref::attention_rows_weights(b.o_want, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
+                                        mf, b.s_want, b.o_want, d_model);
+            env.expect("attention_rows_weights (weights)", b.s_got, b.s_want, rows * n_keys, sizes, false);
+            env.expect("attention_rows_weights (outputs)", b.o_got, b.o_want, rows * d_model, sizes, false);
+          }
+  // single rows, the one-row entry point, into a separate output
+  for (index_t hd : kHeadDims)
+    for (index_t n_keys : kKeyCounts)
+      for (MaskKind kind : kMaskKinds)
+        for (MaskFill mf : kMaskFills) {
+          if (!fits(hd, n_keys)) continue;
+          fill(b.kt, hd * (n_keys + 2), 8, 1.5f);
+          fill(b.vv, n_keys * (hd + 3), 9);
+          fill(b.q, hd, 7, 1.5f);
+          make_masks(kind, 1, n_keys, b.allow, b.masks);
+          K::attention_row(b.q, b.kt, n_keys + 2, b.vv, hd + 3, hd, n_keys, b.masks[0], mf, b.s_got, b.o_got);
+          ref::attention_row(b.q, b.kt, n_keys + 2, b.vv, hd + 3, hd, n_keys, b.masks[0], mf, b.s_want, b.o_want);
+          env.expect("attention_row", b.o_got, b.o_want, hd,
+                     {{"head_dim", hd}, {"keys", n_keys}, {"mask", index_t(kind)}, {"fill", index_t(mf)}}, false);
+        }
+}
+
+/// Row operations at every row length: LayerNorm (one row, and rows in groups), log_softmax,
+/// activations, add, exp, log; exp over its whole range, dense.
+template <class K, class Env>
+void check_rows(Env& env) {
+  Buffers& b = env.buf;
+  for (index_t n : kRowLengths) {
+    fill(b.x, n, 11, 3.0f);
+    fill(b.w, n, 12);
+    fill(b.bias, n, 13);
+    for (LayerNormKind kind : {LayerNormKind::torch, LayerNormKind::annotated}) {
+      if (kind == LayerNormKind::annotated && n < 2) continue;
+      K::layer_norm_row(b.x, b.w, b.bias, n, kind, 1e-5f, b.got);
+      ref::layer_norm_row(b.x, b.w, b.bias, n, kind, 1e-5f, b.want);
+      env.expect("layer_norm_row", b.got, b.want, n, {{"n", n}, {"kind", index_t(kind)}}, false);
+      // several rows at once (one group of up to 16; more: groups of 8 and a remainder), each the
+      // same as alone
+      for (index_t rows : kLayerNormRowCounts) {
+        fill(b.x + n, rows * n, 16, 3.0f);
+        K::layer_norm_rows(b.x + n, rows, b.w, b.bias, n, kind, 1e-5f, b.got);
+        for (index_t r = 0; r < rows; ++r)
+          ref::layer_norm_row(b.x + n + r * n, b.w, b.bias, n, kind, 1e-5f, b.want + r * n);
+        env.expect("layer_norm_rows", b.got, b.want, rows * n, {{"n", n}, {"rows", rows}, {"kind", index_t(kind)}},
+                   false);
+      }
+    }
+    fill(b.got, n, 14, 20.0f);
+    std::memcpy(b.want, b.got, n * sizeof(float));
+    K::log_softmax_row(b.got, n);
+    ref::log_softmax_row(b.want, n);
+    env.expect("log_softmax_row", b.got, b.want, n, {{"n", n}}, false);
+    for (Activation a : {Activation::relu, Activation::gelu}) {
+      fill(b.got, n, 15, 6.0f);
+      std::memcpy(b.want, b.got, n * sizeof(float));
+      K::activation(a, b.got, n);
+      ref::activation(a, b.want, n);
+      env.expect("activation", b.got, b.want, n, {{"n", n}, {"gelu", index_t(a == Activation::gelu)}}, false);
+    }
+    fill(b.got, n, 17, 3.0f);
+    std::memcpy(b.want, b.got, n * sizeof(float));
+    fill(b.x, n, 18, 3.0f);
+    K::add(b.got, b.x, n);
+    ref::add(b.want, b.x, n);
+    env.expect("add", b.got, b.want, n, {{"n", n}}, false);
+    fill(b.x, n, 16, 90.0f);
+    K::exp(b.x, b.got, n);
+    ref::exp(b.x, b.want, n);
+    env.expect("exp", b.got, b.want, n, {{"n", n}}, false);
+    for (index_t i = 0; i < n; ++i) b.x[i] = std::fabs(b.x[i]) * 1e3f;
+    K::log(b.x, b.got, n);
+    ref::log(b.x, b.want, n);
+    env.expect("log", b.got, b.want, n, {{"n", n}}, false);
+  }
+  const index_t dense = Capacity<1, 1>::kDense;
+  for (index_t i = 0; i < dense; ++i) b.x[i] = -100.0f + 200.0f * static_cast<float>(i) / static_cast<float>(dense);
+  K::exp(b.x, b.got, dense);
+  ref::exp(b.x, b.want, dense);
+  env.expect("exp (dense -100..100)", b.got, b.want, dense, {{"n", dense}}, false);
+}
+
+/// exp, GELU and log of special values (0, -0, ±inf, NaN, huge, tiny; denormal inputs left out where
+/// the variant flushes them: the one documented exception to bit-identity).
+template <class K, class Env>
+void check_specials(Env& env) {
+  Buffers& b = env.buf;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float specials[] = {0.0f,    -0.0f,  inf,     -inf,   nan,   88.7f,  88.73f, -87.3f, -87.34f,
+                            -100.0f, 1e-40f, -1e-40f, 1e-30f, 3e38f, -3e38f, 1.0f,   -1.0f,  0.5f};
+  index_t n = 0;
+  for (float v : specials) {
+    const bool denormal = v != 0.0f && v < 1.17549435e-38f && v > -1.17549435e-38f;
+    if (!(denormal && env.flushes_denormals)) b.x[n++] = v;
+  }
+  K::exp(b.x, b.got, n);
+  ref::exp(b.x, b.want, n);
+  env.expect("exp (special values)", b.got, b.want, n, {{"n", n}}, false);
+  K::gelu(b.x, b.got, n);
+  ref::gelu(b.x, b.want, n);
+  env.expect("gelu (special values)", b.got, b.want, n, {{"n", n}}, false);
+  K::log(b.x, b.got, n);
+  ref::log(b.x, b.want, n);
+  env.expect("log (special values)", b.got, b.want, n, {{"n", n}}, false);
+}
+
+}  // namespace stf_checks
