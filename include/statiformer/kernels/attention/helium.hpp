@@ -72,6 +72,7 @@ struct Attention : AttentionScores, AttentionValues {
     }
   }
 
+ private:
   // ---- attention_prefix_rows' pieces ------------------------------------------------------------
   template <int R>
   static void attention_group(const float* q, index_t q_stride, const float* kt, index_t kt_stride, const float* v,
