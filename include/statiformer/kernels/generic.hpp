@@ -14,7 +14,8 @@
 // in this order, on purpose (product, elementwise, norm, attention, each block on its own so that
 // clang-format keeps it): it is the order these kernels had inside the vocabularies, and GCC's
 // inlining breaks ties by declaration order (alphabetical order: the same instruction counts, but
-// 1,080 B more .text on the M55, tile_nv instantiated differently).
+// 1,080 B more .text on the M55, tile_nv instantiated differently). A variant's parts
+// (<target>_<part>.hpp) come where their code was: just before the file that includes them.
 #include <statiformer/kernels/product/cortex_m4f.hpp>
 //
 #include <statiformer/kernels/elementwise/cortex_m4f.hpp>
@@ -28,6 +29,10 @@
 #include <statiformer/kernels/elementwise/helium.hpp>
 //
 #include <statiformer/kernels/norm/helium.hpp>
+//
+#include <statiformer/kernels/attention/helium_scores.hpp>
+//
+#include <statiformer/kernels/attention/helium_values.hpp>
 //
 #include <statiformer/kernels/attention/helium.hpp>
 // each operation's generic kernels, which ask its selection which variant runs
