@@ -272,6 +272,13 @@ void check_attention() {
         ref::attention_rows(want.data(), d_model, rows, kt.data(), kt_stride, vv.data(), d_model, hd, n_keys,
                             masks.data(), fill, s2.data(), want.data(), d_model);
         same(got, want, "attention_rows" + at);
+        const index_t out_stride = hd + 2;  // and into a separate output of another stride
+        std::vector<float> o_got(rows * out_stride, -3.0f), o_want(o_got);
+        K::attention_rows(qsrc.data(), d_model, rows, kt.data(), kt_stride, vv.data(), d_model, hd, n_keys,
+                          masks.data(), fill, s1.data(), o_got.data(), out_stride);
+        ref::attention_rows(qsrc.data(), d_model, rows, kt.data(), kt_stride, vv.data(), d_model, hd, n_keys,
+                            masks.data(), fill, s2.data(), o_want.data(), out_stride);
+        same(o_got, o_want, "attention_rows, output stride " + str(out_stride) + at);
         got = want = qsrc;
         std::vector<float> p1(rows * n_keys), p2(rows * n_keys);
         K::attention_rows_weights(got.data(), d_model, rows, kt.data(), kt_stride, vv.data(), d_model, hd, n_keys,
