@@ -1,9 +1,11 @@
 // statiformer — Kernels<isa::dispatch>: what layers call on x86-64 when their translation unit has
 // no AVX2 + FMA or AVX-512F flags. The first call picks AVX-512, AVX2 or scalar from the CPU (or
 // STF_ISA; simd/dispatch.hpp has the rule) into a table of function pointers; every entry point
-// then calls through it. Built with the build's plain flags; the variants it calls are compiled
+// then calls through it (one load and compare of the state, then an indirect call). No heap, and
+// nothing from libstdc++. Built with the build's plain flags; the variants it calls are compiled
 // with their own (variant_<isa>.cpp). Empty except on x86-64.
 #if defined(__x86_64__)
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -58,13 +60,13 @@ Table table_of() noexcept {
           .name = K::name()};
 }
 
-/// The process's choice, made once (a function-local static: thread-safe initialization, no heap).
+/// The process's choice.
 struct Chosen {
   Table table;
   isa::DispatchChoice choice;
 };
 
-char g_why[192];  // the reason, written once during the initialization below
+char g_why[192];  // the reason, written once by choose()
 
 Chosen choose() noexcept {
   const isa::DispatchChoice c = isa::decide_dispatch(std::getenv("STF_ISA"), isa::x86_can_run(false),
@@ -80,9 +82,23 @@ Chosen choose() noexcept {
   return {t, c};
 }
 
+// Made once, by the first caller; callers meanwhile wait the microseconds it takes. Not a
+// function-local static: its guard (__cxa_guard_acquire) is libstdc++'s, which programs linked by
+// the C driver (firmware style, tests/consumer_weights) do not link; a lock-free std::atomic<int>
+// needs nothing. Zero-initialized, so usable from other static initializers too.
+Chosen g_chosen;
+std::atomic<int> g_state{0};  // 0: not chosen, 1: being chosen, 2: chosen (g_chosen is written)
+
 const Chosen& chosen() noexcept {
-  static const Chosen c = choose();
-  return c;
+  if (g_state.load(std::memory_order_acquire) == 2) return g_chosen;
+  int expected = 0;
+  if (g_state.compare_exchange_strong(expected, 1, std::memory_order_acquire)) {
+    g_chosen = choose();
+    g_state.store(2, std::memory_order_release);
+  } else {
+    while (g_state.load(std::memory_order_acquire) != 2) __builtin_ia32_pause();
+  }
+  return g_chosen;
 }
 
 const Table& table() noexcept { return chosen().table; }
