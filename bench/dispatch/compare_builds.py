@@ -70,14 +70,14 @@ def main():
         subprocess.run(["cmake", "--build", "--preset", "native", "--target", "bench_build_native",
                         "bench_build_default"], cwd=ROOT, check=True)
     load = open("/proc/loadavg").read().split()[:3]
-    results = []
+    results, builds = [], []
     for label, exe, isa in RUNS:
         variant, build, times = run(os.path.join(args.bin, exe), isa, args)
         missing = [s for s in SHAPES if s not in times]
         if missing:
             sys.exit("compare_builds: %s gave no time for %s" % (exe, ", ".join(missing)))
         results.append(("%s (%s)" % (label, variant), times))
-        print("%-28s %s: %s" % (label, exe, build), file=sys.stderr)
+        builds.append("%s: %s, %s" % (label, exe, build))
     native = results[0][1]
     print("stf::EncoderLayer, median CPU time per call in µs (ratio to -march=native); %d repetitions of %.2f s;"
           " load average %s at the start, %s at the end"
@@ -88,6 +88,9 @@ def main():
     for s in SHAPES:
         cells = ["%.1f" % native[s]] + ["%.1f (%.2fx)" % (t[s], t[s] / native[s]) for _, t in results[1:]]
         print("| %s | %s |" % (s, " | ".join(cells)))
+    print()
+    for b in builds:
+        print("- " + b)
 
 
 if __name__ == "__main__":
