@@ -216,6 +216,14 @@ int main(int argc, char** argv) {
     using K = Kernels<typename decltype(t)::type>;
     if (!K::supported()) return;  // this CPU cannot run it
     register_kernels(K::name(), K::linear, K::attention_row, K::layer_norm_row, K::exp, K::transpose);
+    // which variant of each operation these figures are (kernels/registry.hpp), in the report
+    std::string variants;
+    for (const kernel_registry::Selected& s : kernel_registry::selected<typename decltype(t)::type>()) {
+      if (!variants.empty()) variants.push_back(' ');
+      variants.append(s.op).push_back('=');
+      variants.append(s.variant);
+    }
+    benchmark::AddCustomContext(std::string("variants ") + K::name(), variants);
   });
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -1,6 +1,7 @@
 # Firmware footprint: measured sections against the model's constexpr predictions.
 #   cmake -DELF=fw_demo.elf -DSIZE=arm-none-eabi-size -DNM=arm-none-eabi-nm [-DEMULATOR="qemu;...;-kernel"]
-#         [-DLABEL=cortex-m4] [-DHEADER=ON] [-DCHECK=ON] -P FirmwareSize.cmake
+#         [-DLABEL=cortex-m4] [-DHEADER=ON] [-DCHECK=ON] [-DBY_PART="python3;tools/size_by_part.py;..."]
+#         -P FirmwareSize.cmake
 # Measured: .text (with the vector table, exception index and init_array), .rodata, .data, .bss from
 # `size -A`. Predicted: the absolute symbols the firmware exports (runtime/footprint.hpp):
 # stf_fw_weight_bytes + stf_fw_const_bytes (flash), stf_fw_arena_bytes + stf_fw_state_bytes (RAM),
@@ -11,6 +12,9 @@
 #                                                          or a prediction above the RAM allocated),
 #   .rodata < weights + PE table               (the weights are not in flash),
 #   stack high-water >= stack size             (the stack overflowed).
+# With BY_PART, a command (tools/size_by_part.py with its options and ELFs, ELF first) is run after
+# the table with --expect-total <.text>: the code by part, whose total must be this table's .text;
+# its exit status is this script's.
 foreach(var ELF SIZE NM)
   if(NOT ${var})
     message(FATAL_ERROR "FirmwareSize.cmake: -D${var}=... is required")
@@ -114,6 +118,13 @@ foreach(value width IN ZIP_LISTS values widths)
   list(APPEND fields "${value}:${width}")
 endforeach()
 table_row("${LABEL}" "${fields}")
+
+if(BY_PART)
+  execute_process(COMMAND ${BY_PART} --expect-total ${text} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the code by part failed (${rc}): ${BY_PART} --expect-total ${text}")
+  endif()
+endif()
 
 if(CHECK)
   set(errors "")

@@ -5,9 +5,11 @@
 //   demo                      decode a few built-in inputs
 //   demo --input "3 1 4 1 5"  decode one input (1 to 10 digits)
 //   demo --repeat N           run every inference N times (same output; latency averaged)
+//   demo --csv                the summary and the per-layer latency as CSV instead of tables
 //
 // Prints each decoding (and fails if it is not the reversed input), the model summary with the
-// weight and arena bytes, and the per-layer latency on this machine.
+// weight and arena bytes, and the per-layer latency on this machine (the library's printers,
+// graph/summary.hpp; rows named as the weights are: encoder.layers.0, ...).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
   Input inputs[8];
   index_t n_inputs = 0;
   long repeat = 1;
+  bool csv = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
       if (n_inputs == 8 || !parse_digits(argv[++i], inputs[n_inputs])) {
@@ -45,6 +48,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       ++n_inputs;
+    } else if (std::strcmp(argv[i], "--csv") == 0) {
+      csv = true;
     } else if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
       char* end = nullptr;
       repeat = std::strtol(argv[++i], &end, 10);
@@ -53,7 +58,7 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: demo [--input \"3 1 4 1 5\"]... [--repeat N]\n");
+      std::fprintf(stderr, "usage: demo [--input \"3 1 4 1 5\"]... [--repeat N] [--csv]\n");
       return 2;
     }
   }
@@ -129,24 +134,23 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("\nmodel summary\n");
-  Model::summary([](const char* line) { std::printf("  %s\n", line); });
-
-  const double inferences = static_cast<double>(repeat) * static_cast<double>(n_inputs);
-  std::printf(
-      "\nper-layer latency on this machine (mean per inference over %.0f inferences; decoder rows sum all steps)\n",
-      inferences);
-  double total = 0;
-  for (index_t i = 0; i < prof.size(); ++i) total += static_cast<double>(prof[i].ticks);
-  for (index_t i = 0; i < prof.size(); ++i) {
-    char name[40];
-    std::snprintf(name, sizeof name, std::strstr(prof[i].name, ".layer") ? "%s.%zu" : "%s", prof[i].name,
-                  prof[i].index);
-    std::printf("  %-20s %9.2f us  %5.1f%%  (%llu calls)\n", name,
-                static_cast<double>(prof[i].ticks) / inferences / 1e3,
-                100.0 * static_cast<double>(prof[i].ticks) / total, static_cast<unsigned long long>(prof[i].calls));
+  auto print_line = [](const char* line) { std::printf("  %s\n", line); };
+  auto print_csv = [](const char* line) { std::printf("%s\n", line); };
+  const ProfileFormat format{"ns", static_cast<std::uint64_t>(repeat) * n_inputs};
+  if (csv) {
+    std::printf("\nmodel summary (CSV)\n");
+    print_summary_csv(Model::summary_table(), print_csv);
+    std::printf("\nper-layer latency on this machine (CSV; ns_per_run: per inference)\n");
+    print_profile_csv(prof, print_csv, format);
+  } else {
+    std::printf("\nmodel summary\n");
+    Model::summary(print_line);
+    std::printf(
+        "\nper-layer latency on this machine (ns/run: mean per inference over %zu inferences; decoder rows sum all "
+        "steps)\n",
+        static_cast<index_t>(format.runs));
+    print_profile(prof, print_line, format);
   }
-  std::printf("  %-20s %9.2f us\n", "total", total / inferences / 1e3);
   std::printf("\n%s\n", wrong ? "SOME DECODINGS ARE WRONG" : "all decodings correct");
   return wrong ? 1 : 0;
 }

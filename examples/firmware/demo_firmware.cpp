@@ -1,7 +1,8 @@
 // The demo model (examples/demo: an encoder-decoder trained to reverse digit sequences) as
 // bare-metal firmware on qemu-system-arm: the same inputs and output lines as the host demo, the
 // log-probability hash, the per-layer instruction counts (SysTick under qemu -icount, through
-// stf::Profiler), the footprint and the stack high-water mark. Exits 1 if a decoding is wrong.
+// stf::Profiler), the footprint, the model summary (the library's printer) and the stack
+// high-water mark. Exits 1 if a decoding is wrong.
 #include <cstdint>
 #include <cstring>
 
@@ -85,15 +86,16 @@ void profile_layers(const Input& in) {
   // (a different path), later passes only accumulate. "empty" is a begin/end pair around nothing:
   // the profiler's own instructions inside each reading, subtracted below.
   Prof prof(&fw::systick_now);
+  const LayerPath empty("empty");  // built outside the timed span, as the model's paths are
   (void)model.greedy_decode(src, in.len, dm::kBos, dm::kEos, out, n, prof);
-  prof.begin("empty");
-  prof.end("empty");
+  prof.begin(empty);
+  prof.end(empty);
   std::uint64_t ticks_before[32] = {}, calls_before[32] = {};
   for (index_t i = 0; i < prof.size(); ++i) ticks_before[i] = prof[i].ticks, calls_before[i] = prof[i].calls;
   fw::for_each_phase([&] {
     (void)model.greedy_decode(src, in.len, dm::kBos, dm::kEos, out, n, prof);
-    prof.begin("empty");
-    prof.end("empty");
+    prof.begin(empty);
+    prof.end(empty);
   });
   const index_t rows = prof.size() - 1;  // the last entry is "empty"
   std::uint64_t overhead = 0;
@@ -106,7 +108,7 @@ void profile_layers(const Input& in) {
   fw_puts(" MHz, readings summed over ");
   fw_put_u(fw::kPeriodInsns, 0);
   fw_puts(" phase offsets; decoder rows sum all steps)\n");
-  fw_puts("  layer                 calls  instructions  share\n");
+  fw_puts("  layer                         calls  instructions  share\n");
   std::uint64_t layers = 0;
   for (index_t i = 0; i < rows; ++i) {
     const std::uint64_t calls = (prof[i].calls - calls_before[i]) / fw::kPeriodInsns;
@@ -114,26 +116,21 @@ void profile_layers(const Input& in) {
     exact = fw::exact_instructions(prof[i].ticks - ticks_before[i], insns) && exact;
     insns -= calls * overhead;
     layers += insns;
-    char name[32] = {};
-    std::strncpy(name, prof[i].name, sizeof name - 4);
-    if (std::strstr(prof[i].name, ".layer")) {
-      const std::size_t len = std::strlen(name);
-      name[len] = '.';
-      name[len + 1] = static_cast<char>('0' + prof[i].index % 10);
-    }
+    char name[40];
+    (void)prof[i].name(name, sizeof name);  // the weights' prefix: encoder.layers.0, ...
     fw_puts("  ");
-    fw_put_str(name, 20);
+    fw_put_str(name, 28);
     fw_put_u(calls, 6);
     fw_put_u(insns, 14);
     fw_put_f(100.0 * static_cast<double>(insns) / static_cast<double>(total), 1, 6);
     fw_puts("%\n");
   }
   fw_puts("  ");
-  fw_put_str("(rest: argmax, calls)", 26);
+  fw_put_str("(rest: argmax, calls)", 34);
   fw_put_u(total - layers, 14);
   fw_put_f(100.0 * static_cast<double>(total - layers) / static_cast<double>(total), 1, 6);
   fw_puts("%\n  ");
-  fw_put_str("total (no profiler)", 26);
+  fw_put_str("total (no profiler)", 34);
   fw_put_u(total, 14);
   fw_puts("\n  (each reading holds ");
   fw_put_u(overhead, 0);
@@ -229,6 +226,13 @@ int main() {
   fw_puts(" B (RAM); model object ");
   fw_put_u(sizeof(Model), 0);
   fw_puts(" B\n");
+  // the library's summary printer: no heap, no stdio, integers only
+  fw_puts("\nmodel summary\n");
+  Model::summary([](const char* line) {
+    fw_puts("  ");
+    fw_puts(line);
+    fw_putc('\n');
+  });
   fw_puts("stack high-water: ");
   fw_put_u(fw_stack_high_water(), 0);
   fw_puts(" B of ");

@@ -11,14 +11,11 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 
 #include <boost/hana/for_each.hpp>
 #include <statiformer/kernels/api.hpp>
-#include <statiformer/kernels/attention/select.hpp>
-#include <statiformer/kernels/elementwise/select.hpp>
-#include <statiformer/kernels/norm/select.hpp>
-#include <statiformer/kernels/product/select.hpp>
 #include <statiformer/kernels/reference.hpp>
 #include <statiformer/kernels/registry.hpp>
 
@@ -49,7 +46,8 @@ constexpr index_t kMaxX = std::max({kLinX, kBlkX, kLongX});
 constexpr index_t kMaxW = std::max({kLinW, kBlkW, kLongW});
 constexpr index_t kMaxBias = std::max({kLinOut, kBlkOut, kLongOut});
 constexpr index_t kMaxY = std::max({kLinY, kBlkY, kDense});
-constexpr index_t kMaxRows = largest(kAttentionRows), kMaxKeys = kFirmwareMaxKeys, kMaxHeadDim = kFirmwareMaxHeadDim;
+constexpr index_t kMaxRows = largest(kAttentionRowCases), kMaxKeys = kFirmwareMaxKeys,
+                  kMaxHeadDim = kFirmwareMaxHeadDim;
 constexpr index_t kMaxModel = kMaxHeadDim + 5;
 alignas(16) float x[kMaxX], w[kMaxW], bias[kMaxBias], got[kMaxY + 8], want[kMaxY + 8];
 alignas(16) float q[kMaxRows * kMaxModel], kt[kMaxHeadDim * (kMaxKeys + 2)], vv[kMaxKeys * kMaxModel];
@@ -170,7 +168,7 @@ void check_attention() {
     return kind == MaskKind::holes || kind == MaskKind::none_by_end || kind == MaskKind::none_by_allow;
   };
   for (index_t hd : kHeadDims)
-    for (index_t rows : kAttentionRows)
+    for (index_t rows : kAttentionRowCases)
       for (index_t n_keys : kKeyCounts)
         for (MaskKind kind : kMaskKinds)
           for (MaskFill mf : kMaskFills) {
@@ -277,38 +275,37 @@ void check_rows() {
 }
 
 /// The variant that each operation's selection (kernels/<op>/select.hpp) names for every variant of
-/// this build (kernels/registry.hpp) must be this core's own: cortex_m4f for the scalar variant
-/// (every core here has a single-precision FPU), helium for mve. A selection that falls back to
-/// generic here, where the target's kernels exist, prints and exits 1.
+/// this build (kernels/registry.hpp) must be listed in the registry and be this core's own where
+/// the core has one: cortex_m4f for the scalar variant (every core here has a single-precision
+/// FPU), helium for mve; generic for softmax and transpose, which have no target variant. A
+/// selection that falls back to generic here, where the target's kernels exist, prints and exits 1.
 void check_selections() {
   boost::hana::for_each(kernel_registry::variants, [](auto t) {
     using Tag = typename decltype(t)::type;
-    const char* expected = std::is_same_v<Tag, isa::mve> ? "helium" : "cortex_m4f";
-    const char* ops[] = {"product", "attention", "elementwise", "norm"};
-    const char* got_names[] = {
-        kernels_detail::ProductSelect<Tag>::variant, kernels_detail::AttentionSelect<Tag>::variant,
-        kernels_detail::ElementwiseSelect<Tag>::variant, kernels_detail::NormSelect<Tag>::variant};
+    const std::string_view own = std::is_same_v<Tag, isa::mve> ? "helium" : "cortex_m4f";
+    constexpr auto selected = kernel_registry::selected<Tag>();
     fw_puts("  selection for ");
     fw_puts(Kernels<Tag>::name());
     fw_puts(":");
-    for (int i = 0; i < 4; ++i) {
+    for (const kernel_registry::Selected& s : selected) {
       fw_putc(' ');
-      fw_puts(ops[i]);
+      fw_puts(s.op.data());  // (the views are of string literals)
       fw_putc('=');
-      fw_puts(got_names[i]);
+      fw_puts(s.variant.data());
     }
     fw_putc('\n');
-    for (int i = 0; i < 4; ++i) {
-      if (std::strcmp(got_names[i], expected) == 0) continue;
+    for (const kernel_registry::Selected& s : selected) {
+      const std::string_view expected = s.op == "softmax" || s.op == "transpose" ? "generic" : own;
+      if (s.variant == expected && kernel_registry::find(s.op, s.variant)) continue;
       fw_puts("WRONG SELECTION for ");
-      fw_puts(ops[i]);
+      fw_puts(s.op.data());
       fw_puts(" on ");
       fw_puts(Kernels<Tag>::name());
       fw_puts(": ");
-      fw_puts(got_names[i]);
+      fw_puts(s.variant.data());
       fw_puts(", expected ");
-      fw_puts(expected);
-      fw_putc('\n');
+      fw_puts(expected.data());
+      fw_puts(" (listed in kernels/registry.hpp)\n");
       fw_exit(1);
     }
   });

@@ -2,13 +2,13 @@
 //
 // Data flows one way through the headers:
 //   shape/ (checks) → kernels/ (reference kernels) → layers/ (shape-typed modules)
-//   → graph/ (memory plan, profiler) → models/ (composed models) → io/ (weight binding)
+//   → graph/ (memory plan, profiler, summaries) → models/ (composed models) → io/ (weight binding)
 #pragma once
 
 #include <statiformer/config.hpp>
 #include <statiformer/graph/memory_plan.hpp>
-#include <statiformer/graph/profiler.hpp>
 #include <statiformer/graph/sequential.hpp>
+#include <statiformer/graph/summary.hpp>
 #include <statiformer/io/bind.hpp>
 #include <statiformer/io/safetensors.hpp>
 #include <statiformer/io/schema.hpp>
@@ -21,5 +21,6 @@
 #include <statiformer/layers/layer_norm.hpp>
 #include <statiformer/layers/stack.hpp>
 #include <statiformer/models/encoder_decoder.hpp>
+#include <statiformer/profiler.hpp>
 #include <statiformer/shape/checks.hpp>
 #include <statiformer/tensor.hpp>

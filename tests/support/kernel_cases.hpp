@@ -59,11 +59,11 @@ constexpr Cuts reduction_cuts(index_t in) { return {{0, in / 3, in - in / 4, in}
 inline constexpr index_t kHeadDims[] = {1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 64, 80};
 /// Query rows per call: around the row group of 6 (kAttentionRowGroup), two groups and the tall
 /// groups of AVX-512 (9, 12).
-inline constexpr index_t kAttentionRows[] = {1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 13};
+inline constexpr index_t kAttentionRowCases[] = {1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 13};
 /// Keys around the key blocks of 32 (kAttentionKeyBlock); 130 and 290 cross the spans of 128
 /// (kAttentionScoreKeys) and run only on the hosts.
 inline constexpr index_t kKeyCounts[] = {1, 2, 3, 7, 16, 17, 31, 32, 33, 40, 63, 64, 65, 70, 130, 290};
-/// The firmware's buffers hold attention up to these sizes (and kAttentionRows' largest).
+/// The firmware's buffers hold attention up to these sizes (and kAttentionRowCases' largest).
 inline constexpr index_t kFirmwareMaxHeadDim = 32, kFirmwareMaxKeys = 70;
 
 /// Masks of rows × n_keys keys, by kind.

@@ -1,23 +1,19 @@
-// Each operation's selection (kernels/<op>/select.hpp) reports the variant that runs, for every
-// variant of this build (kernels/registry.hpp): a name from the fixed list of variant files below,
-// the list equal to the files in include/statiformer/kernels/<op>/, "generic" exactly when no
-// target struct is named, and the target's own variant wherever its kernels compile. The firmware
+// The registry of operation variants (kernels/registry.hpp) against the selections and the files:
+// every operation's selection (kernels/<op>/select.hpp) reports, for every variant of this build,
+// a variant the registry lists for that operation, the one this build's target must run; every
+// file in include/statiformer/kernels/<op>/ belongs to a listed variant and every listed file
+// exists. So a variant file or a selection the registry does not list fails here. The firmware
 // check (examples/firmware/kernel_check.cpp) asserts the Cortex-M names on the cores themselves.
 #include <catch2/catch.hpp>
 
 #include <boost/hana/for_each.hpp>
 
-#include <algorithm>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <string>
 #include <type_traits>
-#include <vector>
 
-#include <statiformer/kernels/attention/select.hpp>
-#include <statiformer/kernels/elementwise/select.hpp>
-#include <statiformer/kernels/norm/select.hpp>
-#include <statiformer/kernels/product/select.hpp>
 #include <statiformer/kernels/registry.hpp>
 
 using namespace stf;
@@ -25,86 +21,102 @@ using namespace stf::kernels_detail;
 
 namespace {
 
-/// The variants of each operation: generic (Generic<Tag>, kernels/generic.hpp) and one
-/// kernels/<op>/<variant>.hpp per target variant. A new variant file goes here and into its
-/// operation's select.hpp.
-const std::vector<std::string> kTargetVariants = {"cortex_m4f", "helium"};
-const std::vector<std::string> kOps = {"attention", "elementwise", "norm", "product"};
-
-bool known(const std::string& v) {
-  return v == "generic" || std::find(kTargetVariants.begin(), kTargetVariants.end(), v) != kTargetVariants.end();
-}
-
-/// The variant this build's target must run for `Tag` (the conditions of the variant files).
+/// The variant this build's target must run for `Tag` and `op` (the conditions of the variant
+/// files; softmax and transpose have no target variant).
 template <class Tag>
-std::string expected_variant() {
+std::string expected_variant(const std::string& op) {
+  if (op == "softmax" || op == "transpose") return "generic";
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
   if (std::is_same_v<Tag, isa::mve>) return "helium";
 #endif
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
   if (std::is_same_v<Tag, isa::scalar>) return "cortex_m4f";
 #endif
+  if (op == "attention" && (std::is_same_v<Tag, isa::avx2> || std::is_same_v<Tag, isa::avx512>)) return "x86";
   return "generic";
 }
 
 template <class... T>
 constexpr bool all_void = (std::is_void_v<T> && ...);
 
-struct Reported {
-  std::string op, variant;
-  bool generic_code_only;  ///< every entry point of the selection is void
-};
-
+/// Whether the selection of `op` for Tag names no target struct and no wide strategy: then it
+/// must report generic.
 template <class Tag>
-std::vector<Reported> selections() {
-  using P = ProductSelect<Tag>;
-  using A = AttentionSelect<Tag>;
-  using E = ElementwiseSelect<Tag>;
-  using N = NormSelect<Tag>;
-  return {
-      {"product", P::variant, all_void<typename P::Tile4, typename P::RowTile, typename P::Panels>},
-      {"attention", A::variant, all_void<typename A::PrefixRows>},
-      {"elementwise", E::variant, all_void<typename E::Div, typename E::ExpShifted, typename E::Add>},
-      {"norm", N::variant, all_void<typename N::Row16>},
-  };
+bool generic_code_only(const std::string& op) {
+  if (op == "product") {
+    using P = ProductSelect<Tag>;
+    return all_void<typename P::Tile4, typename P::RowTile, typename P::Panels> && !P::load4;
+  }
+  if (op == "attention") {
+    using A = AttentionSelect<Tag>;
+    return all_void<typename A::PrefixRows> && !A::wide && !A::tall;
+  }
+  if (op == "elementwise") {
+    using E = ElementwiseSelect<Tag>;
+    return all_void<typename E::Div, typename E::ExpShifted, typename E::Add> && !E::exp_kernel;
+  }
+  if (op == "norm") return all_void<typename NormSelect<Tag>::Row16>;
+  return true;  // softmax, transpose: generic code only (transpose's tiles are the vocabulary's)
+}
+
+std::set<std::string> words(std::string_view s) {
+  std::istringstream in{std::string(s)};
+  std::set<std::string> out;
+  for (std::string w; in >> w;) out.insert(w);
+  return out;
+}
+
+std::filesystem::path kernels_dir() {
+  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "include" / "statiformer" /
+         "kernels";
 }
 
 }  // namespace
 
-TEST_CASE("every operation's selection reports a known variant, the one its struct provides") {
+TEST_CASE("every selection reports a variant the registry lists, the one its target must run") {
   boost::hana::for_each(kernel_registry::variants, [](auto t) {
     using Tag = typename decltype(t)::type;
-    const std::vector<Reported> reported = selections<Tag>();
     std::set<std::string> ops;
-    for (const Reported& r : reported) {
-      INFO(Kernels<Tag>::name() << ": " << r.op << " reports " << r.variant);
-      ops.insert(r.op);
-      CHECK(known(r.variant));
-      // generic exactly when Generic's own code runs alone
-      CHECK((r.variant == "generic") == r.generic_code_only);
-      CHECK(r.variant == expected_variant<Tag>());
+    for (const kernel_registry::Selected& s : kernel_registry::selected<Tag>()) {
+      const std::string op(s.op), variant(s.variant);
+      INFO(Kernels<Tag>::name() << ": " << op << " reports " << variant);
+      ops.insert(op);
+      CHECK(kernel_registry::find(op, variant) != nullptr);
+      CHECK((variant == "generic") == generic_code_only<Tag>(op));
+      CHECK(variant == expected_variant<Tag>(op));
     }
-    CHECK(ops == std::set<std::string>(kOps.begin(), kOps.end()));
+    // every operation of the registry has a selection, read above
+    std::set<std::string> listed;
+    for (const auto& v : kernel_registry::operation_variants) listed.insert(std::string(v.op));
+    CHECK(ops == listed);
   });
 }
 
-TEST_CASE("the list of variants is the variant files that exist") {
+TEST_CASE("the registry's variants are the files that exist") {
   namespace fs = std::filesystem;
-  const fs::path kernels =
-      fs::path(__FILE__).parent_path().parent_path().parent_path() / "include" / "statiformer" / "kernels";
+  const fs::path kernels = kernels_dir();
   REQUIRE(fs::is_directory(kernels));
-  std::set<std::string> op_dirs;
+  std::set<std::string> op_dirs, listed_ops;
   for (const fs::directory_entry& e : fs::directory_iterator(kernels))
     if (e.is_directory()) op_dirs.insert(e.path().filename().string());
-  // every operation folder has a selection, which the test above reads
-  CHECK(op_dirs == std::set<std::string>(kOps.begin(), kOps.end()));
+  std::set<std::string> listed_files;  // "op/file"
+  for (const auto& v : kernel_registry::operation_variants) {
+    listed_ops.insert(std::string(v.op));
+    CHECK(kernel_registry::find(v.op, v.variant) == &v);  // (listed once)
+    for (const std::string& f : words(v.files)) {
+      INFO("kernels/" << v.op << "/" << f << " (" << v.variant << ")");
+      CHECK(fs::exists(kernels / std::string(v.op) / f));
+      listed_files.insert(std::string(v.op) + "/" + f);
+    }
+  }
+  CHECK(op_dirs == listed_ops);
   for (const std::string& op : op_dirs) {
     CHECK(fs::exists(kernels / op / "select.hpp"));
     for (const fs::directory_entry& e : fs::directory_iterator(kernels / op)) {
-      const std::string name = e.path().stem().string();
-      INFO("kernels/" << op << "/" << e.path().filename().string());
+      const std::string name = e.path().filename().string();
+      INFO("kernels/" << op << "/" << name << " is in no variant of kernel_registry::operation_variants");
       CHECK(e.path().extension() == ".hpp");
-      if (name != "select") CHECK(known(name));
+      if (name != "select.hpp") CHECK(listed_files.count(op + "/" + name) == 1);
     }
   }
 }

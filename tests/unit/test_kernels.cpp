@@ -242,7 +242,7 @@ TEST_CASE("kernel variants: groups of attention rows (causal, padded, aliased ou
   for_each_variant([](auto k) {
     using K = decltype(k);
     for (index_t hd : kHeadDims)
-      for (index_t rows : kAttentionRows)
+      for (index_t rows : kAttentionRowCases)
         for (index_t n_keys : kKeyCounts)
           for (MaskKind mask_kind : kMaskKinds) {
             const index_t d_model = hd + 5;  // heads inside a wider row, as in multi-head attention

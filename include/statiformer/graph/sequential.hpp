@@ -4,7 +4,7 @@
 // and the memory plan are plain constexpr over arrays built from the layer types.
 #pragma once
 
-#include <cstdio>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -14,9 +14,10 @@
 #include <boost/hana/tuple.hpp>
 
 #include <statiformer/graph/memory_plan.hpp>
-#include <statiformer/graph/node.hpp>
-#include <statiformer/graph/profiler.hpp>
+#include <statiformer/graph/summary.hpp>
+#include <statiformer/layers/node.hpp>
 #include <statiformer/layers/params.hpp>
+#include <statiformer/profiler.hpp>
 #include <statiformer/shape/checks.hpp>
 #include <statiformer/tensor.hpp>
 
@@ -71,6 +72,12 @@ class Sequential {
 
   boost::hana::tuple<Layers...> layers;
 
+  /// Node k's name in profiles and summaries: its `Named` prefix (or its index), as in `visit`.
+  template <index_t K>
+  static constexpr LayerPath node_path() {
+    return path_of<std::tuple_element_t<K, std::tuple<Layers...>>>(K);
+  }
+
   /// Every parameter, prefixed by the node's `Named` prefix (or its index).
   template <class F>
   void visit(F&& f, const Name& prefix = {}) {
@@ -97,9 +104,16 @@ class Sequential {
       constexpr index_t k = decltype(i)::value;
       const float* in = k == 0 ? input : arena_ + plan.offset[owner[k == 0 ? 0 : k - 1]];
       const auto& layer = boost::hana::at(layers, i);
-      prof.begin(layer.name, k);
-      status = layer.apply(in, arena_ + plan.offset[owner[k]], arena_ + plan.offset[n + k], c);
-      prof.end(layer.name, k);
+      float* out = arena_ + plan.offset[owner[k]];
+      float* scratch = arena_ + plan.offset[n + k];
+      const LayerPath path = node_path<k>();
+      if constexpr (requires { layer.apply(in, out, scratch, c, prof, path); }) {
+        status = layer.apply(in, out, scratch, c, prof, path);  // a stack: a row per layer
+      } else {
+        prof.begin(path);
+        status = layer.apply(in, out, scratch, c);
+        prof.end(path);
+      }
     });
     return status;
   }
@@ -107,29 +121,31 @@ class Sequential {
   /// The last node's output of the last successful forward.
   CMat<SeqLen, output_cols> output() const { return CMat<SeqLen, output_cols>(arena_ + plan.offset[owner[n - 1]]); }
 
-  /// Prints a torchinfo-like summary, one line at a time through sink(const char*); no heap.
+  /// One row per named node (per layer of a stack): see graph/summary.hpp.
+  static constexpr index_t summary_rows = (node_summary_rows<Layers>() + ... + 0);
+  static constexpr ModelSummary<summary_rows> summary_table() {
+    ModelSummary<summary_rows> s{};
+    index_t r = 0, k = 0;
+    ((node_summary<Layers>(s.rows + r, path_of<Layers>(k), SeqLen), r += node_summary_rows<Layers>(), ++k), ...);
+    s.footprint = {param_count, weight_bytes, 0, arena_bytes, arena_unplanned_bytes, 0};
+    return s;
+  }
+
+  /// Prints the torchinfo-like summary table, one line at a time through sink(const char*); no heap.
   template <class Sink>
   static void summary(Sink&& sink) {
-    char line[160];
-    std::snprintf(line, sizeof line, "%-4s %-22s %-16s %12s %12s", "#", "layer", "output", "params", "bytes");
-    sink(line);
-    index_t i = 0;
-    ((std::snprintf(line, sizeof line, "%-4zu %-22s [%zu, %zu]%*s %12zu %12zu", i, Layers::name, SeqLen,
-                    Layers::out_cols, 16 - width(SeqLen, Layers::out_cols), "", Layers::Params::param_count,
-                    Layers::Params::param_count * sizeof(float)),
-      sink(line), ++i),
-     ...);
-    std::snprintf(line, sizeof line, "weights %zu B (flash), arena %zu B (RAM, planned; %zu B unplanned)", weight_bytes,
-                  arena_bytes, arena_unplanned_bytes);
-    sink(line);
+    static constexpr auto table = summary_table();
+    static_assert(table.params() == param_count, "Sequential: every parameter is in one summary row");
+    print_summary(table, sink);
   }
 
  private:
-  static constexpr int width(index_t a, index_t b) {
-    int w = 6;  // "[" ", " "]" and one digit each
-    for (; a >= 10; a /= 10) ++w;
-    for (; b >= 10; b /= 10) ++w;
-    return w;
+  template <class L>
+  static constexpr LayerPath path_of(index_t k) {
+    if constexpr (requires { L::prefix; })
+      return LayerPath(L::prefix);
+    else
+      return LayerPath() / k;
   }
   alignas(kTensorAlign) float arena_[plan.arena_floats > 0 ? plan.arena_floats : 1] = {};
 };

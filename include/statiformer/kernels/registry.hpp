@@ -1,12 +1,26 @@
-// statiformer — the one list of kernel variants in this build. Tests and benchmarks iterate over
-// it, so no variant exists untested or unbenchmarked; each reports at run time whether the CPU can
-// run it (Kernels<Tag>::supported()).
+// statiformer — the one list of kernel variants in this build. Two lists:
+//  - `variants`: the instruction sets (isa:: tags) compiled here, each a Kernels<Tag>. Tests and
+//    benchmarks iterate over it, so no variant exists untested or unbenchmarked; each reports at
+//    run time whether the CPU can run it (Kernels<Tag>::supported());
+//  - `operation_variants`: every variant of every operation (kernels/<op>/...), assembly
+//    included, with the files that hold it and the targets that run it; `selected<Tag>()` says,
+//    from each operation's selection (kernels/<op>/select.hpp), which of them Kernels<Tag> runs.
+//    tests/unit/test_kernel_select.cpp checks the two against each other and against the files.
 #pragma once
+
+#include <array>
+#include <string_view>
 
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
 
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/attention/select.hpp>
+#include <statiformer/kernels/elementwise/select.hpp>
+#include <statiformer/kernels/norm/select.hpp>
+#include <statiformer/kernels/product/select.hpp>
+#include <statiformer/kernels/softmax/select.hpp>
+#include <statiformer/kernels/transpose/select.hpp>
 
 namespace stf::kernel_registry {
 
@@ -24,5 +38,60 @@ inline constexpr auto variants = boost::hana::tuple_t<isa::scalar
                                                       isa::mve
 #endif
                                                       >;
+
+/// One variant of one operation.
+struct OperationVariant {
+  std::string_view op;       ///< the folder kernels/<op>/
+  std::string_view variant;  ///< the name its selection reports (<Op>Select<Tag>::variant)
+  std::string_view files;    ///< its files in kernels/<op>/, space-separated
+  std::string_view runs_on;  ///< the targets whose selection names it
+};
+
+/// Every variant of every operation. A new variant file goes here, into its operation's select.hpp
+/// and, for a new target, into the firmware or cross check that runs it.
+inline constexpr std::array<OperationVariant, 15> operation_variants = {{
+    {"product", "generic", "generic.hpp", "every target without one of its own"},
+    {"product", "cortex_m4f", "cortex_m4f.hpp", "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
+    {"product", "helium", "helium.hpp", "mve (Cortex-M55)"},
+    {"attention", "generic", "generic.hpp streaming.hpp", "every target without one of its own"},
+    {"attention", "x86", "generic.hpp streaming.hpp wide_spans.hpp register_block.hpp", "avx2, avx512"},
+    {"attention", "cortex_m4f", "cortex_m4f.hpp generic.hpp streaming.hpp",
+     "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
+    {"attention", "helium", "helium.hpp generic.hpp streaming.hpp", "mve (Cortex-M55)"},
+    {"elementwise", "generic", "generic.hpp", "every target without one of its own"},
+    {"elementwise", "cortex_m4f", "cortex_m4f.hpp generic.hpp",
+     "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
+    {"elementwise", "helium", "helium.hpp generic.hpp", "mve (Cortex-M55)"},
+    {"norm", "generic", "generic.hpp", "every target without one of its own"},
+    {"norm", "cortex_m4f", "cortex_m4f.hpp generic.hpp", "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
+    {"norm", "helium", "helium.hpp generic.hpp", "mve (Cortex-M55)"},
+    {"softmax", "generic", "generic.hpp", "every target"},
+    {"transpose", "generic", "generic.hpp", "every target (x86: register tiles of the vocabulary)"},
+}};
+
+/// The variant of one operation a Kernels<Tag> runs, as its selection names it.
+struct Selected {
+  std::string_view op, variant;
+};
+
+/// Which variant of each operation Kernels<Tag> runs (kernels/<op>/select.hpp), in the order of
+/// the operations' folders.
+template <class Tag>
+constexpr std::array<Selected, 6> selected() {
+  using namespace kernels_detail;
+  return {{{"attention", AttentionSelect<Tag>::variant},
+           {"elementwise", ElementwiseSelect<Tag>::variant},
+           {"norm", NormSelect<Tag>::variant},
+           {"product", ProductSelect<Tag>::variant},
+           {"softmax", SoftmaxSelect<Tag>::variant},
+           {"transpose", TransposeSelect<Tag>::variant}}};
+}
+
+/// The entry of operation_variants for (op, variant), or null.
+constexpr const OperationVariant* find(std::string_view op, std::string_view variant) {
+  for (const OperationVariant& v : operation_variants)
+    if (v.op == op && v.variant == variant) return &v;
+  return nullptr;
+}
 
 }  // namespace stf::kernel_registry

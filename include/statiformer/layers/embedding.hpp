@@ -1,7 +1,7 @@
 // statiformer — token embeddings (lookup × √DModel) and sinusoidal positional encodings.
 #pragma once
 
-#include <statiformer/graph/node.hpp>
+#include <statiformer/layers/node.hpp>
 #include <statiformer/layers/params.hpp>
 #include <statiformer/math.hpp>
 

@@ -1,10 +1,10 @@
 // statiformer — transformer encoder layer, post-norm or pre-norm.
 #pragma once
 
-#include <statiformer/graph/node.hpp>
 #include <statiformer/layers/attention.hpp>
 #include <statiformer/layers/feed_forward.hpp>
 #include <statiformer/layers/layer_norm.hpp>
+#include <statiformer/layers/node.hpp>
 #include <statiformer/layers/options.hpp>
 
 namespace stf {

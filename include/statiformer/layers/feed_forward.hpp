@@ -1,8 +1,8 @@
 // statiformer — position-wise feed-forward: linear2(act(linear1(x))) [then act again].
 #pragma once
 
-#include <statiformer/graph/node.hpp>
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/layers/node.hpp>
 #include <statiformer/layers/params.hpp>
 
 namespace stf {

@@ -1,8 +1,8 @@
 // statiformer — output heads: per-token classifier (logits) and generator (log_softmax).
 #pragma once
 
-#include <statiformer/graph/node.hpp>
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/layers/node.hpp>
 #include <statiformer/layers/params.hpp>
 
 namespace stf {

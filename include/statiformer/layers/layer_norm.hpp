@@ -1,8 +1,8 @@
 // statiformer — LayerNorm, both flavours (see LayerNormKind).
 #pragma once
 
-#include <statiformer/graph/node.hpp>
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/layers/node.hpp>
 #include <statiformer/layers/params.hpp>
 
 namespace stf {

@@ -5,6 +5,7 @@
 
 #include <statiformer/layers/decoder_layer.hpp>
 #include <statiformer/layers/encoder_layer.hpp>
+#include <statiformer/profiler.hpp>
 
 namespace stf {
 
@@ -56,9 +57,31 @@ struct EncoderStack {
     return Status::ok;
   }
 
-  void run(const float* x, float* y, index_t valid_len, float* scratch) const {
-    for (index_t i = 0; i < NLayers; ++i) Layer{params.layers[i]}.run(i == 0 ? x : y, y, valid_len, scratch);
-    if constexpr (FinalNorm) Norm{params.norm}.run(y, seq_len, y);
+  /// The Sequential node, profiled: one row per layer (`path.layers.<i>`) and one for the final
+  /// norm (`path.norm`), the names of their parameters.
+  template <class Prof>
+  Status apply(const float* in, float* out, float* scratch, const RunContext& ctx, Prof& prof,
+               const LayerPath& path) const {
+    if (ctx.valid_len == 0 || ctx.valid_len > seq_len || ctx.rows != seq_len) return Status::invalid_length;
+    run(in, out, ctx.valid_len, scratch, prof, path);
+    return Status::ok;
+  }
+
+  template <class Prof = NullProfiler>
+  void run(const float* x, float* y, index_t valid_len, float* scratch, Prof&& prof = Prof{},
+           const LayerPath& path = {}) const {
+    for (index_t i = 0; i < NLayers; ++i) {
+      const LayerPath layer = path / "layers" / i;  // built outside the timed span
+      prof.begin(layer);
+      Layer{params.layers[i]}.run(i == 0 ? x : y, y, valid_len, scratch);
+      prof.end(layer);
+    }
+    if constexpr (FinalNorm) {
+      const LayerPath norm = path / "norm";
+      prof.begin(norm);
+      Norm{params.norm}.run(y, seq_len, y);
+      prof.end(norm);
+    }
   }
 };
 

@@ -1,13 +1,12 @@
 // statiformer — encoder-decoder transformer with greedy decoding over a key/value cache.
 #pragma once
 
-#include <cstdio>
-
 #include <statiformer/graph/memory_plan.hpp>
-#include <statiformer/graph/profiler.hpp>
+#include <statiformer/graph/summary.hpp>
 #include <statiformer/layers/embedding.hpp>
 #include <statiformer/layers/heads.hpp>
 #include <statiformer/layers/stack.hpp>
+#include <statiformer/profiler.hpp>
 
 namespace stf {
 
@@ -83,25 +82,32 @@ class EncoderDecoder {
     if (src_valid_len == 0 || src_valid_len > src_len) return Status::invalid_length;
     if (Status st = SrcEmbed::check_tokens(src, src_valid_len); st != Status::ok) return st;
     float* memory = buffer(kMemory);
-    prof.begin("src_embed+pe");
+    const LayerPath embed("src_embed");  // the embedding and the positional encoding (PyTorch: src_embed.0, .1)
+    prof.begin(embed);
     // padded positions embed token 0; the key-padding mask keeps them out of every valid row
     for (index_t i = 0; i < src_len * d_model; ++i) memory[i] = 0.0f;
     (void)SrcEmbed{params.src_embed}.run(src, src_valid_len, memory);
     PosEnc::run(memory, src_len);
-    prof.end("src_embed+pe");
+    prof.end(embed);
     for (index_t l = 0; l < Encoder::n_layers; ++l) {
-      prof.begin("encoder.layer", l);
+      const LayerPath path = LayerPath("encoder") / "layers" / l;  // built outside the timed span
+      prof.begin(path);
       typename Encoder::Layer{params.encoder.layers[l]}.run(memory, memory, src_valid_len, buffer(kEncScratch));
-      prof.end("encoder.layer", l);
+      prof.end(path);
     }
     if constexpr (Encoder::final_norm) {
-      prof.begin("encoder.norm");
+      const LayerPath path = LayerPath("encoder") / "norm";
+      prof.begin(path);
       typename Encoder::Norm{params.encoder.norm}.run(memory, src_len, memory);
-      prof.end("encoder.norm");
+      prof.end(path);
     }
-    prof.begin("cross_kv");
-    Decoder{params.decoder}.prepare_memory(memory, caches_);
-    prof.end("cross_kv");
+    // each decoder layer's cross-attention keys and values of the memory (its cross_attn.k, .v)
+    for (index_t l = 0; l < Decoder::n_layers; ++l) {
+      const LayerPath path = LayerPath("decoder") / "layers" / l / "cross_attn";
+      prof.begin(path);
+      typename Decoder::Layer{params.decoder.layers[l]}.prepare_memory(memory, caches_[l]);
+      prof.end(path);
+    }
     mem_valid_len_ = src_valid_len;
     pos_ = 0;
     return Status::ok;
@@ -116,25 +122,29 @@ class EncoderDecoder {
     if (pos_ >= tgt_len) return Status::capacity_exceeded;
     if (Status st = TgtEmbed::check_tokens(&token, 1); st != Status::ok) return st;
     float* row = buffer(kRow);
-    prof.begin("tgt_embed+pe");
+    const LayerPath embed("tgt_embed");
+    prof.begin(embed);
     (void)TgtEmbed{params.tgt_embed}.run(&token, 1, row);
     PosEnc::run(row, 1, pos_);
-    prof.end("tgt_embed+pe");
+    prof.end(embed);
     using Layer = typename Decoder::Layer;
     for (index_t l = 0; l < Decoder::n_layers; ++l) {
-      prof.begin("decoder.layer", l);
+      const LayerPath path = LayerPath("decoder") / "layers" / l;
+      prof.begin(path);
       Layer{params.decoder.layers[l]}.step(row, pos_, mem_valid_len_, caches_[l], row, buffer(kStepScratch));
-      prof.end("decoder.layer", l);
+      prof.end(path);
     }
     if constexpr (Decoder::final_norm) {
-      prof.begin("decoder.norm");
+      const LayerPath path = LayerPath("decoder") / "norm";
+      prof.begin(path);
       typename Decoder::Norm{params.decoder.norm}.run(row, 1, row);
-      prof.end("decoder.norm");
+      prof.end(path);
     }
-    prof.begin("generator");
+    const LayerPath generator("generator");
+    prof.begin(generator);
     float* out = buffer(kLogits);
     Gen{params.generator}.run(row, 1, out);
-    prof.end("generator");
+    prof.end(generator);
     for (index_t v = 0; v < tgt_vocab; ++v) logprobs[v] = out[v];
     ++pos_;
     return Status::ok;
@@ -162,43 +172,79 @@ class EncoderDecoder {
     return Status::ok;
   }
 
-  /// Prints a torchinfo-like summary through sink(const char*), one line at a time; no heap.
+  /// One row per named layer, in the order they run and named as the profiler records them: the
+  /// encode phase (src_embed, encoder.layers.<i>, encoder.norm, each decoder layer's cross-attention
+  /// keys and values of the memory, decoder.layers.<i>.cross_attn), then one decoding step
+  /// (tgt_embed, decoder.layers.<i>, decoder.norm, generator) at the last position (tgt_len keys).
+  /// See graph/summary.hpp.
+  static constexpr index_t summary_rows = 1 + Encoder::n_layers + (Encoder::final_norm ? 1 : 0) +
+                                          2 * Decoder::n_layers + 1 + (Decoder::final_norm ? 1 : 0) + 1;
+  static constexpr ModelSummary<summary_rows> summary_table() {
+    using EncLayer = typename Encoder::Layer;
+    using DecLayer = typename Decoder::Layer;
+    ModelSummary<summary_rows> s{};
+    index_t r = 0;
+    const RowShape src = RowShape::matrix(src_len, d_model), row = RowShape::matrix(1, d_model);
+    s.rows[r++] = {
+        "src_embed", "Embedding+PE", "encode", RowShape::token_ids(src_len), src, SrcEmbed::Params::param_count, 0};
+    for (index_t l = 0; l < Encoder::n_layers; ++l)
+      s.rows[r++] = {
+          LayerPath("encoder") / "layers" / l,    EncLayer::name, "encode", src, src, EncLayer::Params::param_count,
+          LayerCost<EncLayer>::mult_adds(src_len)};
+    if constexpr (Encoder::final_norm)
+      s.rows[r++] = {LayerPath("encoder") / "norm",
+                     Encoder::Norm::name,
+                     "encode",
+                     src,
+                     src,
+                     Encoder::Norm::Params::param_count,
+                     0};
+    for (index_t l = 0; l < Decoder::n_layers; ++l)
+      s.rows[r++] = {LayerPath("decoder") / "layers" / l / "cross_attn",
+                     "memory K/V",
+                     "encode",
+                     src,
+                     RowShape{{2, src_len, d_model}, 3, false},
+                     0,
+                     cost::memory_kv(src_len, d_model),
+                     true,
+                     true};
+    s.rows[r++] = {"tgt_embed", "Embedding+PE", "step", RowShape::token_ids(1), row, TgtEmbed::Params::param_count, 0};
+    for (index_t l = 0; l < Decoder::n_layers; ++l)
+      s.rows[r++] = {LayerPath("decoder") / "layers" / l,
+                     DecLayer::name,
+                     "step",
+                     row,
+                     row,
+                     DecLayer::Params::param_count,
+                     cost::decoder_step(tgt_len, src_len, d_model, DecLayer::d_ff)};
+    if constexpr (Decoder::final_norm)
+      s.rows[r++] = {
+          LayerPath("decoder") / "norm", Decoder::Norm::name, "step", row, row, Decoder::Norm::Params::param_count, 0};
+    s.rows[r++] = {"generator",
+                   Gen::name,
+                   "step",
+                   row,
+                   RowShape::matrix(1, tgt_vocab),
+                   Gen::Params::param_count,
+                   LayerCost<Gen>::mult_adds(1)};
+    s.footprint = {param_count, weight_bytes, const_bytes, arena_bytes, arena_unplanned_bytes, state_bytes};
+    return s;
+  }
+
+  /// Prints the torchinfo-like summary table through sink(const char*), one line at a time, and the
+  /// attention scratch against a whole score matrix; no heap, no printf.
   template <class Sink>
   static void summary(Sink&& sink) {
-    char line[160];
-    auto row = [&](const char* layer, index_t index, index_t rows, index_t cols, index_t n_params) {
-      char name[48];
-      std::snprintf(name, sizeof name, index == index_t(-1) ? "%s" : "%s.%zu", layer, index);
-      char shape[32];
-      std::snprintf(shape, sizeof shape, "[%zu, %zu]", rows, cols);
-      std::snprintf(line, sizeof line, "%-24s %-12s %10zu %10zu", name, shape, n_params, n_params * sizeof(float));
-      sink(line);
-    };
-    constexpr index_t none = index_t(-1);
-    std::snprintf(line, sizeof line, "%-24s %-12s %10s %10s", "layer", "output", "params", "bytes");
-    sink(line);
-    row("src_embed+pe", none, src_len, d_model, SrcEmbed::Params::param_count);
-    for (index_t l = 0; l < Encoder::n_layers; ++l)
-      row("encoder.layer", l, src_len, d_model, Encoder::Layer::Params::param_count);
-    if constexpr (Encoder::final_norm) row("encoder.norm", none, src_len, d_model, 2 * d_model);
-    row("tgt_embed+pe", none, 1, d_model, TgtEmbed::Params::param_count);
-    for (index_t l = 0; l < Decoder::n_layers; ++l)
-      row("decoder.layer", l, 1, d_model, Decoder::Layer::Params::param_count);
-    if constexpr (Decoder::final_norm) row("decoder.norm", none, 1, d_model, 2 * d_model);
-    row("generator", none, 1, tgt_vocab, Gen::Params::param_count);
-    std::snprintf(line, sizeof line, "parameters %zu: weights %zu B + PE table %zu B (flash)", param_count,
-                  weight_bytes, const_bytes);
-    sink(line);
-    std::snprintf(line, sizeof line, "RAM: arena %zu B (planned; %zu B without reuse) + K/V caches %zu B", arena_bytes,
-                  arena_unplanned_bytes, state_bytes);
-    sink(line);
+    static constexpr auto table = summary_table();
+    static_assert(table.params() == param_count, "EncoderDecoder: every parameter is in one summary row");
+    print_summary(table, sink);
     using Attn = typename Encoder::Layer::SelfAttention;
-    std::snprintf(line, sizeof line,
-                  "attention scratch (encoder, streaming over %zu-key blocks): %zu B; a [%zu, %zu] score matrix "
-                  "would take %zu B",
-                  kAttentionKeyBlock, Attn::attention_floats * sizeof(float), src_len, src_len,
-                  Attn::score_matrix_floats * sizeof(float));
-    sink(line);
+    summary_detail::Line line;
+    line.text("attention scratch (encoder, streaming over ").number(kAttentionKeyBlock).text("-key blocks): ");
+    line.number(Attn::attention_floats * sizeof(float)).text(" B; a [").number(src_len).text(", ").number(src_len);
+    line.text("] score matrix would take ").number(Attn::score_matrix_floats * sizeof(float)).text(" B");
+    line.send(LineSink(sink));
   }
 
   /// The encoder output of the last `encode` ([src_len, d_model]; padded rows included).

@@ -21,10 +21,13 @@ struct Vocabulary<mve> {
   using V = float32x4_t;
   static constexpr index_t lanes = 4;
   static constexpr const char* name = "mve";
+  /// Which of simd/math.hpp's steps this vocabulary spells in its own instructions (the same bits;
+  /// the kernel tests compare): exp, exp_nonpositive's last steps, exp's lower clamp.
+  static constexpr bool own_exp = true, own_exp_nonpositive = false, own_zero_unless_ge = false;
   static bool supported() { return true; }  ///< can this CPU run it
   /// Register tile of the matrix kernels: up to 4 rows × 16 vectors of outputs, computed by
   /// row_tile (kernels/product/helium.hpp) with vectors across the rows, in panels of 6 outputs
-  /// (so wide that one call runs up to 10 panels in its assembly loop); a single row: Generic's
+  /// (so wide that one call runs up to 10 panels in its assembly loop); a single row: the generic
   /// 1 × 6 tile.
   static constexpr index_t gemm_rows = 4, gemm_vecs = 16, gemv_vecs = 6;
 

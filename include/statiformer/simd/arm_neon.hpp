@@ -18,6 +18,9 @@ struct Vocabulary<neon> {
   using V = float32x4_t;
   static constexpr index_t lanes = 4;
   static constexpr const char* name = "neon";
+  /// Which of simd/math.hpp's steps this vocabulary spells in its own instructions (the same bits;
+  /// the kernel tests compare): exp, exp_nonpositive's last steps, exp's lower clamp.
+  static constexpr bool own_exp = false, own_exp_nonpositive = false, own_zero_unless_ge = false;
   static bool supported() { return true; }  ///< can this CPU run it
   /// Register tile of the matrix kernels: rows × vectors of outputs (aarch64 has 32 Q registers,
   /// armv7 16).
@@ -26,6 +29,7 @@ struct Vocabulary<neon> {
 #else
   static constexpr index_t gemm_rows = 4, gemm_vecs = 2;
 #endif
+  static constexpr index_t gemv_vecs = gemm_vecs;  ///< vectors of a single row's tile
 
   static uint32x4_t prefix_mask(index_t n) {
     const uint32_t idx[4] = {0, 1, 2, 3};
@@ -54,6 +58,7 @@ struct Vocabulary<neon> {
   static V sub(V a, V b) { return vsubq_f32(a, b); }
   static V mul(V a, V b) { return vmulq_f32(a, b); }
   static V fma(V a, V b, V c) { return vfmaq_f32(c, a, b); }
+  static V fma_n(float a, V b, V c) { return fma(set1(a), b, c); }     ///< a·b + c with a scalar a
   static V max(V a, V b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }  // b when unordered, as x86
   static V min(V a, V b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
   static V abs(V a) { return vabsq_f32(a); }

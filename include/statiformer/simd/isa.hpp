@@ -38,8 +38,4 @@ using active = scalar;
 template <class Tag>
 struct Vocabulary;  ///< specialized by each simd/<isa>.hpp
 
-/// What the activation fused into a matrix kernel's epilogue is, for a vocabulary's own assembly
-/// kernel that applies it itself (simd/arm_mve.hpp): none, ReLU, or something else (GELU).
-enum class Fusion : unsigned char { none, relu, other };
-
 }  // namespace stf::isa

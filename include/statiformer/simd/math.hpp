@@ -47,7 +47,7 @@ struct ExpCore {
 /// the others keep the single max.
 template <class I>
 [[gnu::always_inline]] inline typename I::V below_lo_harmless(typename I::V x, typename I::V lo) {
-  if constexpr (requires { I::zero_unless_ge(x, lo); })
+  if constexpr (I::own_zero_unless_ge)
     return I::zero_unless_ge(x, lo);  // (NaN: 0, replaced after the core too)
   else
     return I::max(x, lo);  // (NaN: lo)
@@ -61,7 +61,7 @@ template <class I>
   using V = typename I::V;
   // a vocabulary may spell the same operations in its own instructions (same bits, checked by the
   // kernel tests): simd/arm_mve.hpp
-  if constexpr (requires { I::exp(x); })
+  if constexpr (I::own_exp)
     return I::exp(x);
   else if constexpr (I::lanes == 1) {
     // One lane: the same operations, with branches where the vector code selects (a scalar core
@@ -97,9 +97,9 @@ typename I::V exp(typename I::V x) {
 template <class I>
 [[gnu::always_inline]] inline typename I::V exp_nonpositive(typename I::V x) {
   using V = typename I::V;
-  if constexpr (I::lanes == 1 || requires { I::exp(x); }) {
+  if constexpr (I::lanes == 1 || I::own_exp) {
     return exp<I>(x);
-  } else if constexpr (requires { I::exp_nonpositive(x, ExpCore<I>{}); }) {
+  } else if constexpr (I::own_exp_nonpositive) {
     // a vocabulary's own last steps around the same core (the same bits:
     // tests/unit/exp_nonpositive_check.hpp)
     return I::exp_nonpositive(x, ExpCore<I>{});

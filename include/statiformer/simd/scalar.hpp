@@ -20,6 +20,9 @@ struct Vocabulary<scalar> {
   using V = float;
   static constexpr index_t lanes = 1;
   static constexpr const char* name = "scalar";
+  /// Which of simd/math.hpp's steps this vocabulary spells in its own instructions (the same bits;
+  /// the kernel tests compare): exp, exp_nonpositive's last steps, exp's lower clamp.
+  static constexpr bool own_exp = false, own_exp_nonpositive = false, own_zero_unless_ge = false;
   static bool supported() { return true; }  ///< can this CPU run it
   /// Register tile of the matrix kernels: rows × vectors of outputs. Arm (M4F, M7) and RISC-V have
   /// 32 floating-point registers: 24 accumulators + 4 weights + 1 input; x86 has 16.
@@ -28,6 +31,7 @@ struct Vocabulary<scalar> {
 #else
   static constexpr index_t gemm_rows = 3, gemm_vecs = 4;
 #endif
+  static constexpr index_t gemv_vecs = gemm_vecs;  ///< vectors of a single row's tile
 
   static V load(const float* p) { return *p; }
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
@@ -35,7 +39,7 @@ struct Vocabulary<scalar> {
   /// weight of the matrix kernels' inner loop. GCC never merges vldr into vldm, hence the asm.
   /// Fragile: GCC 12's register allocation around the fixed registers changes with unrelated edits
   /// to the tile (measured: spills in the 6x4 loop, +14% instructions); re-check the firmware
-  /// benchmark's counts after touching Generic::tile.
+  /// benchmark's counts after touching generic::Product::tile.
   static void load4(const float* p, V& a, V& b, V& c, V& d) {
     register float r0 asm("s28");
     register float r1 asm("s29");
@@ -69,7 +73,7 @@ struct Vocabulary<scalar> {
   "vadd.f32 s4, s4, s12\n vadd.f32 s5, s5, s13\n vadd.f32 s6, s6, s14\n vadd.f32 s7, s7, s15\n" \
   "vadd.f32 s0, s0, s4\n vadd.f32 s1, s1, s5\n vadd.f32 s2, s2, s6\n vadd.f32 s3, s3, s7\n"     \
   "vadd.f32 s0, s0, s2\n vadd.f32 s1, s1, s3\n"
-  /// simd_math::exp's one-lane operations, the same bits, for the kernels (Generic calls it; the
+  /// simd_math::exp's one-lane operations, the same bits, for the kernels (the generic kernels call it; the
   /// reference keeps simd_math::exp): the 15 constants come by one vldmia per call into registers
   /// that the Horner steps may then overwrite as their addends (vfma is destructive: GCC copies or
   /// reloads each coefficient), 33 instructions in the range instead of about 45.
@@ -152,7 +156,8 @@ struct Vocabulary<scalar> {
 #else
   static V fma(V a, V b, V c) { return std::fma(a, b, c); }  ///< a·b + c, one rounding
 #endif
-  static V max(V a, V b) { return a > b ? a : b; }  ///< b when unordered, as x86 maxps
+  static V fma_n(float a, V b, V c) { return fma(a, b, c); }  ///< a·b + c with a scalar a
+  static V max(V a, V b) { return a > b ? a : b; }            ///< b when unordered, as x86 maxps
   static V min(V a, V b) { return a < b ? a : b; }
   static V sqrt(V a) { return std::sqrt(a); }
   static V abs(V a) { return std::fabs(a); }

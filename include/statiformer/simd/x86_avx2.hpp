@@ -14,12 +14,15 @@ struct Vocabulary<avx2> {
   using V = __m256;
   static constexpr index_t lanes = 8;
   static constexpr const char* name = "avx2";
+  /// Which of simd/math.hpp's steps this vocabulary spells in its own instructions (the same bits;
+  /// the kernel tests compare): exp, exp_nonpositive's last steps, exp's lower clamp.
+  static constexpr bool own_exp = false, own_exp_nonpositive = false, own_zero_unless_ge = true;
   static bool supported() {
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }  ///< can this CPU run it
   /// Register tile of the matrix kernels: 6 rows × 2 vectors = 12 of the 16 ymm registers.
   static constexpr index_t gemm_rows = 6, gemm_vecs = 2;
-  static constexpr index_t gemv_vecs = 8;
+  static constexpr index_t gemv_vecs = 8;  ///< vectors of a single row's tile
 
   static __m256i prefix_mask(index_t n) {  // lanes < n all-ones
     const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -40,7 +43,8 @@ struct Vocabulary<avx2> {
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static V div(V a, V b) { return _mm256_div_ps(a, b); }
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static V max(V a, V b) { return _mm256_max_ps(a, b); }  // b when unordered
+  static V fma_n(float a, V b, V c) { return fma(set1(a), b, c); }  ///< a·b + c with a scalar a
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }            // b when unordered
   static V min(V a, V b) { return _mm256_min_ps(a, b); }
   static V sqrt(V a) { return _mm256_sqrt_ps(a); }
   static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }

@@ -14,10 +14,13 @@ struct Vocabulary<avx512> {
   using V = __m512;
   static constexpr index_t lanes = 16;
   static constexpr const char* name = "avx512";
+  /// Which of simd/math.hpp's steps this vocabulary spells in its own instructions (the same bits;
+  /// the kernel tests compare): exp, exp_nonpositive's last steps, exp's lower clamp.
+  static constexpr bool own_exp = false, own_exp_nonpositive = true, own_zero_unless_ge = true;
   static bool supported() { return __builtin_cpu_supports("avx512f"); }  ///< can this CPU run it
   /// Register tile of the matrix kernels: 6 rows × 4 vectors = 24 of the 32 zmm registers.
   static constexpr index_t gemm_rows = 6, gemm_vecs = 4;
-  static constexpr index_t gemv_vecs = 8;
+  static constexpr index_t gemv_vecs = 8;  ///< vectors of a single row's tile
 
   static __mmask16 prefix(index_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
   static V load(const float* p) { return _mm512_loadu_ps(p); }
@@ -34,7 +37,8 @@ struct Vocabulary<avx512> {
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V div(V a, V b) { return _mm512_div_ps(a, b); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  static V max(V a, V b) { return _mm512_max_ps(a, b); }  // b when unordered
+  static V fma_n(float a, V b, V c) { return fma(set1(a), b, c); }  ///< a·b + c with a scalar a
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }            // b when unordered
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
   static V sqrt(V a) { return _mm512_sqrt_ps(a); }
   static V abs(V a) {

@@ -15,11 +15,11 @@
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
 namespace stf::kernels_detail::cortex_m4f {
 
-/// Streaming attention of row groups over a prefix of the keys (Generic::attention_rows_hooked
+/// Streaming attention of row groups over a prefix of the keys (generic::Attention::attention_rows
 /// calls it), on Product's tile and Elementwise's division.
 struct Attention {
   /// Streaming attention of a group of `rows` (1 to 6) query rows that all attend to the same keys
-  /// [0, keys) (Generic::attention_rows_hooked calls it; the same operations per row and block of 32
+  /// [0, keys) (generic::Attention::attention_rows calls it; the same operations per row and block of 32
   /// keys as ref::attention_row): the scores and P·V through tile4 directly (4 keys, or 4 outputs,
   /// at a time; a last partial panel of scores recomputes the keys it overlaps, to the same bits),
   /// then per row the scale and the maximum in one loop (scale_max), exp(s - m) and the canonical

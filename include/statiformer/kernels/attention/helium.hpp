@@ -18,14 +18,14 @@
 
 namespace stf::kernels_detail::helium {
 
-/// Streaming attention of row groups over a prefix of the keys (Generic::attention_rows_hooked
+/// Streaming attention of row groups over a prefix of the keys (generic::Attention::attention_rows
 /// calls it).
 struct Attention {
   using I = isa::Vocabulary<isa::mve>;
   using V = I::V;
 
   /// Streaming attention of a group of `rows` query rows that all attend to the same keys [0, keys)
-  /// (Generic::attention_rows calls it for prefix masks of one length; false: not handled here,
+  /// (generic::Attention::attention_groups calls it for prefix masks of one length; false: not handled here,
   /// rows 1 and 5). The reference's operations per row and block of 32 keys (see
   /// ref::attention_row), with the group's rows side by side in every step:
   ///  - the queries go transposed into qT [head_dim][rows], so that one ldm brings q[0..rows, d];

@@ -1,5 +1,5 @@
-// statiformer — attention: which variant each target runs, readable in one place (Generic's
-// attention_rows_hooked asks it). The same shape as kernels/norm/select.hpp.
+// statiformer — attention: which variant each target runs, readable in one place (the generic
+// attention_rows asks it). The same shape as kernels/norm/select.hpp.
 #pragma once
 
 #include <statiformer/kernels/attention/cortex_m4f.hpp>
@@ -9,18 +9,41 @@
 namespace stf::kernels_detail {
 
 /// Attention rows on target `Tag`:
-///   generic     every target: Generic's attention (streaming, spans, register blocks, tall groups);
+///   generic     every target: the generic attention (attention/generic.hpp, which picks a
+///               strategy per group of rows) streaming over key blocks (attention/streaming.hpp);
+///   x86         AVX2 and AVX-512 (8 and 16 lanes): the generic attention with the wide-vector
+///               strategies: one key block in registers (attention/register_block.hpp), spans of
+///               kAttentionScoreKeys keys (attention/wide_spans.hpp), groups staged over their
+///               rows; on AVX-512 also tall row groups (two row groups as one: kTallRowGroup);
 ///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU) and
 ///   helium      Cortex-M55 (mve): their attention_prefix_rows (kernels/attention/<target>.hpp)
 ///               for groups of rows that all attend to the same keys [0, e); it declines the group
 ///               sizes it does not take (cortex_m4f: 1..6 rows; helium: 2, 3, 4, 6), whose rows
-///               and every other row go Generic's way.
-/// `PrefixRows` is the struct that provides attention_prefix_rows, void where Generic's code runs
-/// alone.
+///               and every other row go the generic way.
+/// `PrefixRows` is the struct that provides attention_prefix_rows, void where the generic code
+/// runs alone; `wide` and `tall` turn on the x86 strategies.
 template <class Tag>
 struct AttentionSelect {
   static constexpr const char* variant = "generic";
   using PrefixRows = void;
+  static constexpr bool wide = false;  ///< register blocks, spans, staged groups
+  static constexpr bool tall = false;  ///< tall row groups (needs wide)
+};
+
+template <>
+struct AttentionSelect<isa::avx2> {
+  static constexpr const char* variant = "x86";
+  using PrefixRows = void;
+  static constexpr bool wide = true;
+  static constexpr bool tall = false;
+};
+
+template <>
+struct AttentionSelect<isa::avx512> {
+  static constexpr const char* variant = "x86";
+  using PrefixRows = void;
+  static constexpr bool wide = true;
+  static constexpr bool tall = true;  // (32 vector registers)
 };
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
@@ -28,6 +51,8 @@ template <>
 struct AttentionSelect<isa::scalar> {
   static constexpr const char* variant = "cortex_m4f";
   using PrefixRows = cortex_m4f::Attention;
+  static constexpr bool wide = false;
+  static constexpr bool tall = false;
 };
 #endif
 
@@ -36,6 +61,8 @@ template <>
 struct AttentionSelect<isa::mve> {
   static constexpr const char* variant = "helium";
   using PrefixRows = helium::Attention;
+  static constexpr bool wide = false;
+  static constexpr bool tall = false;
 };
 #endif
 

@@ -7,9 +7,9 @@
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
 namespace stf::kernels_detail::cortex_m4f {
 
-/// Element-wise row operations (Generic::div_map, Generic::add call them).
+/// Element-wise row operations (generic::Elementwise::div_map, generic::Elementwise::add call them).
 struct Elementwise {
-  /// y[i] = x[i] / d for i < n, y may be x (Generic::div_map calls it: the softmax's scaling and
+  /// y[i] = x[i] / d for i < n, y may be x (generic::Elementwise::div_map calls it: the softmax's scaling and
   /// normalization), 4 elements per vldmia/vstmia.
   static void div_n(const float* x, float* y, index_t n, float d) {
     index_t count;
@@ -39,7 +39,7 @@ struct Elementwise {
         : [n] "r"(n), [d] "t"(d)
         : "s0", "s1", "s2", "s3", "cc", "memory");
   }
-  /// y[i] += x[i] for i < n (Generic::add calls it), 4 elements per vldmia/vstmia (GCC: one at a
+  /// y[i] += x[i] for i < n (generic::Elementwise::add calls it), 4 elements per vldmia/vstmia (GCC: one at a
   /// time, 6 instructions per element).
   static void add_n(float* y, const float* x, index_t n) {
     float* yr = y;  // (read and written through separate pointers: vstmia's writeback is ahead)

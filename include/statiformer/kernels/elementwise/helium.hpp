@@ -14,7 +14,7 @@
 
 namespace stf::kernels_detail::helium {
 
-/// Element-wise row operations (Generic::exp_shifted, Generic::add call them).
+/// Element-wise row operations (generic::Elementwise::exp_shifted, generic::Elementwise::add call them).
 struct Elementwise {
   using I = isa::Vocabulary<isa::mve>;
   using V = I::V;
@@ -79,7 +79,7 @@ struct Elementwise {
         : [n] "r"(n), [m] "r"(m), "m"(kConstants)
         : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "lr", "cc", "memory");
   }
-  /// y[i] += x[i] for i < n (Generic::add calls it): one tail-predicated loop, 5 instructions per
+  /// y[i] += x[i] for i < n (generic::Elementwise::add calls it): one tail-predicated loop, 5 instructions per
   /// vector.
   [[gnu::noinline]] static void add_n(float* y, const float* x, index_t n) {
     asm volatile(

@@ -1,5 +1,5 @@
 // statiformer — element-wise maps and row arithmetic: which variant each target runs, readable in
-// one place (Generic's div_map, exp_shifted and add ask it). The same shape as
+// one place (the generic div_map, exp_shifted and add ask it). The same shape as
 // kernels/norm/select.hpp.
 #pragma once
 
@@ -10,18 +10,21 @@
 namespace stf::kernels_detail {
 
 /// Element-wise operations on target `Tag`:
-///   generic     every target: Generic's maps on the vocabulary;
+///   generic     every target: the generic maps on the vocabulary;
 ///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU): div_n
 ///               (y = x / d) and add_n (y += x);
 ///   helium      Cortex-M55 (mve): exp_shifted (y = exp(x - m)) and add_n.
 /// Each alias is the struct (kernels/elementwise/<variant>.hpp) that provides that entry point,
-/// void where Generic's own code runs.
+/// void where the generic code runs.
 template <class Tag>
 struct ElementwiseSelect {
   static constexpr const char* variant = "generic";
   using Div = void;         ///< div_n(x, y, n, d)
   using ExpShifted = void;  ///< exp_shifted(x, y, n, m)
   using Add = void;         ///< add_n(y, x, n)
+  /// Whether exp (of maps, softmax, attention) is the vocabulary's exp_kernel instead of
+  /// simd/math.hpp's exp: the same operations, in assembly.
+  static constexpr bool exp_kernel = false;
 };
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
@@ -31,6 +34,7 @@ struct ElementwiseSelect<isa::scalar> {
   using Div = cortex_m4f::Elementwise;
   using ExpShifted = void;
   using Add = cortex_m4f::Elementwise;
+  static constexpr bool exp_kernel = true;  // (simd/scalar.hpp)
 };
 #endif
 
@@ -41,6 +45,7 @@ struct ElementwiseSelect<isa::mve> {
   using Div = void;
   using ExpShifted = helium::Elementwise;
   using Add = helium::Elementwise;
+  static constexpr bool exp_kernel = false;
 };
 #endif
 

@@ -8,9 +8,9 @@
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
 namespace stf::kernels_detail::cortex_m4f {
 
-/// LayerNorm rows (Generic::layer_norm_row calls them).
+/// LayerNorm rows (generic::Norm::layer_norm_rows calls them).
 struct Norm {
-  /// LayerNorm, torch kind, of a row of a multiple of 16 (Generic::layer_norm_row calls it): the
+  /// LayerNorm, torch kind, of a row of a multiple of 16 (generic::Norm::layer_norm_rows calls it): the
   /// same operations (canonical 16-lane sums, then ((x - mean) · inv) · gain + bias), in assembly
   /// with 4 elements per vldmia (GCC kept the 16 lane sums in memory: 463 instructions for 16).
   static void layer_norm16(const float* x, const float* gain, const float* bias, index_t n, float eps, float* y) {

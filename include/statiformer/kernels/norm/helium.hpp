@@ -9,12 +9,12 @@
 
 namespace stf::kernels_detail::helium {
 
-/// LayerNorm rows (Generic::layer_norm_row calls them).
+/// LayerNorm rows (generic::Norm::layer_norm_rows calls them).
 struct Norm {
   using I = isa::Vocabulary<isa::mve>;
   using V = I::V;
 
-  /// LayerNorm, torch kind, of a row of a multiple of 16 (Generic::layer_norm_row calls it): the
+  /// LayerNorm, torch kind, of a row of a multiple of 16 (generic::Norm::layer_norm_rows calls it): the
   /// same operations (canonical 16-lane sums over 4 accumulator vectors folded as reduce16, then
   /// ((x - mean) · inv) · gain + bias), in assembly with post-incremented loads and the mean and
   /// inverse as scalar operands (GCC: 424 instructions for a row of 64).

@@ -1,4 +1,4 @@
-// statiformer — LayerNorm: which variant each target runs, readable in one place (Generic's
+// statiformer — LayerNorm: which variant each target runs, readable in one place (the generic
 // layer_norm_rows asks it). The other operations' selections have the same shape:
 // kernels/<op>/select.hpp.
 #pragma once
@@ -10,7 +10,7 @@
 namespace stf::kernels_detail {
 
 /// LayerNorm rows on target `Tag`:
-///   generic     every target: Generic's code on the vocabulary, rows staged in groups;
+///   generic     every target: the generic code on the vocabulary, rows staged in groups;
 ///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU), and
 ///   helium      Cortex-M55 (mve): their layer_norm16 (kernels/norm/<target>.hpp) for rows of
 ///               the torch kind whose length is a multiple of 16, row by row; other rows generic.

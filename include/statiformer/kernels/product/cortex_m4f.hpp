@@ -8,17 +8,17 @@
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
 namespace stf::kernels_detail::cortex_m4f {
 
-/// The matrix products (Generic::tile and Generic::linear_block call them): the 1..6 × 4 tile in
+/// The matrix products (generic::Product::tile and generic::Product::linear_block call them): the 1..6 × 4 tile in
 /// assembly, and the walk over a panel-stored weight that calls it directly.
 struct Product {
-  /// A linear layer's product over a block of a panel-stored weight (Generic::linear_block calls
-  /// it): Generic::product's tiles (rows in tiles of 6, the last two even; 4 outputs each, tile4),
+  /// A linear layer's product over a block of a panel-stored weight (generic::Product::linear_block calls
+  /// it): generic::Product::product's tiles (rows in tiles of 6, the last two even; 4 outputs each, tile4),
   /// walked directly, with the whole reduction in one pass (parking partial sums in y would not
   /// change their bits). false: GELU, no reduction, or outputs not in whole groups of 4, left to
-  /// Generic::product.
-  template <class Identity, class Relu>
+  /// generic::Product::product.
+  template <class None, class Relu>
   static bool linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
-                            index_t ldy, const float* bias, bool accumulate, Fuse act, Identity, Relu) {
+                            index_t ldy, const float* bias, bool accumulate, Fuse act, None, Relu) {
     if (in == 0 || act == Fuse::gelu || out % 4 != 0 || w.o0 % 4 != 0 || w.out_total % 4 != 0) return false;
     for (index_t o = 0; o < out; o += 4) {
       index_t ld = 0, run = 0;
@@ -33,7 +33,7 @@ struct Product {
     }
     return true;
   }
-  /// The matrix kernels' tile of `rows` (1 to 6) × 4 outputs on Cortex-M (Generic::tile calls
+  /// The matrix kernels' tile of `rows` (1 to 6) × 4 outputs on Cortex-M (generic::Product::tile calls
   /// it for full-width tiles without GELU): y[r, o] accumulated in sequence over k in [k0, k1)
   /// with fma from +0 (`first`) or from y, + bias[o] (nullable), then ReLU when `relu`. In
   /// assembly, because the gain is in the loads GCC will not merge: per 4 steps of 3 rows, the

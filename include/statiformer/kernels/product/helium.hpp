@@ -19,19 +19,19 @@ namespace stf::kernels_detail::helium {
 /// A pointer as the 32-bit address that MVE address vectors hold.
 inline uint32_t address(const void* p) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p)); }
 
-/// The matrix products (Generic::tile and Generic::linear_block call them).
+/// The matrix products (generic::Product::tile and generic::Product::linear_block call them).
 struct Product {
   using I = isa::Vocabulary<isa::mve>;
   using V = I::V;
 
-  /// The matrix kernels' tile for 2 to 4 rows (Generic::tile calls it): y[r, o] for r < rows,
+  /// The matrix kernels' tile for 2 to 4 rows (generic::Product::tile calls it): y[r, o] for r < rows,
   /// o < width, each accumulated in sequence over k in [k0, k1) with fma, from +0 when `first`,
   /// else from y; then + bias[o] (nullable), then `epilogue` (the fused activation), as
-  /// Generic::tile. The lanes run across the rows instead of the outputs, so that both operands of
+  /// generic::Product::tile. The lanes run across the rows instead of the outputs, so that both operands of
   /// a step come in one instruction each: the rows' x[r, k] by a gather load that steps its own
   /// addresses (vldrw.u32 q, [q, #4]!), the weights w[k, o..o+5] into six general-purpose
   /// registers by one ldm, a pointer step and six vfma by scalar into six accumulators: 9
-  /// instructions per 24 multiply-adds, plus a loop end per 4 steps (Generic's 3 × 2 tile: 13).
+  /// instructions per 24 multiply-adds, plus a loop end per 4 steps (the generic 3 × 2 tile: 13).
   /// Each output's sequence is unchanged (lanes never mix), so are the bits.
   template <class Epilogue>
   [[gnu::noinline]] static void row_tile(const float* x, index_t ldx, index_t rows, index_t k0, index_t k1,
@@ -42,17 +42,17 @@ struct Product {
     const index_t full = width / 6, rest = width % 6;
     const RowPanel a{x + k0, w + k0 * ldw, y, bias, ldx, ldw, ldy, k1 - k0, rows, first};
     index_t o = 0;
-    if constexpr (Epilogue::fusion != isa::Fusion::other) {  // (Generic's epilogue types say)
+    if constexpr (Epilogue::fuse != Fuse::gelu) {  // (the epilogue types say)
       // without GELU (in registers too big for the asm's), the full panels in one assembly loop,
       // and a last panel of 4 or 2 outputs in the same call
       const index_t tail = rest == 4 || rest == 2 ? rest : 0;
       if (full || tail) {
         if (bias)
-          first ? row_panels6<true, true, Epilogue::fusion>(a, full, tail)
-                : row_panels6<false, true, Epilogue::fusion>(a, full, tail);
+          first ? row_panels6<true, true, Epilogue::fuse>(a, full, tail)
+                : row_panels6<false, true, Epilogue::fuse>(a, full, tail);
         else
-          first ? row_panels6<true, false, Epilogue::fusion>(a, full, tail)
-                : row_panels6<false, false, Epilogue::fusion>(a, full, tail);
+          first ? row_panels6<true, false, Epilogue::fuse>(a, full, tail)
+                : row_panels6<false, false, Epilogue::fuse>(a, full, tail);
         if (tail) return;
         o = 6 * full;
       }
@@ -78,14 +78,14 @@ struct Product {
         break;
     }
   }
-  /// A linear layer's product over a block of a panel-stored weight (Generic::linear_block calls
-  /// it): the row tiles of Generic::product (rows in tiles of 4, the last two even; each weight
+  /// A linear layer's product over a block of a panel-stored weight (generic::Product::linear_block calls
+  /// it): the row tiles of generic::Product::product (rows in tiles of 4, the last two even; each weight
   /// panel of kWeightPanel outputs as one row_tile), walked directly, with the whole reduction in
   /// one pass (no cache here to block for; parking partial sums in y would not change their
-  /// bits). false: one row, GELU or no reduction, left to Generic::product.
-  template <class Identity, class Relu>
+  /// bits). false: one row, GELU or no reduction, left to generic::Product::product.
+  template <class None, class Relu>
   static bool linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
-                            index_t ldy, const float* bias, bool accumulate, Fuse act, Identity identity, Relu relu) {
+                            index_t ldy, const float* bias, bool accumulate, Fuse act, None none, Relu relu) {
     if (rows < 2 || in == 0 || act == Fuse::gelu) return false;
     for (index_t o = 0; o < out;) {
       index_t ld = 0, width = 0;
@@ -98,7 +98,7 @@ struct Product {
         if (act == Fuse::relu)
           row_tile(x + r * ldx, ldx, n, 0, in, wo, ld, y + r * ldy + o, ldy, width, !accumulate, b, relu);
         else
-          row_tile(x + r * ldx, ldx, n, 0, in, wo, ld, y + r * ldy + o, ldy, width, !accumulate, b, identity);
+          row_tile(x + r * ldx, ldx, n, 0, in, wo, ld, y + r * ldy + o, ldy, width, !accumulate, b, none);
         r += n;
       }
       o += width;
@@ -129,7 +129,7 @@ struct Product {
   /// then a panel of `tail` (0, 2 or 4) outputs (row_panel's step loop; per panel: the
   /// accumulators zeroed or gathered from y, + bias, ReLU as vmaxnm(x, +0), the scatter stores;
   /// the panel's weights, bias and count in registers, the rows' addresses in memory).
-  template <bool First, bool Bias, isa::Fusion F>
+  template <bool First, bool Bias, Fuse F>
   [[gnu::noinline]] static void row_panels6(const RowPanel& a, index_t panels, index_t tail) {
     struct State {        // (byte offsets in the assembly)
       uint32x4_t xa, ya;  // 0, 16: the rows' addresses of x[r, k0] - 4 bytes, of y[r, o]
@@ -245,7 +245,7 @@ struct Product {
         : [a0] "=&w"(acc[0]), [a1] "=&w"(acc[1]), [a2] "=&w"(acc[2]), [a3] "=&w"(acc[3]), [a4] "=&w"(acc[4]),
           [a5] "=&w"(acc[5]), [xa] "=&w"(xa), [xv] "=&w"(xv), [w] "=&r"(w), [wb] "=&r"(wb), [bp] "=&r"(bp),
           [n] "=&r"(n), [left] "=&r"(left)
-        : [st] "r"(&st), [ldw] "r"(a.ldw * 4), [first] "i"(First), [bias] "i"(Bias), [relu] "i"(F == isa::Fusion::relu)
+        : [st] "r"(&st), [ldw] "r"(a.ldw * 4), [first] "i"(First), [bias] "i"(Bias), [relu] "i"(F == Fuse::relu)
         : "r0", "r1", "r2", "r3", "r4", "r5", "lr", "cc", "memory");
   }
 

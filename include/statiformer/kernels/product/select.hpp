@@ -1,4 +1,4 @@
-// statiformer — matrix products: which variant each target runs, readable in one place (Generic's
+// statiformer — matrix products: which variant each target runs, readable in one place (the generic
 // tile and linear_block ask it). The same shape as kernels/norm/select.hpp.
 #pragma once
 
@@ -9,20 +9,23 @@
 namespace stf::kernels_detail {
 
 /// Matrix products (tiles, linear over weight panels) on target `Tag`:
-///   generic     every target: Generic's register tiles on the vocabulary;
+///   generic     every target: the generic register tiles on the vocabulary;
 ///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU):
 ///               tile4 (1..6 rows × 4 outputs, assembly; not GELU, not partial) and
 ///               linear_panels (declines GELU and outputs not in groups of 4);
 ///   helium      Cortex-M55 (mve): row_tile (2..4 rows, vectors across the rows) and
-///               linear_panels (declines some calls, Generic's product runs them).
+///               linear_panels (declines some calls, the generic product runs them).
 /// Each alias is the struct (kernels/product/<variant>.hpp) that provides that entry point, void
-/// where Generic's own code runs.
+/// where the generic code (kernels/product/generic.hpp) runs; `load4` says whether the generic
+/// tiles take the vocabulary's load4.
 template <class Tag>
 struct ProductSelect {
   static constexpr const char* variant = "generic";
   using Tile4 = void;    ///< tile4(x, ldx, rows, k0, k1, w, ldw, y, ldy, first, bias, relu)
   using RowTile = void;  ///< row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, epilogue)
   using Panels = void;   ///< linear_panels(...) -> bool (false: declined)
+  /// The vocabulary's load4 (four weights by one instruction) in the tiles of 5+ rows × 4 vectors.
+  static constexpr bool load4 = false;
 };
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
@@ -32,6 +35,7 @@ struct ProductSelect<isa::scalar> {
   using Tile4 = cortex_m4f::Product;
   using RowTile = void;
   using Panels = cortex_m4f::Product;
+  static constexpr bool load4 = true;  // (simd/scalar.hpp: vldmia)
 };
 #endif
 
@@ -42,6 +46,7 @@ struct ProductSelect<isa::mve> {
   using Tile4 = void;
   using RowTile = helium::Product;
   using Panels = helium::Product;
+  static constexpr bool load4 = false;
 };
 #endif
 

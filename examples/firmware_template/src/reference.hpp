@@ -1,0 +1,25 @@
+// One input of the model and PyTorch's output for it, to check the firmware against: the first
+// sequence of tests/io/data/enc_stack.txt (nn.TransformerEncoder, seed 401, written by
+// tools/gen_io_fixtures.py), valid length 4. Replace with your model's own test vector.
+#pragma once
+
+namespace reference {
+
+inline constexpr unsigned kValidLen = 4;
+// One row of the [5, 8] matrices per line.
+// clang-format off
+inline constexpr float kInput[5 * 8] = {
+    1.30324471f, 0.14723599f, -1.5073036f, 0.365974516f, -0.214304715f, -0.916796088f, -0.103830285f, -0.20969075f,
+    -1.09793854f, 0.314137429f, -0.193396941f, -2.34409595f, -0.509978473f, -0.225032941f, -0.675192177f, -0.306070238f,
+    0.278139621f, 0.296242833f, -0.960493565f, 0.186730862f, 1.07140005f, -1.35750628f, 0.415784597f, 0.361286849f,
+    -0.676935196f, -0.344861329f, -0.196823403f, 2.14788628f, 1.08661211f, 0.90789032f, 0.459734857f, -1.56576681f,
+    1.57078385f, 1.11193514f, -0.322564483f, -0.166146532f, -0.717244148f, -0.0863641724f, 0.563878357f, -0.893600404f};
+inline constexpr float kPyTorchOutput[5 * 8] = {
+    1.65446091f, -0.245308101f, -1.63079f, 0.516396284f, 0.0292842649f, 0.0894678682f, 0.136212662f, -0.98976922f,
+    -0.643003702f, 0.421358883f, -0.0896133631f, -1.73405576f, 0.572465956f, 1.59568417f, -0.340579271f, -0.04186951f,
+    0.704811931f, -0.320400298f, -1.62416291f, 0.328754276f, 1.55296457f, -0.588700652f, 0.65247339f, -0.870810688f,
+    0.151607454f, -0.875557721f, -0.814793646f, 1.48195541f, 0.580500484f, 0.98486048f, 0.00176795572f, -1.75854659f,
+    1.61665869f, 0.500313461f, -0.761161864f, -0.174716219f, -1.05152535f, 0.177574933f, 0.666718841f, -1.37230265f};
+// clang-format on
+
+}  // namespace reference

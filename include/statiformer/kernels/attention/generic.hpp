@@ -1,0 +1,260 @@
+// statiformer — attention, generic: per group of rows, which strategy runs it (a target's own
+// kernel, a tall group, a register block, spans, streaming), and the two-pass attention with
+// weights. The strategies: streaming.hpp, wide_spans.hpp, register_block.hpp. See
+// kernels/README.md.
+#pragma once
+
+#include <cmath>
+#include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/attention/register_block.hpp>
+#include <statiformer/kernels/attention/select.hpp>
+#include <type_traits>
+
+namespace stf::kernels_detail::generic {
+
+/// Attention rows (Kernels::attention_rows, attention_row, attention_rows_weights): the choice, per
+/// group of kAttentionRowGroup rows, of the strategy that runs it — the target's own kernel
+/// (AttentionSelect), a tall group, one key block in registers, spans, or streaming key block by
+/// key block — and the two-pass attention that returns the weights.
+template <class Tag>
+struct Attention : AttentionRegisterBlock<Tag> {
+  using AttentionRegisterBlock<Tag>::kRegisterBlockVecs;
+  using AttentionRegisterBlock<Tag>::group_block_rows;
+  using AttentionRegisterBlock<Tag>::tall_group;
+  using AttentionSpans<Tag>::attention_group_spans;
+  using typename AttentionStreaming<Tag>::ScoreScale;
+  using typename AttentionStreaming<Tag>::GroupKeys;
+  using AttentionStreaming<Tag>::kTallRowGroup;
+  using AttentionStreaming<Tag>::allowed;
+  using AttentionStreaming<Tag>::stream_block;
+  using AttentionStreaming<Tag>::stream_group_prefix;
+  using AttentionStreaming<Tag>::weighted_values_prefix;
+  using AttentionStreaming<Tag>::weighted_values_acc;
+  using AttentionStreaming<Tag>::group_keys;
+  using Product<Tag>::gemm;
+  using Elementwise<Tag>::L;
+  using Elementwise<Tag>::sum;
+  using Elementwise<Tag>::max_of;
+  using Elementwise<Tag>::div_map;
+  using Elementwise<Tag>::exp_shifted;
+  /// The target's own kernel for groups of rows that attend to the same keys, where the selection
+  /// names one (kernels/attention/select.hpp): a struct, or void.
+  using PrefixRows = typename AttentionSelect<Tag>::PrefixRows;
+
+  /// attention_rows (Kernels::attention_rows calls it), through a target's own kernel where it
+  /// has one for groups whose rows all attend to the same keys [0, e), e >= 1 (Cortex-M:
+  /// kernels/attention/<target>.hpp, the same operations per row; it declines group sizes it does
+  /// not take),
+  /// then attention_rows for the rows left. (Outside attention_rows: its set-up would run first.)
+  static void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
+                             const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
+                             const ref::RowMask* masks, MaskFill fill, float* p, float* out, index_t out_stride) {
+    index_t r0 = 0;
+    if constexpr (!std::is_void_v<PrefixRows>) {
+      // (the same key_end in every mask; ends past n_keys that differ go the general way)
+      const index_t key_end = n_rows == 0 ? 0 : masks[0].key_end;
+      bool same = key_end > 0 && n_keys > 0;
+      for (index_t r = 0; same && r < n_rows; ++r) same = !masks[r].allow && masks[r].key_end == key_end;
+      if (same) {
+        const index_t e = key_end < n_keys ? key_end : n_keys;
+        const float scale = std::sqrt(static_cast<float>(head_dim));
+        for (; r0 < n_rows; r0 += kAttentionRowGroup) {
+          const index_t nr = n_rows - r0 < kAttentionRowGroup ? n_rows - r0 : kAttentionRowGroup;
+          if (!PrefixRows::attention_prefix_rows(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim,
+                                                 e, scale, p, out + r0 * out_stride, out_stride))
+            break;
+        }
+        if (r0 >= n_rows) return;
+      }
+    }
+    if constexpr (kTallRowGroup > kAttentionRowGroup) {
+      // (before attention_rows: a tall group skips its set-up)
+      for (index_t nt = 0; r0 < n_rows; r0 += nt) {
+        nt = n_rows - r0 < kTallRowGroup ? n_rows - r0 : kTallRowGroup;
+        if (nt <= kAttentionRowGroup ||
+            !tall_group(q + r0 * q_stride, q_stride, nt, kt, kt_stride, v, v_stride, head_dim, n_keys, masks + r0,
+                        std::sqrt(static_cast<float>(head_dim)), out + r0 * out_stride, out_stride))
+          attention_groups(q + r0 * q_stride, q_stride, nt, kt, kt_stride, v, v_stride, head_dim, n_keys, masks + r0,
+                           fill, p, out + r0 * out_stride, out_stride);
+      }
+      return;
+    }
+    attention_groups(q + r0 * q_stride, q_stride, n_rows - r0, kt, kt_stride, v, v_stride, head_dim, n_keys, masks + r0,
+                     fill, p, out + r0 * out_stride, out_stride);
+  }
+
+  /// Streaming attention over groups of rows (see ref::attention_row): per key block, the
+  /// group's scores are one register-tiled product with Kᵀ and its values another, accumulated
+  /// into the outputs.
+  static void attention_groups(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
+                               const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
+                               const ref::RowMask* masks, MaskFill fill, float* p, float* out, index_t out_stride) {
+    constexpr index_t B = kAttentionKeyBlock;
+    const float scale = std::sqrt(static_cast<float>(head_dim));
+    const ScoreScale vscale(scale);
+    const index_t bs = n_keys < B ? n_keys : B;  // score row stride
+    const index_t g = n_rows < kAttentionRowGroup ? n_rows : kAttentionRowGroup;
+    float* qc = p + g * bs;  // copies of the group's queries: the outputs may alias them
+    const index_t ps = n_keys < kAttentionScoreKeys ? n_keys : kAttentionScoreKeys;  // (spans' row stride)
+    for (index_t r0 = 0; r0 < n_rows; r0 += kAttentionRowGroup) {
+      const index_t nr = n_rows - r0 < kAttentionRowGroup ? n_rows - r0 : kAttentionRowGroup;
+      const ref::RowMask* mg = masks + r0;
+      float* og = out + r0 * out_stride;
+      const auto [n_scored, prefixes, every_key] = group_keys(mg, nr, n_keys);
+      if constexpr (AttentionSelect<Tag>::wide) {  // (attention/register_block.hpp, wide_spans.hpp)
+        if (prefixes && every_key && n_scored <= kRegisterBlockVecs * L) {
+          AttentionRegisterBlock<Tag>::template group_block_rows<kAttentionRowGroup>(
+              nr, (n_scored + L - 1) / L, q + r0 * q_stride, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored,
+              mg, vscale, og, out_stride);
+          continue;
+        }
+        if (prefixes && every_key) {
+          attention_group_spans(q + r0 * q_stride, q_stride, nr, kt, kt_stride, v, v_stride, head_dim, n_scored, mg,
+                                vscale, p, ps, p + g * ps, og, out_stride);
+          continue;
+        }
+      }
+      // With one key block the queries are read once, by its scores' product, before any output
+      // is written (the first block rescales nothing): no copies then, and the outputs are zeroed
+      // only where the values' products accumulate into them.
+      const bool one_block = n_scored <= B;
+      auto zero_outputs = [&] {
+        for (index_t r = 0; r < nr; ++r)
+          for (index_t d = 0; d < head_dim; ++d) og[r * out_stride + d] = 0.0f;
+      };
+      if (!one_block) {
+        for (index_t r = 0; r < nr; ++r) {
+          const float* qr = q + (r0 + r) * q_stride;
+          for (index_t d = 0; d < head_dim; ++d) qc[r * head_dim + d] = qr[d];
+        }
+      }
+      if (!one_block || n_scored == 0) zero_outputs();
+      bool seen[kAttentionRowGroup] = {};
+      float m[kAttentionRowGroup] = {}, l[kAttentionRowGroup] = {};
+      for (index_t kb = 0; kb < n_scored; kb += B) {
+        const index_t nb = n_scored - kb < B ? n_scored - kb : B;
+        if (one_block)
+          gemm(q + r0 * q_stride, q_stride, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
+        else
+          gemm(qc, head_dim, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
+        index_t end[kAttentionRowGroup];  // allowed keys of row r in this block: [0, end[r])
+        if (AttentionSelect<Tag>::wide && prefixes)
+          stream_group_prefix(p, bs, nr, kb, nb, mg, vscale, seen, m, l, og, out_stride, head_dim, end);
+        else
+          for (index_t r = 0; r < nr; ++r)
+            end[r] = stream_block(p + r * bs, kb, nb, mg[r], scale, seen[r], m[r], l[r], og + r * out_stride, head_dim);
+        bool every_row = true;  // every row has an allowed key in this block
+        for (index_t r = 0; r < nr; ++r) every_row = every_row && end[r];
+        const float* vb = v + kb * v_stride;
+        if (one_block && prefixes && every_row) {  // from +0, as from zeroed outputs
+          weighted_values_prefix(p, bs, nr, end, vb, v_stride, head_dim, og, out_stride, false);
+          continue;
+        }
+        if (one_block) zero_outputs();
+        if (prefixes) {
+          weighted_values_prefix(p, bs, nr, end, vb, v_stride, head_dim, og, out_stride, true);
+        } else {
+          for (index_t r = 0; r < nr; ++r) {
+            if (!end[r]) continue;
+            const ref::RowMask& mask = mg[r];
+            weighted_values_acc(
+                p + r * bs, vb, v_stride, head_dim, nb, [&](index_t i) { return allowed(mask, kb + i); },
+                og + r * out_stride);
+          }
+        }
+      }
+      for (index_t r = 0; r < nr; ++r) {
+        float* o = og + r * out_stride;
+        if (seen[r]) {
+          div_map(o, o, head_dim, l[r]);
+        } else {  // every key masked: the documented convention
+          const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
+          weighted_values_acc(
+              &w, v, v_stride, head_dim, n_keys, [&](index_t) { return w != 0.0f; }, o, true);
+        }
+      }
+    }
+  }
+
+  /// Turns one row of raw scores into attention weights in place: masked keys -inf, allowed ones
+  /// divided by scale, then exp(s - max) (0 for masked), the canonical sum, and the division.
+  /// Returns false, leaving the row unnormalized, when every key is masked.
+  static bool softmax_scores(float* p, index_t n_keys, const ref::RowMask& mask, float scale) {
+    if (!mask.allow) {  // the allowed keys are the prefix [0, e): the same operations, vectorized
+      const index_t e = mask.key_end < n_keys ? mask.key_end : n_keys;
+      if (e == 0) {
+        for (index_t j = 0; j < n_keys; ++j) p[j] = -INFINITY;
+        return false;
+      }
+      div_map(p, p, e, scale);
+      exp_shifted(p, p, e, max_of(p, e));
+      for (index_t j = e; j < n_keys; ++j) p[j] = 0.0f;  // exp(-inf - max)
+      div_map(p, p, e, sum(p, n_keys));
+      return true;
+    }
+    bool any = false;
+    float m = 0.0f;
+    for (index_t j = 0; j < n_keys; ++j) {
+      if (!allowed(mask, j)) {
+        p[j] = -INFINITY;
+        continue;
+      }
+      p[j] = p[j] / scale;
+      m = (!any || p[j] > m) ? p[j] : m;
+      any = true;
+    }
+    if (!any) return false;
+    exp_shifted(p, p, n_keys, m);
+    div_map(p, p, n_keys, sum(p, n_keys));
+    return true;
+  }
+
+  /// attention_rows with the weights (two passes over whole score rows; row r: q + r·q_stride,
+  /// masks[r], weights p + r·n_keys, output out + r·out_stride, which may alias its query row): the
+  /// scores of a group of rows are one register-tiled product with Kᵀ, and so are their values.
+  static void attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, const float* kt,
+                                     index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                     index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                     index_t out_stride) {
+    const float scale = std::sqrt(static_cast<float>(head_dim));
+    for (index_t r0 = 0; r0 < n_rows; r0 += kAttentionRowGroup) {
+      const index_t nr = n_rows - r0 < kAttentionRowGroup ? n_rows - r0 : kAttentionRowGroup;
+      float* pg = p + r0 * n_keys;
+      // keys at or past every row's key_end are masked for the whole group: no scores needed
+      const GroupKeys g = group_keys(masks + r0, nr, n_keys);
+      if (g.n_scored) gemm(q + r0 * q_stride, q_stride, nr, head_dim, kt, kt_stride, g.n_scored, pg, n_keys, nullptr);
+      bool all_any = true;
+      bool any[kAttentionRowGroup];
+      for (index_t r = 0; r < nr; ++r)
+        all_any &= any[r] = softmax_scores(pg + r * n_keys, n_keys, masks[r0 + r], scale);
+      if (all_any && g.prefixes) {  // every row attends to a non-empty prefix of the keys
+        index_t end[kAttentionRowGroup];
+        for (index_t r = 0; r < nr; ++r) end[r] = masks[r0 + r].key_end < n_keys ? masks[r0 + r].key_end : n_keys;
+        weighted_values_prefix(pg, n_keys, nr, end, v, v_stride, head_dim, out + r0 * out_stride, out_stride, false);
+        continue;
+      }
+      for (index_t r = 0; r < nr; ++r) {
+        float* pr = pg + r * n_keys;
+        float* o = out + (r0 + r) * out_stride;
+        for (index_t d = 0; d < head_dim; ++d) o[d] = 0.0f;
+        if (any[r]) {
+          const ref::RowMask& mask = masks[r0 + r];
+          weighted_values_acc(
+              pr, v, v_stride, head_dim, n_keys, [&](index_t j) { return allowed(mask, j); }, o);
+        } else {  // every key masked: the documented convention
+          const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
+          for (index_t j = 0; j < n_keys; ++j) pr[j] = w;
+          weighted_values_acc(
+              pr, v, v_stride, head_dim, n_keys, [&](index_t) { return w != 0.0f; }, o);
+        }
+      }
+    }
+  }
+
+  static void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
+                            index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) {
+    attention_groups(q, head_dim, 1, kt, kt_stride, v, v_stride, head_dim, n_keys, &mask, fill, p, out, head_dim);
+  }
+};
+
+}  // namespace stf::kernels_detail::generic

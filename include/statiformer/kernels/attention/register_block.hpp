@@ -1,0 +1,143 @@
+// statiformer — attention with one key block in registers, and tall row groups, for vocabularies
+// of 8 or more lanes (x86 AVX2, AVX-512). See kernels/README.md and ARCHITECTURE.md (glossary).
+#pragma once
+
+#include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/attention/wide_spans.hpp>
+
+namespace stf::kernels_detail::generic {
+
+/// Attention of a group whose keys are one block of at most kRegisterBlockVecs score vectors per
+/// row (x86): the scores stay in registers from their product through the softmax step; and
+/// the tall row groups of AVX-512 (kTallRowGroup rows of a short head over few keys).
+template <class Tag>
+struct AttentionRegisterBlock : AttentionSpans<Tag> {
+  using AttentionSpans<Tag>::kScoreBlocks;
+  using AttentionSpans<Tag>::span_values;
+  using typename AttentionStreaming<Tag>::ScoreScale;
+  using typename AttentionStreaming<Tag>::GroupKeys;
+  using AttentionStreaming<Tag>::kTallRowGroup;
+  using AttentionStreaming<Tag>::kTallHeadVecs;
+  using AttentionStreaming<Tag>::kBlockVecs;
+  using AttentionStreaming<Tag>::block_exps;
+  using AttentionStreaming<Tag>::group_keys;
+  using typename Elementwise<Tag>::I;
+  using typename Elementwise<Tag>::V;
+  using Elementwise<Tag>::L;
+  using Elementwise<Tag>::kSub;
+  using Elementwise<Tag>::sub_count;
+
+  /// Score vectors per row a group holds in registers (kRows × 2 accumulators and 2 vectors of
+  /// Kᵀ: 14 of AVX2's 16 registers): a whole key block on AVX-512, up to 16 keys on AVX2, whose
+  /// block is four vectors. Groups over at most this many keys' vectors take
+  /// attention_group_block, the others the spans through memory.
+  static constexpr index_t kRegisterBlockVecs = kBlockVecs < 2 ? kBlockVecs : 2;
+
+  /// attention_group_spans for a group of R rows (prefix masks, every key_end >= 1) whose keys are
+  /// one block of n_scored <= NB·L keys: the scores stay in registers from their product through
+  /// the softmax step (stream_group_prefix's operations for a first block: division, maximum,
+  /// exp(s - max) over the allowed keys, the canonical sum), and only the weights go to memory
+  /// (a buffer of its own, at most a few KB of stack, so that tall groups need no more scratch)
+  /// for the values' tiles. The queries are read before any output is written (they may alias).
+  template <index_t R, index_t NB>
+  static void attention_group_block(const float* q, index_t q_stride, const float* kt, index_t kt_stride,
+                                    const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
+                                    const ref::RowMask* mg, const ScoreScale& vscale, float* og, index_t out_stride) {
+    constexpr index_t ps = NB * L;  // weights' row stride
+    alignas(64) float p[R * ps];
+    const index_t tail = n_scored - (NB - 1) * L;  // keys in the last score vector
+    V s[R][NB];
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (index_t b = 0; b < NB; ++b) s[r][b] = I::zero();
+    }
+    const float* kk = kt;
+    for (index_t k = 0; k < head_dim; ++k, kk += kt_stride) {
+      V kv[NB];
+#pragma GCC unroll 16
+      for (index_t b = 0; b < NB; ++b)
+        kv[b] = (b + 1 == NB && tail != L) ? I::load_partial(kk + b * L, tail) : I::load(kk + b * L);
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) {
+        const float x = q[r * q_stride + k];
+#pragma GCC unroll 16
+        for (index_t b = 0; b < NB; ++b) s[r][b] = I::fma_n(x, kv[b], s[r][b]);
+      }
+    }
+    static constexpr float kLane[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const V lane = I::load(kLane);
+    const V ninf = I::set1(-INFINITY);
+    float l[R];
+    index_t e[R];
+    // in stages over the rows (as stream_group_prefix), so that the rows' dependent chains
+    // (division, maximum, exp, sum) run side by side: divisions and vector maxima, horizontal
+    // maxima, exponentials, canonical sums
+    V vm[R];
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+      const index_t key_end = mg[r].key_end;
+      e[r] = key_end < n_scored ? key_end : n_scored;  // >= 1
+      vm[r] = ninf;
+#pragma GCC unroll 16
+      for (index_t b = 0; b < NB; ++b) {
+        const index_t c = sub_count(e[r], b);
+        // (lanes past the allowed keys -inf, as load_partial_or fills them)
+        s[r][b] = c ? vscale.divide(I::select_gt(I::set1(static_cast<float>(c)), lane, s[r][b], ninf)) : ninf;
+        if (c) vm[r] = I::max(s[r][b], vm[r]);
+      }
+    }
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) vm[r] = I::set1(I::reduce_max(vm[r]));
+    V acc[R][kSub];
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r)
+      AttentionStreaming<Tag>::template block_exps<NB>(s[r], e[r], vm[r], p + r * ps, acc[r]);
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) l[r] = I::reduce16(acc[r]);
+    float ones[kScoreBlocks][kTallRowGroup];
+    for (index_t r = 0; r < R; ++r) ones[0][r] = 1.0f;  // (a first block rescales nothing)
+    AttentionSpans<Tag>::template span_values<(R > kAttentionRowGroup)>(p, ps, R, e, v, v_stride, head_dim, ones, true,
+                                                                        l, og, out_stride);
+  }
+
+  /// attention_group_block for Lowest to R rows and nb <= kRegisterBlockVecs score vectors (tall
+  /// groups, more than kAttentionRowGroup rows: one).
+  template <index_t R, index_t Lowest = 1>
+  static void group_block_rows(index_t nr, index_t nb, const float* q, index_t q_stride, const float* kt,
+                               index_t kt_stride, const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
+                               const ref::RowMask* mg, const ScoreScale& vscale, float* og, index_t out_stride) {
+    if constexpr (R > Lowest) {
+      if (nr < R)
+        return group_block_rows<R - 1, Lowest>(nr, nb, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg,
+                                               vscale, og, out_stride);
+    }
+    if constexpr (R > kAttentionRowGroup)
+      attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
+                                  out_stride);
+    else if (nb == 1)
+      attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
+                                  out_stride);
+    else
+      attention_group_block<R, kRegisterBlockVecs>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg,
+                                                   vscale, og, out_stride);
+  }
+
+  /// The first nt rows (kAttentionRowGroup < nt <= kTallRowGroup) as one tall group, when they qualify:
+  /// prefix masks with a key each, at most L keys scored, head_dim <= kTallHeadVecs·L. Returns
+  /// whether it took them.
+  [[gnu::noinline]] static bool tall_group(const float* q, index_t q_stride, index_t nt, const float* kt,
+                                           index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                           index_t n_keys, const ref::RowMask* mg, float scale, float* og,
+                                           index_t out_stride) {
+    if (head_dim > kTallHeadVecs * L) return false;
+    const GroupKeys g = group_keys(mg, nt, n_keys);
+    if (!g.prefixes || !g.every_key || g.n_scored > L) return false;
+    const ScoreScale vscale(scale);
+    group_block_rows<kTallRowGroup, kAttentionRowGroup + 1>(nt, 1, q, q_stride, kt, kt_stride, v, v_stride, head_dim,
+                                                            g.n_scored, mg, vscale, og, out_stride);
+    return true;
+  }
+};
+
+}  // namespace stf::kernels_detail::generic

@@ -1,0 +1,78 @@
+// statiformer — LayerNorm, generic: rows staged in groups on the SIMD vocabulary. Targets' own rows:
+// kernels/norm/select.hpp. See kernels/README.md.
+#pragma once
+
+#include <cmath>
+#include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/elementwise/generic.hpp>
+#include <statiformer/kernels/norm/select.hpp>
+#include <type_traits>
+
+namespace stf::kernels_detail::generic {
+
+/// LayerNorm of rows, both kinds (LayerNormKind): statistics as canonical 16-lane sums.
+template <class Tag>
+struct Norm : Elementwise<Tag> {
+  using typename Elementwise<Tag>::I;
+  using typename Elementwise<Tag>::V;
+  using Elementwise<Tag>::L;
+  using Elementwise<Tag>::reduce_lanes;
+  using Elementwise<Tag>::sum;
+  using Elementwise<Tag>::map3;
+  using Elementwise<Tag>::add;
+
+  /// LayerNorm of `rows` rows of n values (row stride n; y may alias x), in groups of rows taken
+  /// stage by stage (means, then squared deviations, then the normalization): a row's statistics
+  /// are two dependent reductions followed by a square root and a division, and the rows' chains
+  /// overlap when they are not run one after the other. Up to 16 rows are one group on x86 (10 rows
+  /// of 16 as 8 + 2 took 12% longer), more go 8 at a time.
+  static void layer_norm_rows(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
+                              LayerNormKind kind, float eps, float* y) {
+    // the same operations in the target's own code for whole 16-lane blocks where the selection
+    // (kernels/norm/select.hpp) names one, row by row (in-order cores gain nothing from staging)
+    using Row16 = typename NormSelect<Tag>::Row16;
+    if constexpr (!std::is_void_v<Row16>) {
+      if (kind == LayerNormKind::torch && n && n % 16 == 0) {
+        for (index_t r = 0; r < rows; ++r) Row16::layer_norm16(x + r * n, gain, bias, n, eps, y + r * n);
+        return;
+      }
+    }
+    // (16 on the wide x86 variants only: elsewhere the arrays would only take stack)
+    constexpr index_t G = L >= 8 ? 16 : 8;
+    const index_t group = rows <= G ? G : 8;  // (long rows: 8 at a time stay in L1 between the stages)
+    for (index_t r0 = 0; r0 < rows; r0 += group) {
+      const index_t g = rows - r0 < group ? rows - r0 : group;
+      const float* xg = x + r0 * n;
+      float* yg = y + r0 * n;
+      float mean[G], scale[G];
+      for (index_t r = 0; r < g; ++r) mean[r] = sum(xg + r * n, n) / static_cast<float>(n);
+      for (index_t r = 0; r < g; ++r) {
+        const V vmean = I::set1(mean[r]);
+        const float ss = reduce_lanes(
+            xg + r * n, n, [&](V v, index_t c) { return I::keep_first(I::sub(v, vmean), c); },
+            [](V acc, V d) { return I::fma(d, d, acc); });
+        scale[r] = kind == LayerNormKind::torch ? 1.0f / std::sqrt(ss / static_cast<float>(n) + eps)
+                                                : std::sqrt(ss / static_cast<float>(n - 1)) + eps;
+      }
+      for (index_t r = 0; r < g; ++r) {
+        const float* xr = xg + r * n;
+        float* yr = yg + r * n;
+        const V vmean = I::set1(mean[r]);
+        const V vs = I::set1(scale[r]);
+        if (kind == LayerNormKind::torch)
+          map3(xr, gain, bias, yr, n,
+               [&](V xv, V gv, V bv) { return I::add(I::mul(I::mul(I::sub(xv, vmean), vs), gv), bv); });
+        else
+          map3(xr, gain, bias, yr, n,
+               [&](V xv, V gv, V bv) { return I::add(I::div(I::mul(gv, I::sub(xv, vmean)), vs), bv); });
+      }
+    }
+  }
+
+  static void layer_norm_row(const float* x, const float* gain, const float* bias, index_t n, LayerNormKind kind,
+                             float eps, float* y) {
+    layer_norm_rows(x, 1, gain, bias, n, kind, eps, y);
+  }
+};
+
+}  // namespace stf::kernels_detail::generic
