@@ -253,7 +253,7 @@ void check_linear() {
 void check_attention() {
   int i = 0;  // the mask kind and the fill cycle over the cases
   for (index_t hd : kHeadDims)
-    for (index_t rows : kAttentionRows)
+    for (index_t rows : kAttentionRowCases)
       for (index_t n_keys : kKeyCounts) {
         const MaskKind kind = kMaskKinds[i % 7];
         const MaskFill fill = kMaskFills[(i / 7) % 2];
