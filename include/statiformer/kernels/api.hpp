@@ -14,7 +14,8 @@
 //  - exp, log and GELU are simd/math.hpp's, built from single IEEE operations;
 //  - a bias is added after the dot product, an activation applied after the bias.
 //
-// Variant naming: Kernels<isa::TAG>::op — TAG in {scalar, avx2, avx512, neon, mve}.
+// Variant naming: Kernels<isa::TAG>::op — TAG in {scalar, avx2, avx512, neon, mve}, plus
+// Kernels<isa::dispatch>, which forwards to one of the x86 ones (below).
 #pragma once
 
 #include <cstdint>
@@ -29,11 +30,14 @@ namespace stf {
 /// outputs the V loads): six, the row count of the register tiles on x86 and Cortex-M.
 inline constexpr index_t kAttentionRowGroup = 6;
 /// Query rows a layer passes to one attention_rows call: two groups where the active variant may
-/// take them as one (AVX-512, whose 32 registers hold a tall group of a short head over few keys),
-/// else one group (no larger array of row masks on small targets' stacks). The scratch is one
-/// group's either way (attention_scratch_floats), and the bits are the same.
+/// take them as one (AVX-512, whose 32 registers hold a tall group of a short head over few keys;
+/// and the run-time dispatching variant of x86-64 builds without -march, which runs AVX-512 on the
+/// CPUs that have it and two groups one after the other on the others), else one group (no larger
+/// array of row masks on small targets' stacks). The scratch is one group's either way
+/// (attention_scratch_floats), and the bits are the same.
 inline constexpr index_t kAttentionCallRows =
-    std::is_same_v<isa::active, isa::avx512> ? 2 * kAttentionRowGroup : kAttentionRowGroup;
+    std::is_same_v<isa::active, isa::avx512> || std::is_same_v<isa::active, isa::dispatch> ? 2 * kAttentionRowGroup
+                                                                                           : kAttentionRowGroup;
 /// Keys attention scores at a time: it streams over blocks of this many keys with an online
 /// softmax (a running maximum and sum), so no row of scores is ever held whole. Fixed, like the
 /// lane count: the blocks are part of the canonical order.
@@ -149,7 +153,61 @@ struct Kernels {
   static const char* name() noexcept;
 };
 
-/// The variant layers call: the best one the compile flags allow.
+#if defined(__x86_64__)
+// Kernels<isa::dispatch> is no instantiation of kernels/generic.hpp: each entry point forwards to
+// the variant chosen once per process (simd/dispatch.hpp), defined as an explicit specialization in
+// src/kernels/variant_dispatch.cpp and declared here, where every caller sees it.
+template <>
+void Kernels<isa::dispatch>::linear(const float*, index_t, index_t, const float*, const float*, index_t, float*,
+                                    Fuse) noexcept;
+template <>
+void Kernels<isa::dispatch>::linear_block(const float*, index_t, index_t, index_t, WeightBlock, index_t, float*,
+                                          index_t, const float*, bool, Fuse) noexcept;
+template <>
+void Kernels<isa::dispatch>::attention_row(const float*, const float*, index_t, const float*, index_t, index_t, index_t,
+                                           ref::RowMask, MaskFill, float*, float*) noexcept;
+template <>
+void Kernels<isa::dispatch>::attention_rows(const float*, index_t, index_t, const float*, index_t, const float*,
+                                            index_t, index_t, index_t, const ref::RowMask*, MaskFill, float*, float*,
+                                            index_t) noexcept;
+template <>
+void Kernels<isa::dispatch>::attention_rows_weights(const float*, index_t, index_t, const float*, index_t, const float*,
+                                                    index_t, index_t, index_t, const ref::RowMask*, MaskFill, float*,
+                                                    float*, index_t) noexcept;
+template <>
+void Kernels<isa::dispatch>::layer_norm_row(const float*, const float*, const float*, index_t, LayerNormKind, float,
+                                            float*) noexcept;
+template <>
+void Kernels<isa::dispatch>::layer_norm_rows(const float*, index_t, const float*, const float*, index_t, LayerNormKind,
+                                             float, float*) noexcept;
+template <>
+void Kernels<isa::dispatch>::log_softmax_row(float*, index_t) noexcept;
+template <>
+void Kernels<isa::dispatch>::activation(Activation, float*, index_t) noexcept;
+template <>
+void Kernels<isa::dispatch>::add(float*, const float*, index_t) noexcept;
+template <>
+void Kernels<isa::dispatch>::transpose(const float*, index_t, index_t, index_t, float*, index_t) noexcept;
+template <>
+float Kernels<isa::dispatch>::dot(const float*, const float*, index_t) noexcept;
+template <>
+float Kernels<isa::dispatch>::sum(const float*, index_t) noexcept;
+template <>
+void Kernels<isa::dispatch>::exp(const float*, float*, index_t) noexcept;
+template <>
+void Kernels<isa::dispatch>::log(const float*, float*, index_t) noexcept;
+template <>
+void Kernels<isa::dispatch>::gelu(const float*, float*, index_t) noexcept;
+/// Always true: the dispatching variant runs only what the CPU can run.
+template <>
+bool Kernels<isa::dispatch>::supported() noexcept;
+/// The name of the variant it runs: "avx512", "avx2" or "scalar".
+template <>
+const char* Kernels<isa::dispatch>::name() noexcept;
+#endif
+
+/// The variant layers call: the best one the compile flags allow, or on x86-64 without -march the
+/// dispatching one (isa::active, simd/isa.hpp).
 using ActiveKernels = Kernels<isa::active>;
 
 }  // namespace stf

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include <statiformer/config.hpp>
+#include <statiformer/simd/fma_double.hpp>
 #include <statiformer/simd/isa.hpp>
 #include <statiformer/simd/math.hpp>
 
@@ -148,7 +149,13 @@ struct Vocabulary<scalar> {
   static V sub(V a, V b) { return a - b; }
   static V mul(V a, V b) { return a * b; }
   static V div(V a, V b) { return a / b; }
-  static V fma(V a, V b, V c) { return std::fma(a, b, c); }   ///< a·b + c, one rounding
+#if defined(__x86_64__) && !defined(__FMA__) && defined(__SSE2_MATH__)
+  /// a·b + c, one rounding: x86-64 without FMA instructions (simd/fma_double.hpp: libm's fmaf is a
+  /// call, and on a CPU without FMA a slow one)
+  static V fma(V a, V b, V c) { return simd_math::fma_by_double(a, b, c); }
+#else
+  static V fma(V a, V b, V c) { return std::fma(a, b, c); }  ///< a·b + c, one rounding
+#endif
   static V fma_n(float a, V b, V c) { return fma(a, b, c); }  ///< a·b + c with a scalar a
   static V max(V a, V b) { return a > b ? a : b; }            ///< b when unordered, as x86 maxps
   static V min(V a, V b) { return a < b ? a : b; }

@@ -1,0 +1,236 @@
+// statiformer — Kernels<isa::dispatch>: what layers call on x86-64 when their translation unit has
+// no AVX2 + FMA or AVX-512F flags. The first call picks AVX-512, AVX2 or scalar from the CPU (or
+// STF_ISA; simd/dispatch.hpp has the rule) into a table of function pointers; every entry point
+// then calls through it (one load and compare of the state, then an indirect call). No heap, and
+// nothing from libstdc++. Built with the build's plain flags; the variants it calls are compiled
+// with their own (variant_<isa>.cpp). Empty except on x86-64.
+#if defined(__x86_64__)
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+#include <statiformer/kernels/api.hpp>
+#include <statiformer/simd/dispatch.hpp>
+
+namespace stf {
+namespace {
+
+/// One variant's entry points (their types are those of every variant's).
+struct Table {
+  decltype(&Kernels<isa::scalar>::linear) linear;
+  decltype(&Kernels<isa::scalar>::linear_block) linear_block;
+  decltype(&Kernels<isa::scalar>::attention_row) attention_row;
+  decltype(&Kernels<isa::scalar>::attention_rows) attention_rows;
+  decltype(&Kernels<isa::scalar>::attention_rows_weights) attention_rows_weights;
+  decltype(&Kernels<isa::scalar>::layer_norm_row) layer_norm_row;
+  decltype(&Kernels<isa::scalar>::layer_norm_rows) layer_norm_rows;
+  decltype(&Kernels<isa::scalar>::log_softmax_row) log_softmax_row;
+  decltype(&Kernels<isa::scalar>::activation) activation;
+  decltype(&Kernels<isa::scalar>::add) add;
+  decltype(&Kernels<isa::scalar>::transpose) transpose;
+  decltype(&Kernels<isa::scalar>::dot) dot;
+  decltype(&Kernels<isa::scalar>::sum) sum;
+  decltype(&Kernels<isa::scalar>::exp) exp;
+  decltype(&Kernels<isa::scalar>::log) log;
+  decltype(&Kernels<isa::scalar>::gelu) gelu;
+  const char* name;
+};
+
+template <class Tag>
+Table table_of() noexcept {
+  using K = Kernels<Tag>;
+  return {.linear = &K::linear,
+          .linear_block = &K::linear_block,
+          .attention_row = &K::attention_row,
+          .attention_rows = &K::attention_rows,
+          .attention_rows_weights = &K::attention_rows_weights,
+          .layer_norm_row = &K::layer_norm_row,
+          .layer_norm_rows = &K::layer_norm_rows,
+          .log_softmax_row = &K::log_softmax_row,
+          .activation = &K::activation,
+          .add = &K::add,
+          .transpose = &K::transpose,
+          .dot = &K::dot,
+          .sum = &K::sum,
+          .exp = &K::exp,
+          .log = &K::log,
+          .gelu = &K::gelu,
+          .name = K::name()};
+}
+
+/// The process's choice.
+struct Chosen {
+  Table table;
+  isa::DispatchChoice choice;
+};
+
+char g_why[192];  // the reason, written once by choose()
+
+Chosen choose() noexcept {
+  const isa::DispatchChoice c = isa::decide_dispatch(std::getenv("STF_ISA"), isa::x86_can_run(false),
+                                                     isa::x86_can_run(true), g_why, sizeof g_why);
+  if (c.ignored_request) {
+    std::fputs("statiformer: ", stderr);
+    std::fputs(c.why, stderr);
+    std::fputs("\n", stderr);
+  }
+  const Table t = std::strcmp(c.name, "avx512") == 0 ? table_of<isa::avx512>()
+                  : std::strcmp(c.name, "avx2") == 0 ? table_of<isa::avx2>()
+                                                     : table_of<isa::scalar>();
+  return {t, c};
+}
+
+// Made once, by the first caller; callers meanwhile wait the microseconds it takes. Not a
+// function-local static: its guard (__cxa_guard_acquire) is libstdc++'s, which programs linked by
+// the C driver (firmware style, tests/consumer_weights) do not link; a lock-free std::atomic<int>
+// needs nothing. Zero-initialized, so usable from other static initializers too.
+Chosen g_chosen;
+std::atomic<int> g_state{0};  // 0: not chosen, 1: being chosen, 2: chosen (g_chosen is written)
+
+const Chosen& chosen() noexcept {
+  if (g_state.load(std::memory_order_acquire) == 2) return g_chosen;
+  int expected = 0;
+  if (g_state.compare_exchange_strong(expected, 1, std::memory_order_acquire)) {
+    g_chosen = choose();
+    g_state.store(2, std::memory_order_release);
+  } else {
+    while (g_state.load(std::memory_order_acquire) != 2) __builtin_ia32_pause();
+  }
+  return g_chosen;
+}
+
+const Table& table() noexcept { return chosen().table; }
+
+}  // namespace
+
+namespace isa {
+
+DispatchChoice dispatch_choice() noexcept { return chosen().choice; }
+
+DispatchChoice decide_dispatch(const char* requested, CpuVerdict avx2, CpuVerdict avx512, char* buffer,
+                               std::size_t size) noexcept {
+  const char* best = avx512.can_run ? "avx512" : avx2.can_run ? "avx2" : "scalar";
+  if (requested && *requested && std::strcmp(requested, "auto") != 0) {
+    const bool known = std::strcmp(requested, "scalar") == 0 || std::strcmp(requested, "avx2") == 0 ||
+                       std::strcmp(requested, "avx512") == 0;
+    if (!known) {
+      std::snprintf(buffer, size, "STF_ISA=%.40s is not one of scalar, avx2, avx512, auto; running %s", requested,
+                    best);
+      return {best, buffer, true};
+    }
+    const CpuVerdict cpu = std::strcmp(requested, "avx512") == 0 ? avx512
+                           : std::strcmp(requested, "avx2") == 0 ? avx2
+                                                                 : CpuVerdict{true, "portable C++"};
+    const char* name = std::strcmp(requested, "avx512") == 0 ? "avx512"
+                       : std::strcmp(requested, "avx2") == 0 ? "avx2"
+                                                             : "scalar";
+    if (!cpu.can_run) {
+      std::snprintf(buffer, size, "STF_ISA=%s: this CPU cannot run it (%s); running %s", name, cpu.why, best);
+      return {best, buffer, true};
+    }
+    std::snprintf(buffer, size, "STF_ISA=%s", name);
+    return {name, buffer, false};
+  }
+  if (avx2.can_run)
+    std::snprintf(buffer, size, "the best this CPU runs: %s", avx512.can_run ? avx512.why : avx2.why);
+  else
+    std::snprintf(buffer, size, "the best this CPU runs: no AVX2 + FMA (%s)", avx2.why);
+  return {best, buffer, false};
+}
+
+}  // namespace isa
+
+template <>
+void Kernels<isa::dispatch>::linear(const float* x, index_t rows, index_t in, const float* w, const float* bias,
+                                    index_t out, float* y, Fuse act) noexcept {
+  table().linear(x, rows, in, w, bias, out, y, act);
+}
+template <>
+void Kernels<isa::dispatch>::linear_block(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w,
+                                          index_t out, float* y, index_t ldy, const float* bias, bool accumulate,
+                                          Fuse act) noexcept {
+  table().linear_block(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act);
+}
+template <>
+void Kernels<isa::dispatch>::attention_row(const float* q, const float* kt, index_t kt_stride, const float* v,
+                                           index_t v_stride, index_t head_dim, index_t n_keys, ref::RowMask mask,
+                                           MaskFill fill, float* p, float* out) noexcept {
+  table().attention_row(q, kt, kt_stride, v, v_stride, head_dim, n_keys, mask, fill, p, out);
+}
+template <>
+void Kernels<isa::dispatch>::attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt,
+                                            index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                            index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* p,
+                                            float* out, index_t out_stride) noexcept {
+  table().attention_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, masks, fill, p, out,
+                         out_stride);
+}
+template <>
+void Kernels<isa::dispatch>::attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, const float* kt,
+                                                    index_t kt_stride, const float* v, index_t v_stride,
+                                                    index_t head_dim, index_t n_keys, const ref::RowMask* masks,
+                                                    MaskFill fill, float* weights, float* out,
+                                                    index_t out_stride) noexcept {
+  table().attention_rows_weights(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, masks, fill,
+                                 weights, out, out_stride);
+}
+template <>
+void Kernels<isa::dispatch>::layer_norm_row(const float* x, const float* gain, const float* bias, index_t n,
+                                            LayerNormKind kind, float eps, float* y) noexcept {
+  table().layer_norm_row(x, gain, bias, n, kind, eps, y);
+}
+template <>
+void Kernels<isa::dispatch>::layer_norm_rows(const float* x, index_t rows, const float* gain, const float* bias,
+                                             index_t n, LayerNormKind kind, float eps, float* y) noexcept {
+  table().layer_norm_rows(x, rows, gain, bias, n, kind, eps, y);
+}
+template <>
+void Kernels<isa::dispatch>::log_softmax_row(float* x, index_t n) noexcept {
+  table().log_softmax_row(x, n);
+}
+template <>
+void Kernels<isa::dispatch>::activation(Activation a, float* x, index_t n) noexcept {
+  table().activation(a, x, n);
+}
+template <>
+void Kernels<isa::dispatch>::add(float* y, const float* x, index_t n) noexcept {
+  table().add(y, x, n);
+}
+template <>
+void Kernels<isa::dispatch>::transpose(const float* src, index_t rows, index_t cols, index_t ld_src, float* dst,
+                                       index_t ld_dst) noexcept {
+  table().transpose(src, rows, cols, ld_src, dst, ld_dst);
+}
+template <>
+float Kernels<isa::dispatch>::dot(const float* a, const float* b, index_t n) noexcept {
+  return table().dot(a, b, n);
+}
+template <>
+float Kernels<isa::dispatch>::sum(const float* x, index_t n) noexcept {
+  return table().sum(x, n);
+}
+template <>
+void Kernels<isa::dispatch>::exp(const float* x, float* y, index_t n) noexcept {
+  table().exp(x, y, n);
+}
+template <>
+void Kernels<isa::dispatch>::log(const float* x, float* y, index_t n) noexcept {
+  table().log(x, y, n);
+}
+template <>
+void Kernels<isa::dispatch>::gelu(const float* x, float* y, index_t n) noexcept {
+  table().gelu(x, y, n);
+}
+template <>
+bool Kernels<isa::dispatch>::supported() noexcept {
+  return true;
+}
+template <>
+const char* Kernels<isa::dispatch>::name() noexcept {
+  return table().name;
+}
+
+}  // namespace stf
+#endif
