@@ -176,10 +176,11 @@ struct Product : Elementwise<Tag> {
     if constexpr (NV > 1) {
       if (nv < NV) return tile_nv<R, NV - 1>(nv, a);
     }
-    if (a.tail == L)
+    // (one lane: the last vector always holds all of its L lanes, so no partial tile exists)
+    if (L == 1 || a.tail == L)
       tile<R, NV, false>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias, a.act, a.pf,
                          a.pf_end);
-    else
+    else if constexpr (L > 1)
       tile<R, NV, true>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias, a.act, a.pf, a.pf_end);
   }
 
