@@ -25,6 +25,19 @@
 
 namespace stf {
 
+/// The size-first selection of the kernels (firmware: less flash, a few more instructions), on
+/// when the kernels are compiled with STF_KERNELS_SIZE_FIRST=1 (the CMake option of that name puts
+/// it on the library and its consumers) or for size (-Os: __OPTIMIZE_SIZE__). It changes which
+/// code runs, never the bits: where the vocabulary has one lane (Cortex-M4F/M7), the products'
+/// outputs short of the assembly tile's four go one column at a time, GELU is a pass after the
+/// assembly tile, and the 16-lane reductions are loops (kernels/product/generic.hpp,
+/// kernels/elementwise/generic.hpp). Off: the speed-first selection.
+#if defined(__OPTIMIZE_SIZE__) || (defined(STF_KERNELS_SIZE_FIRST) && STF_KERNELS_SIZE_FIRST)
+inline constexpr bool kKernelsSizeFirst = true;
+#else
+inline constexpr bool kKernelsSizeFirst = false;
+#endif
+
 /// Query rows one attention_rows call processes together (their scores share the K loads, their
 /// outputs the V loads): six, the row count of the register tiles on x86 and Cortex-M.
 inline constexpr index_t kAttentionRowGroup = 6;

@@ -26,6 +26,10 @@ struct Elementwise {
   static constexpr index_t L = I::lanes;
   static constexpr index_t kSub = 16 / L;  ///< vectors per 16-lane block
   static_assert(16 % L == 0, "a vector must hold a divisor of 16 lanes");
+  /// The size-first selection (kKernelsSizeFirst, kernels/api.hpp) on a one-lane vocabulary: the
+  /// 16-lane reductions' loops over the lanes stay loops (unrolled, each reduction's 16 copies of
+  /// f were most of log_softmax_row's 6.4 KB on Cortex-M4F).
+  static constexpr bool kRollLanes = kKernelsSizeFirst && L == 1;
 
   /// Lanes of sub-vector s of a block that holds `count` valid elements.
   static constexpr index_t sub_count(index_t count, index_t s) {
@@ -42,15 +46,29 @@ struct Elementwise {
 #pragma GCC unroll 16
     for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
     index_t k = 0;
-    for (; k + 16 <= n; k += 16) {
+    if constexpr (kRollLanes) {  // the same steps, one lane at a time
+      for (; k + 16 <= n; k += 16) {
+#pragma GCC unroll 1
+        for (index_t s = 0; s < kSub; ++s) acc[s] = step(acc[s], f(I::load(x + k + s * L), L));
+      }
+      if (k < n) {
+#pragma GCC unroll 1
+        for (index_t s = 0; s < kSub; ++s) {
+          const index_t c = sub_count(n - k, s);
+          acc[s] = step(acc[s], f(I::load_partial(x + k + s * L, c), c));
+        }
+      }
+    } else {
+      for (; k + 16 <= n; k += 16) {
 #pragma GCC unroll 16
-      for (index_t s = 0; s < kSub; ++s) acc[s] = step(acc[s], f(I::load(x + k + s * L), L));
-    }
-    if (k < n) {
+        for (index_t s = 0; s < kSub; ++s) acc[s] = step(acc[s], f(I::load(x + k + s * L), L));
+      }
+      if (k < n) {
 #pragma GCC unroll 16
-      for (index_t s = 0; s < kSub; ++s) {
-        const index_t c = sub_count(n - k, s);
-        acc[s] = step(acc[s], f(I::load_partial(x + k + s * L, c), c));
+        for (index_t s = 0; s < kSub; ++s) {
+          const index_t c = sub_count(n - k, s);
+          acc[s] = step(acc[s], f(I::load_partial(x + k + s * L, c), c));
+        }
       }
     }
     return I::reduce16(acc);
@@ -66,10 +84,18 @@ struct Elementwise {
       for (index_t s = 0; s < kSub; ++s) acc[s] = I::fma(I::load(a + k + s * L), I::load(b + k + s * L), acc[s]);
     }
     if (k < n) {
+      if constexpr (kRollLanes) {  // (the tail only; the full blocks stay unrolled)
+#pragma GCC unroll 1
+        for (index_t s = 0; s < kSub; ++s) {
+          const index_t c = sub_count(n - k, s);
+          acc[s] = I::fma(I::load_partial(a + k + s * L, c), I::load_partial(b + k + s * L, c), acc[s]);
+        }
+      } else {
 #pragma GCC unroll 16
-      for (index_t s = 0; s < kSub; ++s) {
-        const index_t c = sub_count(n - k, s);
-        acc[s] = I::fma(I::load_partial(a + k + s * L, c), I::load_partial(b + k + s * L, c), acc[s]);
+        for (index_t s = 0; s < kSub; ++s) {
+          const index_t c = sub_count(n - k, s);
+          acc[s] = I::fma(I::load_partial(a + k + s * L, c), I::load_partial(b + k + s * L, c), acc[s]);
+        }
       }
     }
     return I::reduce16(acc);
