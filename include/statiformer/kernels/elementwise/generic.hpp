@@ -26,10 +26,11 @@ struct Elementwise {
   static constexpr index_t L = I::lanes;
   static constexpr index_t kSub = 16 / L;  ///< vectors per 16-lane block
   static_assert(16 % L == 0, "a vector must hold a divisor of 16 lanes");
-  /// The size-first selection (kKernelsSizeFirst, kernels/api.hpp) on a one-lane vocabulary: the
-  /// 16-lane reductions' loops over the lanes stay loops (unrolled, each reduction's 16 copies of
-  /// f were most of log_softmax_row's 6.4 KB on Cortex-M4F).
-  static constexpr bool kRollLanes = kKernelsSizeFirst && L == 1;
+  /// The size-first selection (kKernelsSizeFirst, kernels/api.hpp) where a 16-lane block is 4 or
+  /// more vectors (one-lane and four-lane vocabularies): the reductions' loops over a block's
+  /// vectors stay loops. Unrolled, a reduction holds kSub copies of f: log_softmax_row was
+  /// 6,426 B on the Cortex-M4F (756 B rolled), 2,752 B on the M55 (1,264 B).
+  static constexpr bool kRollLanes = kKernelsSizeFirst && kSub >= 4;
 
   /// Lanes of sub-vector s of a block that holds `count` valid elements.
   static constexpr index_t sub_count(index_t count, index_t s) {
@@ -46,7 +47,7 @@ struct Elementwise {
 #pragma GCC unroll 16
     for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
     index_t k = 0;
-    if constexpr (kRollLanes) {  // the same steps, one lane at a time
+    if constexpr (kRollLanes) {  // the same steps, one vector at a time
       for (; k + 16 <= n; k += 16) {
 #pragma GCC unroll 1
         for (index_t s = 0; s < kSub; ++s) acc[s] = step(acc[s], f(I::load(x + k + s * L), L));
