@@ -3,7 +3,9 @@
 the runtime and the application, from an ELF's symbol table.
 
     tools/size_by_part.py [--readelf arm-none-eabi-readelf] [--top N] [--list REGEX] [--check]
-                          [--max-unclassified BYTES] [--max-padding BYTES] [LABEL=]FILE.elf ...
+                          [--max-unclassified BYTES] [--max-padding BYTES] [--max-library LABEL=BYTES]
+                          [LABEL=]FILE.elf ...
+    tools/size_by_part.py --selections -
 
 One column per ELF. The code measured is what cmake/FirmwareSize.cmake's ".text" column counts:
 the sections .vectors, .text, .ARM.extab, .ARM.exidx and .init_array. Each byte of them goes to
@@ -11,7 +13,8 @@ the symbol that covers it (`readelf -sW -C`: functions and objects with their si
 their section; a byte two symbols cover, as aliases like __aeabi_dadd/__adddf3 do, counts once,
 for the one that starts first), and each symbol to a part by RULES below: the first rule whose
 pattern matches the symbol's qualified name without return type, template arguments and parameter
-lists (e.g. `stf::kernels_detail::Generic::tile_nv`; a lambda counts as its enclosing function).
+lists (e.g. `stf::kernels_detail::generic::Product::tile_nv`; a lambda counts as its enclosing
+function).
 A symbol no rule matches is counted in "unclassified" and listed by name; the bytes no symbol
 covers (alignment padding, .ARM.exidx) in "no symbol". The parts plus "no symbol" must add up to
 the sections' size, counted independently from the section headers: the script says whether they do.
@@ -22,6 +25,11 @@ the sections' size, counted independently from the section headers: the script s
            not add up, or (--expect-total) the first ELF's total is not the section report's .text
            (the Cortex-M ctest "firmware: code size by part" runs it on every firmware, through
            cmake/FirmwareSize.cmake -DBY_PART=...)
+--selections -  instead of ELFs: read `./run size`'s measurements of both kernel selections per core
+           from stdin ("== PRESET[_size_first]", then this script's kernels + layers and total rows,
+           the demo's and fw_encoder_bench's instruction counts) and print them side by side
+--max-library LABEL=BYTES  with --check, also exit 1 if column LABEL's "library: kernels + layers"
+           exceeds BYTES (the ctest: the size-first demo on the Cortex-M4F, issue 22's 24 KB)
 """
 import argparse
 import collections
@@ -36,8 +44,8 @@ CODE_SECTIONS = (".vectors", ".text", ".ARM.extab", ".ARM.exidx", ".init_array")
 # ---- the rule table --------------------------------------------------------------------------------
 # (part, pattern): the first pattern that re.search()es the simplified name wins. Kernels (in the
 # namespaces of KERNEL) are recognised first by the function's own name (the last component), so
-# that they keep their part when the code moves between structs (Generic<Tag>::fn, per-operation
-# structs, the targets' Product/Attention/...), then by the struct they are in. A kernel matching
+# that they keep their part when the code moves between structs (the generic::<Op><Tag> of
+# kernels/<op>/generic.hpp, the targets' <target>::<Op>, Kernels<Tag>), then by the struct they are in. A kernel matching
 # neither is "unclassified", not some kernel part: a new name fails the ctest until it has a rule.
 KERNEL = r"^stf::(kernels_detail|Kernels|kernels|simd_math|isa|ref)::(\w+::)*"  # namespace, struct path
 
@@ -54,9 +62,9 @@ def struct(names):
 
 RULES = [
     # kernels, by the function's own name, so that a kernel keeps its part when it moves between
-    # structs (Generic<Tag>::fn, per-operation structs, the targets' Product/Attention/...); the
-    # names of kernels/generic.hpp, kernels/<op>/<target>.hpp and the vocabularies (simd/), which
-    # -O3 inlines but -Os may not
+    # structs (generic::<Op>, the targets' <target>::<Op>, Kernels<Tag>); the names of
+    # kernels/<op>/generic.hpp, kernels/<op>/<target>.hpp and the vocabularies (simd/), which -O3
+    # inlines but -Os may not
     ("kernels: attention", fn(r"attention\w*|stream_\w*|values_\w*|scores_\w*|span_\w*|scale_max|exp_sum|"
                               r"exp_groups\w*|sum_tree\w*|weighted_values\w*|group_keys|group_block_rows|"
                               r"tall_group|block_exps|block_weights|rescale|allowed|softmax_scores")),
@@ -138,8 +146,8 @@ def top_split(text, sep):
 
 def simplify(name, keep_templates=False):
     """The qualified name without return type, parameter lists and (unless keep_templates) template
-    arguments: 'void stf::kernels_detail::Generic<stf::isa::scalar>::tile_nv<1u, 3u>(unsigned int, ...)'
-    -> 'stf::kernels_detail::Generic::tile_nv'. A lambda is a component '{lambda}'."""
+    arguments: 'void stf::kernels_detail::generic::Product<stf::isa::scalar>::tile_nv<1u, 3u>(unsigned int, ...)'
+    -> 'stf::kernels_detail::generic::Product::tile_nv'. A lambda is a component '{lambda}'."""
     name = re.sub(r"( \[clone [^\]]*\])+$", "", name)
     out = []
     stack = []  # the open brackets
@@ -271,7 +279,51 @@ def measure(readelf, path):
     return {"total": total, "by_part": by_part, "members": members}
 
 
+def selections_table(lines):
+    """Speed-first vs size-first per core, from `./run size`'s measurements (see --selections)."""
+    runs = collections.defaultdict(dict)  # (preset, selection) -> {row: value}
+    key = None
+    for line in lines:
+        m = re.match(r"== (\S+?)(_size_first)?$", line.strip())
+        if m:
+            key = (m.group(1), "size-first" if m.group(2) else "speed-first")
+            continue
+        if key is None:
+            continue
+        m = re.match(r"(library: kernels \+ layers|total \(= sections' size\))\s+(\d+)", line)
+        if m:
+            row = "kernels + layers (B)" if m.group(1).startswith("library") else "total .text (B)"
+            runs[key][row] = int(m.group(2))
+        m = re.search(r"total \(no profiler\)\s+(\d+)", line)
+        if m:
+            runs[key]["demo (instructions)"] = int(m.group(1))
+        m = re.match(r"\d+:\s+\(([\d, ]+)\)\s+([\d,]+)", line)
+        if m:
+            shape = ",".join(x.strip() for x in m.group(1).split(","))
+            runs[key][f"encoder layer ({shape})"] = int(m.group(2).replace(",", ""))
+    presets = list(dict.fromkeys(p for p, _ in runs))
+    rows = list(dict.fromkeys(r for v in runs.values() for r in v))
+    print("kernels: speed-first vs size-first (STF_KERNELS_SIZE_FIRST; the same bits), "
+          "ratio = size-first / speed-first; instructions: the demo's greedy decoding, "
+          "fw_encoder_bench's forward per shape (S,D,H,F)")
+    print("".ljust(26) + "".join(f"{p:>12}{'size-first':>12}{'ratio':>7}" for p in presets))
+    worst = 0.0
+    for r in rows:
+        cells = ""
+        for p in presets:
+            a, b = runs[(p, "speed-first")].get(r), runs[(p, "size-first")].get(r)
+            ratio = f"{b / a:.3f}" if a and b else "-"
+            if a and b and "(B)" not in r:
+                worst = max(worst, b / a)
+            cells += f"{'-' if a is None else a:>12}{'-' if b is None else b:>12}{ratio:>7}"
+        print(r.ljust(26) + cells)
+    print(f"largest instruction ratio: {worst:.3f}")
+    return 0
+
+
 def main():
+    if sys.argv[1:] == ["--selections", "-"]:
+        return selections_table(sys.stdin)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("elfs", nargs="+", metavar="[LABEL=]FILE.elf")
     ap.add_argument("--readelf", default="arm-none-eabi-readelf")
@@ -280,6 +332,8 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--max-unclassified", type=int, default=256, metavar="BYTES")
     ap.add_argument("--max-padding", type=int, default=2048, metavar="BYTES")
+    ap.add_argument("--max-library", action="append", default=[], metavar="LABEL=BYTES",
+                    help="column LABEL's kernels + layers must be at most BYTES")
     ap.add_argument("--expect-total", type=int, metavar="BYTES",
                     help="the first ELF's code total must be BYTES (cmake/FirmwareSize.cmake's .text)")
     args = ap.parse_args()
@@ -323,6 +377,16 @@ def main():
         padding = m["by_part"]["no symbol (padding)"]
         if padding > args.max_padding:
             failures.append(f"{label}: {padding} B covered by no symbol (at most {args.max_padding})")
+    for spec in args.max_library:
+        label, _, limit = spec.rpartition("=")
+        found = [m for lab, m in columns if lab == label]
+        if not found or not limit.isdigit():
+            sys.exit(f"size_by_part: --max-library {spec}: no column {label!r} or no byte count")
+        library = sum(found[0]["by_part"][p] for p in subtotals["library: kernels + layers"])
+        if library > int(limit):
+            failures.append(f"{label}: kernels + layers {library} B, more than {limit} B")
+        else:
+            print(f"{label}: kernels + layers {library} B, within {limit} B")
     if args.expect_total is not None and columns[0][1]["total"] != args.expect_total:
         label, m = columns[0]
         failures.append(f"{label}: code sections of {m['total']} B, but the section report's .text is "

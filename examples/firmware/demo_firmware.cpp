@@ -160,7 +160,9 @@ int main() {
   fw_put_u(dm::kDModel, 0);
   fw_puts(", ");
   fw_put_u(dm::kNHeads, 0);
-  fw_puts(" heads)\n\n");
+  fw_puts(" heads); kernels: ");
+  fw_puts(stf::kKernelsSizeFirst ? "size-first" : "speed-first");  // (kernels/api.hpp)
+  fw_puts("\n\n");
 
   if (const BindResult r = bind_table(model.params, dm::weights::table); !r) {
     fw_puts("demo: binding weights failed at ");

@@ -127,7 +127,9 @@ int main() {
   fw_puts("stf::EncoderLayer, post-norm, float32: instructions per forward on " STF_FW_CORE
           " (qemu-system-arm -M " STF_FW_MACHINE " -icount shift=0; SysTick readings summed over ");
   fw_put_u(fw::kPeriodInsns, 0);
-  fw_puts(" phase offsets)\n");
+  // (one call, as before the selection was named: the counts of the speed-first firmware stay put)
+  fw_puts(stf::kKernelsSizeFirst ? " phase offsets); kernels: size-first\n"  // (kernels/api.hpp)
+                                 : " phase offsets); kernels: speed-first\n");
   fw_puts("  (S,  D,  H,   F)   statiformer   M4 plain C   M4 CMSIS-DSP   M55 Helium   ratio\n");
   fw_puts("                     (this core)   -O2 (ref)    (ref)          CMSIS (ref)  (vs ");
   fw_puts(fw::kSysTickHz == 32000000u ? "M55 Helium)\n" : "M4 plain C)\n");

@@ -114,6 +114,7 @@ void check_selections() {
 int main() {
   fw_puts("kernel check on " STF_FW_CORE ": variant ");
   fw_puts(K::name());
+  fw_puts(stf::kKernelsSizeFirst ? " (kernels: size-first)" : " (kernels: speed-first)");  // (kernels/api.hpp)
   fw_puts(" vs the reference, bit for bit\n");
   check_selections();
   FirmwareEnv env;
@@ -129,7 +130,7 @@ int main() {
   fw_puts("  linear_block over blocks of the reduction and of the outputs: ok\n");
   stf_checks::check_attention<K>(env);
   fw_puts("  attention_rows, attention_rows_weights, attention_row: ok\n");
-  fw_puts("all ");
+  fw_puts(stf::kKernelsSizeFirst ? "size-first: all " : "all ");
   fw_put_u(checks, 0);
   fw_puts(" comparisons equal\n");
   return 0;

@@ -26,6 +26,20 @@
 
 namespace stf {
 
+/// The size-first selection of the kernels (firmware: less flash, a few more instructions), on
+/// when the kernels are compiled with STF_KERNELS_SIZE_FIRST=1 (the CMake option of that name puts
+/// it on the library and its consumers) or for size (-Os: __OPTIMIZE_SIZE__). It changes which
+/// code runs, never the bits: where the vocabulary has one lane and an assembly tile of four
+/// columns (Cortex-M4F/M7), the products' outputs short of four go one column at a time and GELU
+/// is a pass after the tile (kernels/product/generic.hpp); where a 16-lane block is 4 or more
+/// vectors (one or four lanes: Cortex-M4F/M7/M55, NEON, scalar), the canonical reductions are
+/// loops over them (kernels/elementwise/generic.hpp). Off: the speed-first selection.
+#if defined(__OPTIMIZE_SIZE__) || (defined(STF_KERNELS_SIZE_FIRST) && STF_KERNELS_SIZE_FIRST)
+inline constexpr bool kKernelsSizeFirst = true;
+#else
+inline constexpr bool kKernelsSizeFirst = false;
+#endif
+
 /// Query rows one attention_rows call processes together (their scores share the K loads, their
 /// outputs the V loads): six, the row count of the register tiles on x86 and Cortex-M.
 inline constexpr index_t kAttentionRowGroup = 6;

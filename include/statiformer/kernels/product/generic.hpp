@@ -24,6 +24,12 @@ struct Product : Elementwise<Tag> {
   using Tile4 = typename ProductSelect<Tag>::Tile4;
   using RowTile = typename ProductSelect<Tag>::RowTile;
   using Panels = typename ProductSelect<Tag>::Panels;
+  /// The size-first selection of the tiles (kKernelsSizeFirst, kernels/api.hpp) where the
+  /// vocabulary has one lane and the target a four-column assembly tile (Cortex-M4F/M7): outputs
+  /// short of four columns go one column at a time (tile<R, 1>, instead of tiles 2 and 3 wide),
+  /// and GELU is a pass over a tile's stored outputs (gelu_outputs) instead of a generic tile of
+  /// its own for every row count. The same operations on every output, so the same bits.
+  static constexpr bool kSizeFirstTiles = kKernelsSizeFirst && L == 1 && !std::is_void_v<Tile4>;
 
   // ---- matrix product: register tiles of R rows × NV vectors of outputs --------------------------
   // Every output is accumulated in sequence over the reduction index with fma, starting from +0:
@@ -72,7 +78,13 @@ struct Product : Elementwise<Tag> {
     // Cortex-M4F/M7's full-width scalar tile in assembly (kernels/product/cortex_m4f.hpp), ReLU
     // fused
     if constexpr (NV == 4 && !Partial && !std::is_void_v<Tile4>) {
-      if (act != Fuse::gelu) return Tile4::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
+      if constexpr (kSizeFirstTiles) {  // GELU after the tile's bias, as the pass the generic tile makes
+        Tile4::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
+        if (act == Fuse::gelu) gelu_outputs(y, ldy, R, NV * L);
+        return;
+      } else {
+        if (act != Fuse::gelu) return Tile4::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
+      }
     }
     V acc[R][NV];
 #pragma GCC unroll 16
@@ -107,7 +119,7 @@ struct Product : Elementwise<Tag> {
 #pragma GCC unroll 16
         for (index_t i = 0; i < NV; ++i) acc[r][i] = simd_math::relu<I>(acc[r][i]);
       }
-    } else if (act == Fuse::gelu) {
+    } else if (act == Fuse::gelu && !kSizeFirstTiles) {
       // (unrolled like every loop over acc: a runtime index would keep acc in memory)
 #pragma GCC unroll 16
       for (index_t r = 0; r < R; ++r) {
@@ -125,6 +137,16 @@ struct Product : Elementwise<Tag> {
           I::store(y + r * ldy + i * L, acc[r][i]);
       }
     }
+    if constexpr (kSizeFirstTiles) {
+      if (act == Fuse::gelu) gelu_outputs(y, ldy, R, NV * L);
+    }
+  }
+
+  /// y[r, o] = gelu(y[r, o]) for r < rows, o < cols (L == 1): the size-first tiles' GELU, one
+  /// function for every tile (a stored float reloads exactly, so the bits are the fused GELU's).
+  [[gnu::noinline]] static void gelu_outputs(float* y, index_t ldy, index_t rows, index_t cols) {
+    for (index_t r = 0; r < rows; ++r)
+      for (index_t o = 0; o < cols; ++o) I::store(y + r * ldy + o, simd_math::gelu<I>(I::load(y + r * ldy + o)));
   }
 
   /// The activation fused into a product's epilogue (api.hpp's Fuse) as a type: one instantiation
@@ -173,14 +195,28 @@ struct Product : Elementwise<Tag> {
 
   template <index_t R, index_t NV>
   static void tile_nv(index_t nv, const TileArgs& a) {
-    if constexpr (NV > 1) {
-      if (nv < NV) return tile_nv<R, NV - 1>(nv, a);
-    }
-    if (a.tail == L)
+    if constexpr (kSizeFirstTiles && NV > 1) {
+      // size-first: fewer than NV outputs, one column at a time (L == 1: no partial vectors)
+      if (nv < NV) {
+        for (index_t j = 0; j < nv; ++j)
+          tile<R, 1, false>(a.x, a.ldx, a.k0, a.k1, a.w + j, a.ldw, a.y + j, a.ldy, a.tail, a.first,
+                            a.bias ? a.bias + j : nullptr, a.act, a.pf, a.pf_end);
+        return;
+      }
       tile<R, NV, false>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias, a.act, a.pf,
                          a.pf_end);
-    else
-      tile<R, NV, true>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias, a.act, a.pf, a.pf_end);
+    } else {
+      if constexpr (NV > 1) {
+        if (nv < NV) return tile_nv<R, NV - 1>(nv, a);
+      }
+      // (one lane: the last vector always holds all of its L lanes, so no partial tile exists)
+      if (L == 1 || a.tail == L)
+        tile<R, NV, false>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias, a.act, a.pf,
+                           a.pf_end);
+      else if constexpr (L > 1)
+        tile<R, NV, true>(a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first, a.bias, a.act, a.pf,
+                          a.pf_end);
+    }
   }
 
   /// Rows of a tile at most kVecs / 2 vectors wide: twice kRows where the registers hold twice
