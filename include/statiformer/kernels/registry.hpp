@@ -51,7 +51,8 @@ struct OperationVariant {
 /// and, for a new target, into the firmware or cross check that runs it.
 inline constexpr std::array<OperationVariant, 15> operation_variants = {{
     {"product", "generic", "generic.hpp register_tiles.hpp", "every target without one of its own"},
-    {"product", "cortex_m4f", "cortex_m4f.hpp cortex_m4f_tiles.hpp generic.hpp register_tiles.hpp", "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
+    {"product", "cortex_m4f", "cortex_m4f.hpp cortex_m4f_tiles.hpp generic.hpp register_tiles.hpp",
+     "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
     {"product", "helium", "helium.hpp generic.hpp register_tiles.hpp", "mve (Cortex-M55)"},
     {"attention", "generic", "generic.hpp streaming.hpp", "every target without one of its own"},
     {"attention", "x86", "generic.hpp streaming.hpp wide_spans.hpp register_block.hpp", "avx2, avx512"},
