@@ -98,6 +98,9 @@ RULES = [
                r"Profiler|NullProfiler|MemoryPlan)::|"
                r"^stf::detail::\w+$|"  # layers/attention.hpp's helpers (transpose, attention_head)
                r"^boost::hana::"),  # Sequential (graph/) runs its layers in hana::for_each's on_each
+    # graph/summary.hpp's summaries and profile printers, profiler.hpp's LayerPath
+    ("graph: summaries, profile printers", r"^(stf::)?(summary_detail::|(\w+::)*Line::|print_summary\w*$|"
+                                           r"print_profile\w*$|LayerPath::|LayerCost)"),
     # the firmware runtime (examples/firmware/runtime)
     ("runtime: startup, faults, SysTick", r"^(\w+_Handler|enable_fpu|fw_vector_table|fw_stack_\w+|"
                                           r"fw_fault_report|__cxa_atexit|atexit|abort|"
@@ -113,7 +116,9 @@ RULES = [
                       r"frame_dummy|__do_global_\w+)$"),
     # the application: the firmware program itself
     ("app", r"^(main|_GLOBAL__sub_I_\w+|\(anonymous_namespace\)::|stf_demo::|stf_classifier::|"
-            r"stf_cases::|fw::BenchLayer::|fw::bench_\w+$)"),  # (stf_cases: tests/support/kernel_cases.hpp)
+            r"stf_cases::|stf_checks::|fw::BenchLayer::|fw::bench_\w+$|(std::)?basic_string_view::)"),
+    # (stf_cases, stf_checks: tests/support/kernel_cases.hpp, kernel_checks.hpp; string_view: the
+    # kernel check's selection names)
 ]
 PART_ORDER = [part for part, _ in RULES]
 PART_ORDER = list(dict.fromkeys(PART_ORDER)) + ["unclassified", "no symbol (padding)"]

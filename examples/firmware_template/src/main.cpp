@@ -79,11 +79,11 @@ int main() {
   board_puts(board_cycle_counter());
   board_puts(")\n");
   std::uint64_t layers = 0;
+  char name[48];
   for (stf::index_t i = 0; i < profiler.size(); ++i) {
+    profiler[i].name(name, sizeof name);  // the layer's parameter prefix, e.g. "layers.0"
     board_puts("  ");
-    board_put_u(profiler[i].index);
-    board_puts(" ");
-    board_puts(profiler[i].name);
+    board_puts(name);
     put_line("  ", profiler[i].ticks, "\n");
     layers += profiler[i].ticks;
   }
