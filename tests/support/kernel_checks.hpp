@@ -7,11 +7,13 @@
 //   struct Env {
 //     Buffers buf;                 // caller-owned storage, at least Capacity<...>'s sizes
 //     bool flushes_denormals;      // the variant flushes denormal results (armv7 NEON, MVE)
-//     bool nan_payloads_may_differ;  // two NaNs count as equal whatever their bits
 //     index_t max_head_dim, max_keys;  // attention cases beyond these are skipped (buffers)
 //     void expect(const char* op, const float* got, const float* want, index_t n,
 //                 std::initializer_list<Size> sizes, bool flushed);  // report a difference
 //   };
+//
+// expect compares with first_difference below and decides itself whether two NaNs of other bits
+// are equal (Catch2's runner: yes, as the suite always did; the firmware's: no, bit for bit).
 //
 // Heap-free, no stdio, no test framework (the firmware includes it).
 #pragma once
