@@ -35,6 +35,23 @@ constexpr index_t weight_index(index_t in, index_t out, index_t k, index_t o) {
   return stored_index(in, out, kWeightPanel, k, o);
 }
 
+/// Reduction steps of an int8 weight held in one 32-bit word (kernels/QUANTIZATION.md): int8 weights are stored like
+/// float ones, Wᵀ [In, Out] in column panels of kWeightPanel outputs, but with In in groups of four adjacent bytes per
+/// output ("k-quads", XNNPACK's c4 packing): w[k..k+3, o] is one word, what x86 VNNI `vpdpbusd`, aarch64 `sdot` and a
+/// Cortex-M4 `sxtb16` + `smlad` pair consume. In is padded with zero bytes to a multiple of kQuadK.
+inline constexpr index_t kQuadK = 4;
+
+/// In of an int8 weight as stored: padded to a multiple of kQuadK.
+constexpr index_t quad_padded(index_t in) { return (in + kQuadK - 1) / kQuadK * kQuadK; }
+
+/// Index of Wᵀ[k, o] in an int8 [in, out] weight stored in k-quads (see kQuadK); quad_padded(in) · out bytes in all.
+constexpr index_t qweight_index(index_t in, index_t out, index_t k, index_t o) {
+  const index_t in4 = quad_padded(in);
+  const index_t p0 = o / kWeightPanel * kWeightPanel;  // first output of o's panel
+  const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+  return p0 * in4 + (k / kQuadK) * (width * kQuadK) + (o - p0) * kQuadK + k % kQuadK;
+}
+
 /// Result of every operation that can fail at run time on user data. Nothing is thrown; a call
 /// that returns anything but `Status::ok` has written nothing to its outputs.
 enum class [[nodiscard]] Status : std::uint8_t{

@@ -4,6 +4,7 @@
 #include <statiformer/kernels/reference.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include <statiformer/simd/math.hpp>
 #include <statiformer/simd/scalar.hpp>
@@ -48,6 +49,71 @@ void linear(const float* x, index_t rows, index_t in, const float* w, const floa
     }
     if (act == Fuse::relu) activation(Activation::relu, y + r * out, out);
     if (act == Fuse::gelu) activation(Activation::gelu, y + r * out, out);
+  }
+}
+
+float quantize_row(const float* x, index_t k, std::int8_t* q) noexcept {
+  float a = 0.0f;
+  bool finite = true;
+  for (index_t i = 0; i < k; ++i) {
+    const float ax = std::fabs(x[i]);
+    if (!(ax <= std::numeric_limits<float>::max())) finite = false;  // NaN or infinity
+    if (ax > a) a = ax;
+  }
+  if (!finite || a == 0.0f) {
+    for (index_t i = 0; i < k; ++i) q[i] = 0;
+    return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+  }
+  const float inv = 127.0f / a;
+  for (index_t i = 0; i < k; ++i) {
+    float v = std::nearbyint(x[i] * inv);  // ties to even in the default rounding mode
+    if (v > 127.0f) v = 127.0f;
+    if (v < -127.0f) v = -127.0f;
+    q[i] = static_cast<std::int8_t>(v);
+  }
+  return a / 127.0f;
+}
+
+void product_i8(const std::int8_t* qx, index_t rows, index_t in, const std::int8_t* qw, index_t out,
+                std::int32_t* acc) noexcept {
+  for (index_t r = 0; r < rows; ++r)
+    for (index_t o = 0; o < out; ++o) {
+      std::int32_t sum = 0;
+      for (index_t k = 0; k < in; ++k)
+        sum += std::int32_t{qx[r * in + k]} * std::int32_t{qw[qweight_index(in, out, k, o)]};
+      acc[r * out + o] = sum;
+    }
+}
+
+void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w, const float* bias,
+                 index_t out, float* y, std::int8_t* q_row, Fuse act) noexcept {
+  for (index_t r = 0; r < rows; ++r) {
+    const float s_x = quantize_row(x + r * in, in, q_row);
+    float* yr = y + r * out;
+    for (index_t o = 0; o < out; ++o) {
+      std::int32_t sum = 0;
+      for (index_t k = 0; k < in; ++k) sum += std::int32_t{q_row[k]} * std::int32_t{qw[qweight_index(in, out, k, o)]};
+      const float scale = s_x * s_w[o];
+      const float t = static_cast<float>(sum);
+      yr[o] = bias ? std::fma(t, scale, bias[o]) : t * scale;
+    }
+    if (act == Fuse::relu) activation(Activation::relu, yr, out);
+    if (act == Fuse::gelu) activation(Activation::gelu, yr, out);
+  }
+}
+
+void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w, const float* bias,
+                  index_t out, float* y, Fuse act) noexcept {
+  for (index_t r = 0; r < rows; ++r) {
+    float* yr = y + r * out;
+    for (index_t o = 0; o < out; ++o) {
+      float acc = 0.0f;
+      for (index_t k = 0; k < in; ++k)
+        acc = std::fma(x[r * in + k], static_cast<float>(qw[qweight_index(in, out, k, o)]), acc);
+      yr[o] = bias ? std::fma(acc, s_w[o], bias[o]) : acc * s_w[o];
+    }
+    if (act == Fuse::relu) activation(Activation::relu, yr, out);
+    if (act == Fuse::gelu) activation(Activation::gelu, yr, out);
   }
 }
 

@@ -74,6 +74,34 @@ void attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, co
                             const float* v, index_t v_stride, index_t head_dim, index_t n_keys, const RowMask* masks,
                             MaskFill fill, float* weights, float* out, index_t out_stride) noexcept;
 
+// ---- int8 (kernels/QUANTIZATION.md: the scheme, every rounding and saturation) --------------
+
+/// Quantizes one row of k values to int8 with its own scale: a = max |x[i]|, q[i] =
+/// clamp(round_half_even(x[i] · (127 / a)), -127, 127); returns s = a / 127. A row of zeros gives
+/// q = 0 and s = 0; a row holding a NaN or an infinity gives q = 0 and s = NaN (its outputs are NaN).
+/// Rounding is the current rounding mode's, which must be the default (to nearest, ties to even).
+float quantize_row(const float* x, index_t k, std::int8_t* q) noexcept;
+
+/// acc[r, o] = Σ_k qx[r, k] · qw[k, o] in int32 (exact, so in any order). qx: [rows, in];
+/// qw: int8 [in, out] in k-quads (qweight_index); in ≤ kMaxQuantizedIn.
+void product_i8(const std::int8_t* qx, index_t rows, index_t in, const std::int8_t* qw, index_t out,
+                std::int32_t* acc) noexcept;
+
+/// The longest reduction of an int8 product whose int32 sum cannot overflow: 127² · in < 2³¹.
+inline constexpr index_t kMaxQuantizedIn = 133144;
+
+/// w8a8 linear: each row of x quantized (quantize_row, into q_row: [in]), product_i8, then
+/// y[r, o] = fma(float(acc), s_x[r] · s_w[o], bias[o]) (float(acc) · (s_x[r] · s_w[o]) without a
+/// bias), then the activation, as the float linear applies it. A row whose s_x is NaN is NaN.
+void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w, const float* bias,
+                 index_t out, float* y, std::int8_t* q_row, Fuse act = Fuse::none) noexcept;
+
+/// w8a32 linear: acc = Σ_k x[r, k] · float(qw[k, o]) in sequence over k with fma from +0 (the float
+/// product's canonical order over the exactly converted weights), then y[r, o] =
+/// fma(acc, s_w[o], bias[o]) (acc · s_w[o] without a bias), then the activation.
+void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w, const float* bias,
+                  index_t out, float* y, Fuse act = Fuse::none) noexcept;
+
 /// Element-wise exp, log, GELU (the simd/math.hpp functions, one lane at a time).
 void exp(const float* x, float* y, index_t n) noexcept;
 void log(const float* x, float* y, index_t n) noexcept;
