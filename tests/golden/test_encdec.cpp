@@ -2,6 +2,8 @@
 // inference test, and the same loop around nn.Transformer layers).
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <statiformer/models/encoder_decoder.hpp>
@@ -34,12 +36,40 @@ void run_encdec(const char* name) {
   for (index_t t = 0; t + 1 < T; ++t) REQUIRE(model.step(want[t], logprobs.data() + t * V) == Status::ok);
   stf::test::check_close(c, "logprobs", logprobs.data(), c.data("logprobs", (T - 1) * V), (T - 1) * V);
 
-  // 2. free-running greedy decoding reproduces PyTorch's tokens
+  // 1b. PaddedRows::tokens embeds the pad tokens as PyTorch does: the whole memory matches, and the
+  // log-probabilities are the same bits as with zeros at the padded rows (no row attends to them)
+  REQUIRE(model.encode(src.data(), src_valid, PaddedRows::tokens) == Status::ok);
+  stf::test::check_close(c, "memory", model.memory().data, c.data("memory", S * D), S * D);
+  std::vector<float> logprobs_tokens((T - 1) * V);
+  for (index_t t = 0; t + 1 < T; ++t) REQUIRE(model.step(want[t], logprobs_tokens.data() + t * V) == Status::ok);
+  CHECK(std::memcmp(logprobs.data(), logprobs_tokens.data(), logprobs.size() * sizeof(float)) == 0);
+  if (src_valid < S) {  // a pad token out of range is refused in tokens mode, and the memory is untouched
+    std::vector<int> bad = src;
+    bad[S - 1] = static_cast<int>(Model::src_vocab);
+    const std::vector<float> before(model.memory().data, model.memory().data + S * D);
+    CHECK(model.encode(bad.data(), src_valid, PaddedRows::tokens) == Status::token_out_of_range);
+    CHECK(std::memcmp(before.data(), model.memory().data, before.size() * sizeof(float)) == 0);
+    CHECK(model.encode(bad.data(), src_valid) == Status::ok);  // zeros mode never reads the pad tokens
+  }
+
+  // 2. free-running greedy decoding reproduces PyTorch's tokens, and each token's log-probability
   std::vector<int> got(T);
+  std::vector<float> token_logprobs(T, -1.0f);
   index_t n = 0;
-  REQUIRE(model.greedy_decode(src.data(), src_valid, want[0], -1, got.data(), n) == Status::ok);
+  REQUIRE(model.greedy_decode(src.data(), src_valid, want[0], -1, got.data(), n, token_logprobs.data()) == Status::ok);
   CHECK(n == T);
   CHECK(got == want);
+  CHECK(token_logprobs[0] == 0.0f);
+  const float* golden_logprobs = c.data("logprobs", (T - 1) * V);
+  std::vector<float> chosen(T - 1);
+  for (index_t t = 1; t < T; ++t) chosen[t - 1] = golden_logprobs[(t - 1) * V + static_cast<index_t>(want[t])];
+  stf::test::check_close(c, "token_logprobs", token_logprobs.data() + 1, chosen.data(), T - 1);
+
+  // the component types are exposed as what the Transformer alias composes
+  static_assert(std::is_same_v<typename Model::Gen, Generator<D, V>>);
+  static_assert(std::is_same_v<typename Model::SrcEmbed, Embedding<Model::src_vocab, D>>);
+  static_assert(std::is_same_v<typename Model::TgtEmbed, Embedding<V, D>>);
+  static_assert(Model::Encoder::n_layers == Model::Decoder::n_layers && Model::Decoder::seq_len == T);
   // 3. capacity: greedy decoding fed T-1 positions; position T-1 is the last one there is room for,
   // the step after it is refused and writes nothing
   float probe[V];

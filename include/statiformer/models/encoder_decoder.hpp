@@ -18,9 +18,25 @@ namespace stf {
 /// self-attention keys/values of the earlier positions (O(position) attention per token).
 /// All storage is inside the object (`arena_bytes` + `state_bytes`): declare it static on a
 /// microcontroller. Not thread-safe; one model object decodes one sequence at a time.
-template <class SrcEmbed, class TgtEmbed, class Encoder, class Decoder, class Gen>
+/// What `encode` puts into the memory's rows at padded positions (>= src_valid_len). No decoder row
+/// ever attends to them (memory key padding), so the decoded tokens and log-probabilities are the same
+/// either way; only `memory()` shows the difference.
+enum class PaddedRows : std::uint8_t {
+  zeros,   ///< embedding 0 + positional encoding; reads only src[0, src_valid_len)
+  tokens,  ///< the embeddings of src[src_valid_len, src_len) (the pad tokens), as PyTorch's encoder computes
+           ///< them: memory() then equals PyTorch's at every row; reads (and checks) all src_len tokens
+};
+
+template <class SrcEmbedding, class TgtEmbedding, class EncoderStackT, class DecoderStackT, class GeneratorT>
 class EncoderDecoder {
  public:
+  /// The component types, for running their steps by hand (layer by layer, or a generator step).
+  using SrcEmbed = SrcEmbedding;
+  using TgtEmbed = TgtEmbedding;
+  using Encoder = EncoderStackT;
+  using Decoder = DecoderStackT;
+  using Gen = GeneratorT;
+
   static constexpr index_t src_len = Encoder::seq_len, tgt_len = Decoder::seq_len;
   static constexpr index_t d_model = Encoder::d_model;
   static constexpr index_t src_vocab = SrcEmbed::vocab, tgt_vocab = TgtEmbed::vocab;
@@ -79,14 +95,22 @@ class EncoderDecoder {
   /// memory and the cross-attention keys/values, and rewinds decoding to position 0.
   template <class Prof = NullProfiler>
   Status encode(const int* src, index_t src_valid_len, Prof&& prof = Prof{}) {
+    return encode(src, src_valid_len, PaddedRows::zeros, prof);
+  }
+
+  /// encode, choosing what the padded rows of the memory hold (see PaddedRows). With
+  /// PaddedRows::tokens src holds src_len tokens, every one checked against the vocabulary.
+  template <class Prof = NullProfiler>
+  Status encode(const int* src, index_t src_valid_len, PaddedRows padded, Prof&& prof = Prof{}) {
     if (src_valid_len == 0 || src_valid_len > src_len) return Status::invalid_length;
-    if (Status st = SrcEmbed::check_tokens(src, src_valid_len); st != Status::ok) return st;
+    const index_t embedded = padded == PaddedRows::tokens ? src_len : src_valid_len;
+    if (Status st = SrcEmbed::check_tokens(src, embedded); st != Status::ok) return st;
     float* memory = buffer(kMemory);
     const LayerPath embed("src_embed");  // the embedding and the positional encoding (PyTorch: src_embed.0, .1)
     prof.begin(embed);
-    // padded positions embed token 0; the key-padding mask keeps them out of every valid row
+    // padded positions embed token 0 or their own tokens; the key-padding mask keeps them out of every valid row
     for (index_t i = 0; i < src_len * d_model; ++i) memory[i] = 0.0f;
-    (void)SrcEmbed{params.src_embed}.run(src, src_valid_len, memory);
+    (void)SrcEmbed{params.src_embed}.run(src, embedded, memory);
     PosEnc::run(memory, src_len);
     prof.end(embed);
     for (index_t l = 0; l < Encoder::n_layers; ++l) {
@@ -151,21 +175,36 @@ class EncoderDecoder {
   }
 
   /// Greedy decoding as in the annotated transformer: out[0] = start, then repeatedly the argmax of
-  /// the next-token distribution, until `end_token` is produced (if >= 0) or tgt_len tokens are out.
-  /// out must hold tgt_len tokens; out_len receives the count (including start and end).
+  /// the next-token distribution (the first of equal maxima), until `end_token` is produced (if >= 0)
+  /// or tgt_len tokens are out. out must hold tgt_len tokens; out_len receives the count (including
+  /// start and end).
   template <class Prof = NullProfiler>
   Status greedy_decode(const int* src, index_t src_valid_len, int start, int end_token, int* out, index_t& out_len,
                        Prof&& prof = Prof{}) {
+    return greedy_decode(src, src_valid_len, start, end_token, out, out_len, nullptr, prof);
+  }
+
+  /// greedy_decode that also writes each token's log-probability: token_logprobs[i] (i >= 1) is the
+  /// log-probability of out[i] in the step that chose it (the generator's log_softmax, as `step`
+  /// writes it); token_logprobs[0] = 0 (the start token is given). Their sum is the sequence's
+  /// log-probability. token_logprobs holds tgt_len floats (or is null).
+  template <class Prof = NullProfiler>
+  Status greedy_decode(const int* src, index_t src_valid_len, int start, int end_token, int* out, index_t& out_len,
+                       float* token_logprobs, Prof&& prof = Prof{}) {
     if (Status st = TgtEmbed::check_tokens(&start, 1); st != Status::ok) return st;
     if (Status st = encode(src, src_valid_len, prof); st != Status::ok) return st;
     float logprobs[tgt_vocab];
     index_t n = 0;
-    out[n++] = start;
+    out[n] = start;
+    if (token_logprobs) token_logprobs[n] = 0.0f;
+    ++n;
     while (n < tgt_len) {
       if (Status st = step(out[n - 1], logprobs, prof); st != Status::ok) return st;
       index_t best = 0;
       for (index_t v = 1; v < tgt_vocab; ++v) best = logprobs[v] > logprobs[best] ? v : best;
-      out[n++] = static_cast<int>(best);
+      out[n] = static_cast<int>(best);
+      if (token_logprobs) token_logprobs[n] = logprobs[best];
+      ++n;
       if (static_cast<int>(best) == end_token) break;
     }
     out_len = n;
@@ -247,7 +286,7 @@ class EncoderDecoder {
     line.send(LineSink(sink));
   }
 
-  /// The encoder output of the last `encode` ([src_len, d_model]; padded rows included).
+  /// The encoder output of the last `encode` ([src_len, d_model]; padded rows included: see PaddedRows).
   CMat<src_len, d_model> memory() const { return CMat<src_len, d_model>(buffer(kMemory)); }
   index_t position() const { return pos_; }
 
