@@ -2,6 +2,7 @@
 // same weights handed to a peer by name, the input, and the work counted per forward call.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -73,6 +74,36 @@ bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w, PlainCop
       },
       {});
   return ok && bound == sizeof(slots) / sizeof(slots[0]);
+}
+
+/// The oneDNN peer's tolerance against stf::EncoderLayer, relative to max|y| (test_dnnl_peer and
+/// the check before EncoderLayer/onednn is timed).
+constexpr double kDnnlTolerance = 1e-5;
+
+/// How far a peer's output is from stf::EncoderLayer's on the same input and valid length.
+struct PeerDiff {
+  double max_abs = 0, max_ref = 0;  // max|y_peer - y_stf|, max|y_stf|
+  bool finite = true;               // no NaN or infinity on either side
+  double relative() const { return max_abs / max_ref; }
+  bool within(double tolerance) const { return finite && max_ref > 0 && relative() <= tolerance; }
+};
+
+/// Runs `layer` (its weights bound) and `peer` on the benchmark input with `valid` valid tokens and
+/// compares their outputs element by element.
+template <class Layer>
+PeerDiff peer_diff(const Layer& layer, EncoderPeer& peer, stf::index_t valid) {
+  constexpr stf::index_t S = Layer::seq_len, D = Layer::d_model;
+  const auto x = random_input(S * D);
+  std::vector<float> y_stf(S * D), y_peer(S * D), scratch(Layer::scratch_floats);
+  layer.run(x.data(), y_stf.data(), valid, scratch.data());
+  peer.forward(x.data(), y_peer.data(), static_cast<int>(valid));
+  PeerDiff d;
+  for (stf::index_t i = 0; i < S * D; ++i) {
+    d.finite = d.finite && std::isfinite(y_peer[i]) && std::isfinite(y_stf[i]);
+    d.max_abs = std::fmax(d.max_abs, std::fabs(double(y_peer[i]) - double(y_stf[i])));
+    d.max_ref = std::fmax(d.max_ref, std::fabs(double(y_stf[i])));
+  }
+  return d;
 }
 
 /// Floating-point operations of one encoder-layer forward over S tokens (all valid), counting a

@@ -40,6 +40,8 @@ void register_shape() {
 
 const char* register_stf_encoder_benchmarks() {
   register_shape<10, 16, 2, 32>();
+  register_shape<16, 32, 4, 64>();
+  register_shape<25, 64, 4, 128>();
   register_shape<32, 64, 4, 256>();
   register_shape<64, 128, 4, 512>();
   register_shape<128, 256, 8, 1024>();
