@@ -35,13 +35,14 @@ bool check_shape(bool with_negative_control = false) {
     std::string info;
     auto peer = stf_peers::make_dnnl_encoder({int(S), int(D), int(H), int(F)}, w, mode, &info);
     std::printf("(%zu,%zu,%zu,%zu) %s: %s\n", S, D, H, F, mode_name, info.c_str());
-    for (const index_t valid : {S, S - S / 4, index_t{1}}) {
-      const stf_peers::PeerDiff d = stf_peers::peer_diff(*layer, *peer, valid);
-      const bool pass = d.within(kTolerance);
-      std::printf("  %s valid=%zu: max|diff| %.3g, max|y| %.3g, relative %.3g\n", pass ? "ok  " : "FAIL", valid,
-                  d.max_abs, d.max_ref, d.relative());
-      ok = ok && pass;
-    }
+    for (const float input_scale : {1.0f, 8.0f})  // 8: peaked attention (see peer_diff)
+      for (const index_t valid : {S, S - S / 4, index_t{1}}) {
+        const stf_peers::PeerDiff d = stf_peers::peer_diff(*layer, *peer, valid, input_scale);
+        const bool pass = d.within(kTolerance);
+        std::printf("  %s input x%g valid=%zu: max|diff| %.3g, max|y| %.3g, relative %.3g\n", pass ? "ok  " : "FAIL",
+                    double(input_scale), valid, d.max_abs, d.max_ref, d.relative());
+        ok = ok && pass;
+      }
   }
   if (with_negative_control) {
     // one weight of linear2 off by 0.01 (weights are in [-0.1, 0.1)): the check must see it
