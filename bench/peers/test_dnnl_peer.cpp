@@ -46,7 +46,7 @@ bool check_shape(bool with_negative_control = false) {
   }
   if (with_negative_control) {
     // one weight of linear2 off by 0.01 (weights are in [-0.1, 0.1)): the check must see it
-    std::vector<float> w2(plain.empty() ? 0 : std::size_t(F * D));
+    std::vector<float> w2(F * D);
     std::copy(w.linear2_weight, w.linear2_weight + F * D, w2.begin());
     w2[5] += 0.01f;
     stf_peers::EncoderWeights off = w;
