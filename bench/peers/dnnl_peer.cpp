@@ -22,6 +22,7 @@
 // primitive is created.
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
