@@ -113,13 +113,20 @@ void BM_DecodeTokens(benchmark::State& state) {
 }
 }  // namespace
 
+// (16,32,4,64) and (25,64,4,128): the sizes firmware models use
 BENCHMARK(BM_EncoderLayer<10, 16, 2, 32>);
+BENCHMARK(BM_EncoderLayer<16, 32, 4, 64>);
+BENCHMARK(BM_EncoderLayer<25, 64, 4, 128>);
 BENCHMARK(BM_EncoderLayer<32, 64, 4, 256>);
 BENCHMARK(BM_EncoderLayer<64, 128, 4, 512>);
 BENCHMARK(BM_MultiHeadAttention<10, 16, 2>);
+BENCHMARK(BM_MultiHeadAttention<16, 32, 4>);
+BENCHMARK(BM_MultiHeadAttention<25, 64, 4>);
 BENCHMARK(BM_MultiHeadAttention<32, 64, 4>);
 BENCHMARK(BM_MultiHeadAttention<64, 128, 4>);
 BENCHMARK(BM_FeedForward<10, 16, 32>);
+BENCHMARK(BM_FeedForward<16, 32, 64>);
+BENCHMARK(BM_FeedForward<25, 64, 128>);
 BENCHMARK(BM_FeedForward<32, 64, 256>);
 BENCHMARK(BM_FeedForward<64, 128, 512>);
 BENCHMARK(BM_LayerNorm<32, 64>);

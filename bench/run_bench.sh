@@ -7,7 +7,8 @@
 # Environment: JOBS=N build parallelism (default: the preset's); BENCH_NOTE=text quoted in the report;
 # MIN_TIME=seconds and REPETITIONS=n override the timing of every benchmark (full: 0.5 s, 5).
 # Installs what is missing with apt-get (Debian 12): the build dependencies, libeigen3-dev,
-# libopenblas-serial-dev (the products alone against OpenBLAS), python3-matplotlib, and in full mode
+# libopenblas-serial-dev (the products alone against OpenBLAS), libdnnl-dev (the oneDNN peer),
+# python3-matplotlib, and in full mode
 # python3-torch and libopenblas0-serial.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +30,7 @@ OPENBLAS_SERIAL=/usr/lib/$MULTIARCH/openblas-serial
 
 # ---- dependencies -----------------------------------------------------------------------------------
 packages=(g++ cmake make libboost1.81-dev catch2 libbenchmark-dev libeigen3-dev libopenblas-serial-dev
-  python3-matplotlib)
+  libdnnl-dev python3-matplotlib)
 [ $quick -eq 1 ] || packages+=(python3-torch libopenblas0-serial)
 missing=()
 for p in "${packages[@]}"; do

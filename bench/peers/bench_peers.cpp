@@ -3,6 +3,9 @@
 //   EncoderLayer/stf.<variant>/<S>x<D>x<H>x<F>  the kernel variant this build's flags select
 //                                               (bench_stf_<isa> time the other x86 variants)
 //   EncoderLayer/eigen/<S>x<D>x<H>x<F>          the Eigen peer (eigen_encoder.hpp)
+//   EncoderLayer/onednn/<S>x<D>x<H>x<F>         the oneDNN peer (dnnl_peer.cpp; where the build found
+//                                               oneDNN), checked against stf::EncoderLayer to 1e-5
+//                                               before it is timed
 //   FmaPeak/<isa>/<chains>chains                isa: scalar, avx2 (256-bit), avx512 (512-bit), when
 //                                               the CPU has it
 //   Gemm/<impl>/<M>x<K>x<N>                     the layer's matrix products alone: stf.<variant>
@@ -13,6 +16,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +63,54 @@ void register_eigen() {
     stf_peers::set_counters(state, flops, bytes);
   });
 }
+
+#ifdef STF_BENCH_HAVE_DNNL
+/// The attention form EncoderLayer/onednn times; STF_BENCH_DNNL_ATTENTION=per_head times the other
+/// (bench/peers/README.md says which is faster here).
+stf_peers::DnnlAttention dnnl_attention() {
+  const char* v = std::getenv("STF_BENCH_DNNL_ATTENTION");
+  return v && std::string(v) == "per_head" ? stf_peers::DnnlAttention::per_head : stf_peers::DnnlAttention::batched;
+}
+
+template <index_t S, index_t D, index_t H, index_t F>
+void register_dnnl() {
+  using Layer = stf::EncoderLayer<S, D, H, F>;
+  constexpr double flops = stf_peers::encoder_flops(S, D, F);
+  constexpr double bytes = stf_peers::encoder_bytes(Layer::Params::param_count, S, D);
+  const std::string name = "EncoderLayer/onednn/" + stf_peers::shape_name(S, D, H, F);
+  benchmark::RegisterBenchmark(name.c_str(), [](benchmark::State& state) {
+    auto layer = std::make_unique<Layer>();  // stf's layer: the same weights, and the oracle
+    const auto weights = stf_peers::random_params(layer->params);
+    stf_peers::EncoderWeights w;
+    stf_peers::PlainCopies plain;
+    if (!stf_peers::peer_weights_of<Layer>(layer->params, w, plain)) {
+      state.SkipWithError("the oneDNN peer's weights do not bind by name");
+      return;
+    }
+    const stf_peers::DnnlAttention mode = dnnl_attention();
+    auto peer = stf_peers::make_dnnl_encoder({int(S), int(D), int(H), int(F)}, w, mode);
+    // not timed unless it computes what stf::EncoderLayer computes
+    for (const float input_scale : {1.0f, 8.0f}) {  // 8: peaked attention (stf_peers::peer_diff)
+      const stf_peers::PeerDiff diff = stf_peers::peer_diff(*layer, *peer, S, input_scale);
+      if (!diff.within(stf_peers::kDnnlTolerance)) {
+        const std::string msg =
+            "the oneDNN peer differs from stf::EncoderLayer: relative " + std::to_string(diff.relative());
+        state.SkipWithError(msg.c_str());
+        return;
+      }
+    }
+    const auto x = stf_peers::random_input(S * D);
+    stf_bench::AlignedFloats y(S * D);
+    for (auto _ : state) {
+      peer->forward(x.data(), y.data(), int(S));
+      benchmark::DoNotOptimize(y.data());
+      benchmark::ClobberMemory();
+    }
+    state.SetLabel(mode == stf_peers::DnnlAttention::batched ? "attention batched over heads" : "attention per head");
+    stf_peers::set_counters(state, flops, bytes);
+  });
+}
+#endif
 
 // ---- FMA peak --------------------------------------------------------------------------------------
 // Independent chains c = c·a + b (a = 1 - 1e-6, b = 1e-6: c stays at 1, no denormals), one FMA per
@@ -160,10 +212,24 @@ std::string register_fma_peaks() {
 int main(int argc, char** argv) {
   const char* variant = stf_peers::register_stf_encoder_benchmarks();
   register_eigen<10, 16, 2, 32>();
+  register_eigen<16, 32, 4, 64>();
+  register_eigen<25, 64, 4, 128>();
   register_eigen<32, 64, 4, 256>();
   register_eigen<64, 128, 4, 512>();
   register_eigen<128, 256, 8, 1024>();
   register_eigen<128, 512, 8, 2048>();
+#ifdef STF_BENCH_HAVE_DNNL
+  register_dnnl<10, 16, 2, 32>();
+  register_dnnl<16, 32, 4, 64>();
+  register_dnnl<25, 64, 4, 128>();
+  register_dnnl<32, 64, 4, 256>();
+  register_dnnl<64, 128, 4, 512>();
+  register_dnnl<128, 256, 8, 1024>();
+  register_dnnl<128, 512, 8, 2048>();
+  benchmark::AddCustomContext("onednn_peer", stf_peers::dnnl_build_info());
+#else
+  benchmark::AddCustomContext("onednn_peer", "not built (oneDNN not found: apt-get install libdnnl-dev)");
+#endif
   benchmark::AddCustomContext("fma_peak_isas", register_fma_peaks());
   benchmark::AddCustomContext("openblas", stf_peers::register_gemm_benchmarks());
   benchmark::AddCustomContext("stf_kernels", variant);

@@ -15,6 +15,13 @@ inline std::string shape_name(stf::index_t S, stf::index_t D, stf::index_t H, st
   return std::to_string(S) + "x" + std::to_string(D) + "x" + std::to_string(H) + "x" + std::to_string(F);
 }
 
+/// "<T>x<M>x<D>x<H>x<F>", the shape part of every DecoderStep benchmark name: target positions,
+/// memory rows, DModel, NHeads, DFf.
+inline std::string decoder_step_name(stf::index_t T, stf::index_t M, stf::index_t D, stf::index_t H, stf::index_t F) {
+  return std::to_string(T) + "x" + std::to_string(M) + "x" + std::to_string(D) + "x" + std::to_string(H) + "x" +
+         std::to_string(F);
+}
+
 /// FLOP/s (rate of encoder_flops), bytes (encoder_bytes, per forward) and bytes_per_second.
 inline void set_counters(benchmark::State& state, double flops, double bytes) {
   state.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);

@@ -2,6 +2,7 @@
 // same weights handed to a peer by name, the input, and the work counted per forward call.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -75,6 +76,40 @@ bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w, PlainCop
   return ok && bound == sizeof(slots) / sizeof(slots[0]);
 }
 
+/// The oneDNN peer's tolerance against stf::EncoderLayer, relative to max|y| (test_dnnl_peer and
+/// the check before EncoderLayer/onednn is timed).
+constexpr double kDnnlTolerance = 1e-5;
+
+/// How far a peer's output is from stf::EncoderLayer's on the same input and valid length.
+struct PeerDiff {
+  double max_abs = 0, max_ref = 0;  // max|y_peer - y_stf|, max|y_stf|
+  bool finite = true;               // no NaN or infinity on either side
+  double relative() const { return max_abs / max_ref; }
+  bool within(double tolerance) const { return finite && max_ref > 0 && relative() <= tolerance; }
+};
+
+/// Runs `layer` (its weights bound) and `peer` on the benchmark input times `input_scale` with
+/// `valid` valid tokens and compares their outputs element by element. With the benchmark weights
+/// (in [-0.1, 0.1)) and input (in [-1, 1)) the attention scores are small and the softmax nearly
+/// flat, so that errors in Q or K barely reach the output; an input scaled by 8 makes the scores 64×
+/// larger, the softmax peaked, and such errors visible.
+template <class Layer>
+PeerDiff peer_diff(const Layer& layer, EncoderPeer& peer, stf::index_t valid, float input_scale = 1.0f) {
+  constexpr stf::index_t S = Layer::seq_len, D = Layer::d_model;
+  auto x = random_input(S * D);
+  for (float& v : x) v *= input_scale;
+  std::vector<float> y_stf(S * D), y_peer(S * D), scratch(Layer::scratch_floats);
+  layer.run(x.data(), y_stf.data(), valid, scratch.data());
+  peer.forward(x.data(), y_peer.data(), static_cast<int>(valid));
+  PeerDiff d;
+  for (stf::index_t i = 0; i < S * D; ++i) {
+    d.finite = d.finite && std::isfinite(y_peer[i]) && std::isfinite(y_stf[i]);
+    d.max_abs = std::fmax(d.max_abs, std::fabs(double(y_peer[i]) - double(y_stf[i])));
+    d.max_ref = std::fmax(d.max_ref, std::fabs(double(y_stf[i])));
+  }
+  return d;
+}
+
 /// Floating-point operations of one encoder-layer forward over S tokens (all valid), counting a
 /// multiply-add as 2 and only the matrix products:
 ///   Q, K, V, O projections  4 · 2·S·D·D
@@ -84,6 +119,18 @@ bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w, PlainCop
 ///   total = 8·S·D² + 4·S²·D + 4·S·D·F
 /// Biases, softmax, ReLU, residuals and LayerNorms (O(S·D + H·S²)) are left out.
 constexpr double encoder_flops(double S, double D, double F) { return 8 * S * D * D + 4 * S * S * D + 4 * S * D * F; }
+
+/// Floating-point operations of one decoder-layer step at position pos (pos + 1 cached target
+/// positions, M memory rows whose keys and values are already in the cache), matrix products only:
+///   self-attention Q, K, V, O of the new row  4 · 2·D²
+///   its scores and values                     2 · 2·(pos + 1)·D
+///   cross-attention Q, O                      2 · 2·D²
+///   its scores and values                     2 · 2·M·D
+///   linear1, linear2                          2 · 2·D·F
+///   total = 12·D² + 4·(pos + 1)·D + 4·M·D + 4·D·F
+constexpr double decoder_step_flops(double pos, double M, double D, double F) {
+  return 12 * D * D + 4 * (pos + 1) * D + 4 * M * D + 4 * D * F;
+}
 
 /// Bytes an encoder-layer forward must touch at least once: every parameter (float32) read, the
 /// input [S, D] read and the output [S, D] written. Intermediates are not counted.

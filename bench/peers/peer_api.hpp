@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 namespace stf_peers {
 
@@ -39,5 +40,18 @@ std::unique_ptr<EncoderPeer> make_eigen_encoder(const EncoderShape& shape, const
 
 /// "Eigen 3.4.0; SIMD: ...; flags: ..." — how the Eigen peer was built.
 const char* eigen_build_info();
+
+/// How the oneDNN peer runs attention: batched matmuls over the heads (one primitive call for all
+/// heads' scores, one for their values) or one 2-D matmul per head.
+enum class DnnlAttention { batched, per_head };
+
+/// The oneDNN 2.6 implementation (dnnl_peer.cpp), one thread (omp_set_num_threads(1)); where the
+/// build found no oneDNN (STF_BENCH_HAVE_DNNL undefined) these are not defined. `info`, if given,
+/// receives the implementations the primitives chose.
+std::unique_ptr<EncoderPeer> make_dnnl_encoder(const EncoderShape& shape, const EncoderWeights& weights,
+                                               DnnlAttention attention, std::string* info = nullptr);
+
+/// "oneDNN 2.6.3 (hash), CPU runtime OpenMP, threads: 1, ISA: ..." — the library the peer runs on.
+const char* dnnl_build_info();
 
 }  // namespace stf_peers

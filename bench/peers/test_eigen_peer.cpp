@@ -55,6 +55,8 @@ int main() {
   std::printf("Eigen peer vs stf::EncoderLayer (post-norm, ReLU), tolerance %.0e relative to max|y|\n%s\n", kTolerance,
               stf_peers::eigen_build_info());
   bool ok = check_shape<10, 16, 2, 32>();
+  ok = check_shape<16, 32, 4, 64>() && ok;
+  ok = check_shape<25, 64, 4, 128>() && ok;
   ok = check_shape<32, 64, 4, 256>() && ok;
   ok = check_shape<64, 128, 4, 512>() && ok;
   ok = check_shape<128, 256, 8, 1024>() && ok;

@@ -41,7 +41,7 @@ import time
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(var, "1")
 
-SHAPES = [(10, 16, 2, 32), (32, 64, 4, 256), (64, 128, 4, 512), (128, 256, 8, 1024), (128, 512, 8, 2048)]
+SHAPES = [(10, 16, 2, 32), (16, 32, 4, 64), (25, 64, 4, 128), (32, 64, 4, 256), (64, 128, 4, 512), (128, 256, 8, 1024), (128, 512, 8, 2048)]
 FAST_PATH_OP = "aten::_transformer_encoder_layer_fwd"
 
 

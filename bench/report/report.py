@@ -7,7 +7,10 @@ bench/peers/torch_bench.py) and writes a Markdown table and a PNG plot.
 
 Benchmark names it understands:
   EncoderLayer/<impl>/<S>x<D>x<H>x<F>   one encoder layer per implementation (stf.<variant>, eigen,
-                                        torch, torch_std): latency, ratios, % of the FMA peak
+                                        onednn, torch, torch_std): latency, ratios, % of the FMA peak
+  DecoderStep/<impl>/<T>x<M>x<D>x<H>x<F>
+                                        one new token through a decoder layer at the last of T
+                                        positions, M memory rows (K/V cache): latency, % of the peak
   FmaPeak/<isa>/<n>chains               the measured FMA peak (the highest FLOP/s is "the peak")
   Gemm/<impl>/<M>x<K>x<N>               the layer's matrix products alone (stf.<variant>, openblas):
                                         latency, GFLOP/s and % of the FMA peak side by side
@@ -16,7 +19,9 @@ Benchmark names it understands:
   anything else (bench_layers)          listed per layer with its latency and FLOP/s
 
 Latency of a benchmark: its "median" aggregate when it was repeated, else the median over its
-repetitions (real time by default; --time cpu for CPU time). Only the standard library and
+repetitions (real time by default; --time cpu for CPU time). The targets of issue 26 (≥ 1.4× faster
+than every peer or ≥ 90 % of the FMA peak at every shape, ≥ 90 % at both 128-row shapes, ≥ 50 % at
+10×16×2×32) are judged per shape, each flagged when its margin is within the repetitions' spread. Only the standard library and
 matplotlib (Debian: python3-matplotlib) are used; without matplotlib no PNG is written.
 """
 
@@ -32,10 +37,12 @@ ENCODER_RE = re.compile(r"^EncoderLayer/([^/]+)/(\d+)x(\d+)x(\d+)x(\d+)$")
 FMA_RE = re.compile(r"^FmaPeak/([^/]+)/(\d+)chains$")
 DECODE_RE = re.compile(r"^DecodeTokens/([^/]+)/from:(\d+)$")
 GEMM_RE = re.compile(r"^Gemm/([^/]+)/(\d+)x(\d+)x(\d+)$")
+STEP_RE = re.compile(r"^DecoderStep/([^/]+)/(\d+)x(\d+)x(\d+)x(\d+)x(\d+)$")
 DECODE_WINDOW = 32  # tokens per DecodeTokens iteration (kDecodeWindow in bench/bench_layers.cpp)
-IMPL_ORDER = ["stf.scalar", "stf.avx2", "stf.avx512", "stf.neon", "stf.mve", "eigen", "torch", "torch_std"]
+IMPL_ORDER = ["stf.scalar", "stf.avx2", "stf.avx512", "stf.neon", "stf.mve", "eigen", "onednn", "torch", "torch_std"]
 IMPL_TITLE = {
     "eigen": "Eigen 3.4",
+    "onednn": "oneDNN",
     "torch": "PyTorch",
     "torch_std": "PyTorch (standard path)",
     "openblas": "OpenBLAS sgemm",
@@ -155,11 +162,28 @@ def encoder_flops(s, d, f):
     return 8 * s * d * d + 4 * s * s * d + 4 * s * d * f
 
 
+def step_flops(t, m, d, f):
+    """One decoder step at position t - 1 (stf_peers::decoder_step_flops): 12·D² + 4·T·D + 4·M·D + 4·D·F."""
+    return 12 * d * d + 4 * t * d + 4 * m * d + 4 * d * f
+
+
+def steps_of(results):
+    """-> {(T, M, D, H, F): {impl: Result}} of the DecoderStep benchmarks."""
+    out = {}
+    for r in results.values():
+        m = STEP_RE.match(r.name)
+        if m:
+            out.setdefault(tuple(int(v) for v in m.group(2, 3, 4, 5, 6)), {})[m.group(1)] = r
+    return out
+
+
 def build(results, field):
     """-> encoder {shape: {impl: Result}}, fma {isa: Result}, gemm {(M, K, N): {impl: Result}} in first-seen
     order, others [Result]."""
     encoder, fma, gemm, others = {}, {}, {}, []
     for r in results.values():
+        if STEP_RE.match(r.name):
+            continue
         m = GEMM_RE.match(r.name)
         if m:
             gemm.setdefault(tuple(int(v) for v in m.group(2, 3, 4)), {})[m.group(1)] = r
@@ -213,6 +237,72 @@ def peak_of(fma):
         if v and (best[0] is None or v > best[0]):
             best = (v, isa)
     return best
+
+def margin(value, threshold, spread):
+    """(met, within the spread or None when unknown) of value >= threshold."""
+    met = value >= threshold
+    if spread is None:
+        return met, None
+    return met, abs(value / threshold - 1) <= spread
+
+
+def add_spreads(*spreads):
+    return None if any(x is None for x in spreads) else sum(spreads)
+
+
+def verdict(parts):
+    """parts: [(name, met, within)] -> 'met (name)' / 'not met', flagged when a spread could flip it."""
+    met = [p for p in parts if p[1]]
+    if met:
+        text = "met (" + ", ".join(p[0] for p in met) + ")"
+        unsure = all(p[2] is not False for p in met)  # no part clearly met
+    else:
+        text = "not met"
+        unsure = any(p[2] is not False for p in parts)
+    known = all(p[2] is not None for p in (met or parts))
+    if unsure:
+        text += ", **within the spread**" if known else ", spread unknown (one repetition)"
+    return text
+
+
+def target_rows(encoder, steps, fma, field):
+    """The rows of the targets table: [shape, target, measured, verdict]."""
+    peak, peak_isa = peak_of(fma)
+    if not peak:
+        return []
+    peak_spread = fma[peak_isa].spread(field) if peak_isa in fma else None
+    rows = []
+    cases = [(s, per, encoder_flops(s[0], s[1], s[3]), False) for s, per in encoder.items()]
+    cases += [(s, per, step_flops(s[0], s[1], s[2], s[4]), True) for s, per in steps.items()]
+    cases.sort(key=lambda c: (c[3], c[2]))
+    for shape, per, flops, is_step in cases:
+        stf = {i: r for i, r in per.items() if i.startswith("stf.") and r.latency_ns(field)}
+        if not stf:
+            continue
+        best = min(stf, key=lambda i: stf[i].latency_ns(field))
+        t_stf, s_stf = stf[best].latency_ns(field), stf[best].spread(field)
+        pct = flops / (t_stf * 1e-9) / peak
+        pct_met, pct_within = margin(pct, 0.9, add_spreads(s_stf, peak_spread))
+        name = ("step " if is_step else "") + "×".join(map(str, shape))
+        pct_text = f"{100 * pct:.1f}% of peak ({best})"
+        peers = {i: r for i, r in per.items() if not i.startswith("stf.") and r.latency_ns(field)}
+        parts = [("≥ 90% of peak", pct_met, pct_within)]
+        if peers:
+            fastest = min(peers, key=lambda i: peers[i].latency_ns(field))
+            ratio = peers[fastest].latency_ns(field) / t_stf
+            r_met, r_within = margin(ratio, 1.4, add_spreads(s_stf, peers[fastest].spread(field)))
+            parts.insert(0, ("≥ 1.4× every peer", r_met, r_within))
+            measured = f"{fmt_ratio(ratio)} the speed of the fastest peer, {impl_title(fastest)}; {pct_text}"
+        else:
+            measured = f"no peer (n/a); {pct_text}"
+        rows.append([name, "≥ 1.4× every peer or ≥ 90% of peak", measured, verdict(parts)])
+        if not is_step and shape[0] == 128:
+            rows.append([name, "≥ 90% of peak (128 rows)", pct_text, verdict([("", pct_met, pct_within)])
+                         .replace(" ()", "")])
+        if not is_step and shape == (10, 16, 2, 32):
+            m, within = margin(pct, 0.5, add_spreads(s_stf, peak_spread))
+            rows.append([name, "≥ 50% of peak", pct_text, verdict([("", m, within)]).replace(" ()", "")])
+    return rows
 
 
 def markdown(results, contexts, field, notes):
@@ -306,6 +396,45 @@ def markdown(results, contexts, field, notes):
                                             ", ".join(f"{'×'.join(map(str, s))}: {b}" for s, b in zip(shapes, best)))
                   + "\n")
 
+    steps = steps_of(results)
+    if steps:
+        step_impls = sorted({i for per in steps.values() for i in per}, key=impl_key)
+        w("## Decoder step through the K/V cache\n")
+        w("One new token through a post-norm decoder layer (self-attention, cross-attention, "
+          "feed-forward) at the last of T target positions, with the T − 1 earlier positions and the M "
+          "memory rows already in the K/V cache: statiformer's `DecoderLayer::step`. Shape is "
+          "(T × M × DModel × NHeads × DFf). MFLOP counts the step's products: 12·D² + 4·T·D + 4·M·D + "
+          "4·D·F. No peer has an incremental step with a K/V cache: Eigen's and oneDNN's here are "
+          "encoder layers, and PyTorch's nn.TransformerDecoderLayer recomputes the whole prefix.\n")
+        head = ["shape", "MFLOP"] + [impl_title(i) for i in step_impls] + ["Eigen / oneDNN / PyTorch",
+                                                                          "best stf GFLOP/s"]
+        table_head(w, head)
+        for shape, per in steps.items():
+            flops = step_flops(shape[0], shape[1], shape[2], shape[4])
+            lat = {i: per[i].latency_ns(field) if i in per else None for i in step_impls}
+            row = ["×".join(map(str, shape)), f"{flops / 1e6:.3g}"] + [fmt_time(lat[i]) for i in step_impls]
+            best = min((t for t in lat.values() if t), default=None)
+            rate = flops / (best * 1e-9) if best else None
+            row += ["n/a", (f"{rate / 1e9:.3g}" + (f" ({100 * rate / peak:.1f}%)" if peak else "")) if rate else "–"]
+            w("| " + " | ".join(row) + " |")
+        w("")
+
+    targets = target_rows(encoder, steps, fma, field)
+    if targets:
+        w("## Targets (issue 26)\n")
+        w("Per shape, the fastest stf variant against: (a) ≥ 1.4× faster than every peer (the fastest "
+          "peer binds), or ≥ 90 % of the FMA peak of the widest ISA measured (near the peak no "
+          "implementation can be 1.4× faster; the verdict says which part holds); (b) ≥ 90 % of the peak "
+          "at both 128-row shapes; (c) ≥ 50 % of the peak at 10×16×2×32. A margin is **within the "
+          "spread** when its distance from the threshold is no larger than the sum of the (max − min) / "
+          "median spreads of the repetitions behind it (stf and peer, or stf and the FMA peak): one run "
+          "does not resolve it. With one repetition the spread is unknown.\n")
+        w("| shape | target | measured | verdict |")
+        w("|---|---|---|---|")
+        for row in targets:
+            w("| " + " | ".join(row) + " |")
+        w("")
+
     if fma:
         w("## FMA peak of this core\n")
         w("Independent FMA chains (c = c·a + b) in registers; one multiply-add = 2 FLOP.\n")
@@ -368,6 +497,7 @@ def markdown(results, contexts, field, notes):
 
     w("## Runs\n")
     keys = ["date", "host_name", "num_cpus", "mhz_per_cpu", "load_avg", "stf_kernels", "stf_build", "eigen_peer",
+            "onednn_peer",
             "fma_peak_isas", "openblas", "torch_version", "torch_package", "torch_num_threads", "torch_fast_path",
             "blas_alternative", "blas_loaded", "libopenblas0_serial", "torch_timing"]
     for path, ctx in contexts:
