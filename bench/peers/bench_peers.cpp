@@ -37,6 +37,10 @@
 namespace {
 using stf::index_t;
 
+/// Benchmarks skipped because a peer failed its check (weights not bound, output differs from
+/// stf's): main exits non-zero, so the peers' smoke ctest fails on a wrong peer.
+int g_failed_checks = 0;
+
 template <index_t S, index_t D, index_t H, index_t F>
 void register_eigen() {
   using Layer = stf::EncoderLayer<S, D, H, F>;
@@ -49,6 +53,7 @@ void register_eigen() {
     stf_peers::EncoderWeights w;
     stf_peers::PlainCopies plain;
     if (!stf_peers::peer_weights_of<Layer>(params, w, plain)) {
+      ++g_failed_checks;
       state.SkipWithError("the Eigen peer's weights do not bind by name");
       return;
     }
@@ -84,6 +89,7 @@ void register_dnnl() {
     stf_peers::EncoderWeights w;
     stf_peers::PlainCopies plain;
     if (!stf_peers::peer_weights_of<Layer>(layer->params, w, plain)) {
+      ++g_failed_checks;
       state.SkipWithError("the oneDNN peer's weights do not bind by name");
       return;
     }
@@ -95,6 +101,7 @@ void register_dnnl() {
       if (!diff.within(stf_peers::kDnnlTolerance)) {
         const std::string msg =
             "the oneDNN peer differs from stf::EncoderLayer: relative " + std::to_string(diff.relative());
+        ++g_failed_checks;
         state.SkipWithError(msg.c_str());
         return;
       }
@@ -240,5 +247,10 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  if (g_failed_checks > 0) {
+    std::fprintf(stderr, "bench_peers: %d peer benchmark(s) skipped: a peer failed its check (see above)\n",
+                 g_failed_checks);
+    return 1;
+  }
   return 0;
 }
