@@ -294,6 +294,22 @@ class Writers(unittest.TestCase):
         self.assertEqual(export.float_text(1e-6), "1e-06")
         self.assertEqual(export.float_text(0.25), "2.5e-01")
 
+    def test_whole_module_hyperparameters_are_checked_against_the_schema(self):
+        tmp = Tmp()
+        torch.save(self.layer, tmp.path("m.pt"))  # nn.TransformerEncoderLayer(8, 2, 16): 2 heads, post-norm, relu
+        for key, wrong in (("nhead", "4"), ("norm_first", "true"), ("activation", "gelu"),
+                           ("layer_norm_eps", "1e-06"), ("dim_feedforward", "32")):
+            hp = dict(LAYER_HPARAMS, **{key: wrong})
+            schema = tmp.write_json("s.json", schema_for(self.named, hparams=hp))
+            with self.assertRaises(export.ExportError, msg=key) as e:
+                export.export(tmp.path("m.pt"), schema, "torch")
+            self.assertIn(f"hyperparameter {key}: checkpoint {LAYER_HPARAMS[key]}, schema {wrong}", str(e.exception))
+        # a state_dict carries none: only the schema's are written
+        export.export(self.sd, tmp.write_json("s.json", schema_for(self.named, hparams=hp)), "torch")
+        # the module as such, not only its file
+        with self.assertRaises(export.ExportError):
+            export.export(self.layer, schema, "torch")
+
     def test_command_line_reports_and_writes_nothing_on_error(self):
         tmp = Tmp()
         torch.save(self.sd, tmp.path("sd.pt"))
