@@ -256,7 +256,7 @@ void load_and_check(const std::uint8_t* data, std::size_t size, bool copy, bool 
     for (int i = 7; i >= 0; --i) header_len = header_len << 8 | data[i];
     FUZZ_CHECK(header_len <= size - 8);
     const char* json = reinterpret_cast<const char*>(data + 8);
-    HeaderReader reader{json, json + header_len};
+    HeaderReader reader{json, json + header_len, {}};
     FUZZ_CHECK(reader.read(tensors));
     region = data + 8 + header_len;
     // each hyperparameter of the model is in the metadata once, with the model's text (or, when
