@@ -4,7 +4,9 @@
     /usr/bin/python3 tools/export.py CHECKPOINT SCHEMA.json [--map auto] \\
         [--header OUT.hpp --namespace NS] [--safetensors OUT.safetensors]
 
-CHECKPOINT: a state_dict or a whole module saved with torch.save.  SCHEMA.json: the model's
+CHECKPOINT: a state_dict or a whole module saved with torch.save. A whole module's hyperparameters
+(nn.Transformer*: nhead, d_model, dim_feedforward, norm_first, activation, eps, num_layers;
+nn.LayerNorm, nn.Embedding) are compared with the schema's first: a mismatch is an error.  SCHEMA.json: the model's
 parameter schema, printed by the C++ side (`stf_schema MODEL`, include/statiformer/io/schema.hpp):
 every parameter's name, PyTorch shape, dtype and stored layout (`transposed`, `stored_shape`).
 
@@ -27,11 +29,16 @@ model stores (`transposed`: the transpose of PyTorch's), as the schema says, nev
 
 Outputs:
   --header       `alignas(64) inline constexpr float` arrays + `stf::WeightEntry table[]` for
-                 stf::bind_table (include/statiformer/io/bind.hpp)
+                 stf::bind_table (include/statiformer/io/bind.hpp), ending with one record
+                 {"key=value", nullptr, 0} per hyperparameter of the schema
   --safetensors  the safetensors format (little-endian F32 in stored layout, tensors in schema order,
                  data region 64-byte aligned, no gaps) with
-                 __metadata__ {"format": "statiformer", "layout": "<schema version>"}, which
-                 include/statiformer/io/safetensors.hpp requires.
+                 __metadata__ {"format": "statiformer", "layout": "<schema version>", "model": ...,
+                 and the schema's "hparams", key: value}, which include/statiformer/io/safetensors.hpp
+                 requires.
+The hyperparameters (heads, norm placement, activation, LayerNorm kind and eps, mask fill, lengths,
+sizes, layer counts; include/statiformer/io/hparams.hpp) are the C++ model type's, as the schema
+prints them: the loader and bind_table reject weights exported for another model type.
 Both are deterministic: the same inputs give the same bytes.
 """
 
@@ -48,6 +55,7 @@ import stf_torch
 
 LAYOUT_FORMAT = "statiformer"
 SUPPORTED_SCHEMA_VERSION = 2
+RESERVED_METADATA = ("format", "layout", "model")
 IGNORED = [r"(^|\.)pe$", r"(^|\.)num_batches_tracked$"]  # buffers that are not parameters
 
 
@@ -129,14 +137,70 @@ def map_names(state_dict, rules):
     return out
 
 
-def load_state_dict(path):
-    """A state_dict from a torch.save file holding a state_dict or a module."""
+def load_checkpoint(path):
+    """(state_dict, the module or None) from a torch.save file holding a state_dict or a module."""
     obj = torch.load(path, map_location="cpu")
     if isinstance(obj, torch.nn.Module):
-        obj = obj.state_dict()
+        return obj.state_dict(), obj
     if not isinstance(obj, dict):
         raise ExportError([f"{path}: neither a state_dict nor an nn.Module ({type(obj).__name__})"])
-    return obj
+    return obj, None
+
+
+def load_state_dict(path):
+    """A state_dict from a torch.save file holding a state_dict or a module."""
+    return load_checkpoint(path)[0]
+
+
+def _activation_text(fn):
+    F = torch.nn.functional
+    if fn is F.relu or isinstance(fn, torch.nn.ReLU):
+        return "relu"
+    if fn is F.gelu or (isinstance(fn, torch.nn.GELU) and fn.approximate == "none"):
+        return "gelu"
+    return f"unsupported ({getattr(fn, '__name__', type(fn).__name__)})"
+
+
+def module_hparams(module, rules, strip_prefix=""):
+    """The hyperparameters a whole PyTorch module keeps (its constructor arguments), under the
+    schema's keys (include/statiformer/io/hparams.hpp; module paths through the name map):
+    nn.Transformer{Encoder,Decoder}[Layer], nn.LayerNorm, nn.Embedding. {key: text}."""
+    nn = torch.nn
+    out = {}
+    for path, m in module.named_modules():
+        if strip_prefix and path.startswith(strip_prefix):
+            path = path[len(strip_prefix):]
+        mapped = (path + "." if path else "") + "__hp__"
+        for pattern, repl in rules:
+            mapped = re.sub(pattern, repl, mapped)
+        p = mapped[: -len("__hp__")]
+        if isinstance(m, (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)):
+            out[p + "d_model"] = str(m.self_attn.embed_dim)
+            out[p + "nhead"] = str(m.self_attn.num_heads)
+            out[p + "dim_feedforward"] = str(m.linear1.out_features)
+            out[p + "norm_first"] = str(bool(m.norm_first)).lower()
+            out[p + "activation"] = _activation_text(m.activation)
+            out[p + "layer_norm_eps"] = float_text(m.norm1.eps)
+            out[p + "bias"] = str(m.self_attn.in_proj_bias is not None).lower()
+        elif isinstance(m, (nn.TransformerEncoder, nn.TransformerDecoder)):
+            out[p + "num_layers"] = str(len(m.layers))
+        elif isinstance(m, nn.LayerNorm):
+            out[p + "normalized_shape"] = str(m.normalized_shape[-1])
+            out[p + "eps"] = float_text(m.eps)
+        elif isinstance(m, nn.Embedding):
+            out[p + "num_embeddings"] = str(m.num_embeddings)
+            out[p + "embedding_dim"] = str(m.embedding_dim)
+    return out
+
+
+def check_module_hparams(schema, module, rules, strip_prefix=""):
+    """ExportError listing every hyperparameter the module and the schema both name but disagree on:
+    weights of a 4-head module exported for an 8-head C++ model would load and answer wrongly."""
+    want = schema["hparams"]
+    problems = [f"hyperparameter {k}: checkpoint {v}, schema {want[k]} (the C++ model type differs from the module)"
+                for k, v in module_hparams(module, rules, strip_prefix).items() if k in want and want[k] != v]
+    if problems:
+        raise ExportError(problems)
 
 
 def load_schema(path):
@@ -144,6 +208,14 @@ def load_schema(path):
         schema = json.load(f)
     if schema.get("format") != "statiformer-schema" or schema.get("version") != SUPPORTED_SCHEMA_VERSION:
         raise ExportError([f"{path}: not a statiformer schema of version {SUPPORTED_SCHEMA_VERSION}"])
+    hparams = schema.get("hparams")
+    if hparams is None:
+        raise ExportError([f"{path}: no \"hparams\" (printed by an stf_schema older than the hyperparameter "
+                           "check): print it again; the loader rejects files without the model's hyperparameters"])
+    bad = [k for k, v in hparams.items() if not isinstance(v, str) or k in RESERVED_METADATA or '"' in k + v
+           or "=" in k or "\\" in k + v]
+    if bad:
+        raise ExportError([f"{path}: hyperparameter {k!r}: not a plain key with a string value" for k in bad])
     return schema
 
 
@@ -233,11 +305,22 @@ def cpp_float(x):
     return s + "f"
 
 
+def float_text(x):
+    """A float32 value as the C++ schema writes a float hyperparameter (io/hparams.hpp): the shortest
+    "%.*e" text that reads back as the same float32."""
+    x32 = struct.unpack("<f", struct.pack("<f", x))[0]
+    for p in range(1, 10):
+        text = "%.*e" % (p - 1, x32)
+        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == x32:
+            return text
+    return "%.8e" % x32
+
+
 def ident(name):
     return re.sub(r"[^0-9A-Za-z_]", "_", name)
 
 
-def header_text(tensors, namespace, note, per_line=8):
+def header_text(tensors, namespace, note, hparams=None, per_line=8):
     out = [f"// generated by tools/export.py ({note}) — do not edit\n",
            "#pragma once\n\n#include <statiformer/tensor.hpp>\n\n",
            f"namespace {namespace} {{\n"]
@@ -253,6 +336,8 @@ def header_text(tensors, namespace, note, per_line=8):
     for entry, t in tensors:
         dims = " * ".join(str(d) for d in entry["stored_shape"])
         out.append(f'    {{"{entry["name"]}", {ident(entry["name"])}, {dims}}},\n')
+    for key, value in (hparams or {}).items():  # hyperparameter records, checked by stf::bind_table
+        out.append(f'    {{"{key}={value}", nullptr, 0}},\n')
     out.append(f"}};\n}}  // namespace {namespace}\n")
     return "".join(out)
 
@@ -278,7 +363,13 @@ def export(checkpoint, schema_path, map_name="auto", map_file=None, header=None,
            safetensors=None, allow_cast=False, allow_non_finite=False, strip_prefix=""):
     """Runs the whole export; returns the stored tensors [(schema entry, tensor)]."""
     schema = load_schema(schema_path)
-    state = load_state_dict(checkpoint) if isinstance(checkpoint, str) else checkpoint
+    module = None
+    if isinstance(checkpoint, str):
+        state, module = load_checkpoint(checkpoint)
+    elif isinstance(checkpoint, torch.nn.Module):
+        state, module = checkpoint.state_dict(), checkpoint
+    else:
+        state = checkpoint
     if strip_prefix:
         state = {k[len(strip_prefix):] if k.startswith(strip_prefix) else k: v for k, v in state.items()}
     rules = []
@@ -286,14 +377,16 @@ def export(checkpoint, schema_path, map_name="auto", map_file=None, header=None,
         with open(map_file) as f:
             rules += [(p, r) for p, r in json.load(f)]
     rules += BUILTIN_MAPS[map_name]
+    if module is not None:
+        check_module_hparams(schema, module, rules, strip_prefix)
     tensors = match(schema, map_names(state, rules), allow_cast, allow_non_finite)
     model = schema.get("model", "")
     if header:
         note = f"schema '{model}', map '{map_name}'"
         with open(header, "w", newline="\n") as f:
-            f.write(header_text(tensors, namespace or ident(model or "weights"), note))
+            f.write(header_text(tensors, namespace or ident(model or "weights"), note, schema["hparams"]))
     if safetensors:
-        metadata = {"format": LAYOUT_FORMAT, "layout": str(schema["version"]), "model": model}
+        metadata = {"format": LAYOUT_FORMAT, "layout": str(schema["version"]), "model": model} | schema["hparams"]
         with open(safetensors, "wb") as f:
             f.write(safetensors_bytes(tensors, metadata))
     return tensors

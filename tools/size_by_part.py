@@ -87,10 +87,12 @@ RULES = [
     ("kernels: norm", struct(r"\w*Norm\w*")),
     ("kernels: softmax", struct(r"\w*Softmax\w*")),
     ("kernels: elementwise", struct(r"\w*(Elementwise|Activation)\w*")),
-    # parameters by name: the Params' visit and layers/params.hpp's Name, io/bind.hpp, io/schema.hpp;
-    # the safetensors loader (io/safetensors.hpp, src/io/safetensors.cpp)
+    # parameters by name: the Params' visit and layers/params.hpp's Name, io/bind.hpp, io/schema.hpp,
+    # io/hparams.hpp (the hyperparameter tables and their walk); the safetensors loader
+    # (io/safetensors.hpp, src/io/safetensors.cpp)
     ("binding: visit, by name, schema", r"^stf::(\w+::)*(bind\w*|visit)$|^stf::Name::|"
-                                        r"^stf::(detail::)?(SchemaSink::|stored_shape$|write_schema\w*$)"),
+                                        r"^stf::(detail::)?(SchemaSink::|stored_shape$|write_schema\w*$)|"
+                                        r"^stf::(for_each_hparam|hparam_table)$"),
     ("binding: safetensors", r"^stf::(detail::safetensors::|load_safetensors$|to_string$|ParamStorage::)"),
     # layers, graph, models
     ("layers", r"^stf::(\w*Layer|\w*Stack|EncoderDecoder|MultiHeadAttention|ScaledDotProductAttention|"

@@ -23,7 +23,12 @@ import export  # noqa: E402
 import stf_torch as st  # noqa: E402
 
 
-def schema_for(named, transposed=lambda name, t: False):
+# hyperparameters as stf_schema prints them for an EncoderLayer<5, 8, 2, 16> (io/hparams.hpp)
+LAYER_HPARAMS = {"d_model": "8", "nhead": "2", "dim_feedforward": "16", "norm_first": "false", "activation": "relu",
+                 "layer_norm": "torch", "layer_norm_eps": "1e-05", "bias": "true", "mask_fill": "-inf", "seq_len": "5"}
+
+
+def schema_for(named, transposed=lambda name, t: False, hparams=None):
     """A schema JSON (as stf_schema prints it) for [(name, tensor)]."""
     params = []
     for name, t in named:
@@ -32,7 +37,8 @@ def schema_for(named, transposed=lambda name, t: False):
         params.append({"name": name, "dtype": "F32", "shape": shape, "transposed": tr,
                        "stored_shape": shape[::-1] if tr else shape, "panel": st.WEIGHT_PANEL if tr else 0})
     return {"format": "statiformer-schema", "version": 2, "model": "test",
-            "param_count": sum(t.numel() for _, t in named), "params": params}
+            "param_count": sum(t.numel() for _, t in named), "hparams": dict(hparams or LAYER_HPARAMS),
+            "params": params}
 
 
 def read(path, mode="rb"):
@@ -239,6 +245,70 @@ class Writers(unittest.TestCase):
         torch.save(self.sd, tmp.path("sd.pt"))
         export.export(tmp.path("sd.pt"), schema, "torch", safetensors=b)
         self.assertEqual(read(a), read(b))
+
+    def test_hyperparameters_travel_in_the_metadata_and_the_header(self):
+        tmp = Tmp()
+        schema = tmp.write_json("s.json", schema_for(self.named, linear_weights))
+        out, hpp = tmp.path("w.safetensors"), tmp.path("w.hpp")
+        export.export(self.sd, schema, "torch", header=hpp, namespace="ns", safetensors=out)
+        blob = read(out)
+        (n,) = struct.unpack("<Q", blob[:8])
+        meta = json.loads(blob[8:8 + n])["__metadata__"]
+        self.assertEqual(meta, {"format": "statiformer", "layout": "2", "model": "test"} | LAYER_HPARAMS)
+        text = read(hpp, "r")
+        for key, value in LAYER_HPARAMS.items():
+            self.assertIn(f'{{"{key}={value}", nullptr, 0}},', text)
+        # the records end the table, after every tensor
+        self.assertLess(text.index('"ff.linear1.weight"'), text.index('"d_model=8"'))
+
+    def test_schema_without_hyperparameters_is_refused(self):
+        tmp = Tmp()
+        bare = schema_for(self.named)
+        del bare["hparams"]
+        with self.assertRaises(export.ExportError) as e:
+            export.export(self.sd, tmp.write_json("s.json", bare), "torch")
+        self.assertIn('no "hparams"', str(e.exception))
+        for bad in ({"nhead": 2}, {"layout": "3"}, {"a=b": "1"}, {"x": 'a"b'}):
+            with self.assertRaises(export.ExportError, msg=str(bad)) as e:
+                export.export(self.sd, tmp.write_json("s.json", schema_for(self.named, hparams=bad)), "torch")
+            self.assertIn("hyperparameter", str(e.exception))
+
+    def test_committed_schemas_hyperparameters_are_pytorchs(self):
+        # tests/io/schemas/enc_stack.json is stf_schema's for nn.TransformerEncoder(
+        # nn.TransformerEncoderLayer(8, 2, 100), 2, norm=nn.LayerNorm(8)): its texts are that module's values
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "io", "schemas",
+                               "enc_stack.json")) as f:
+            hp = json.load(f)["hparams"]
+        layer = nn.TransformerEncoderLayer(8, 2, 100)
+        enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8))
+        self.assertEqual(hp["num_layers"], str(enc.num_layers))
+        for i, m in enumerate(enc.layers):
+            p = f"layers.{i}."
+            self.assertEqual(hp[p + "nhead"], str(m.self_attn.num_heads))
+            self.assertEqual(hp[p + "d_model"], str(m.self_attn.embed_dim))
+            self.assertEqual(hp[p + "dim_feedforward"], str(m.linear1.out_features))
+            self.assertEqual(hp[p + "norm_first"], str(m.norm_first).lower())
+            self.assertEqual(hp[p + "layer_norm_eps"], export.float_text(m.norm1.eps))
+            self.assertEqual(hp[p + "activation"], "relu")
+        self.assertEqual(hp["norm.eps"], export.float_text(enc.norm.eps))
+        self.assertEqual(export.float_text(1e-6), "1e-06")
+        self.assertEqual(export.float_text(0.25), "2.5e-01")
+
+    def test_whole_module_hyperparameters_are_checked_against_the_schema(self):
+        tmp = Tmp()
+        torch.save(self.layer, tmp.path("m.pt"))  # nn.TransformerEncoderLayer(8, 2, 16): 2 heads, post-norm, relu
+        for key, wrong in (("nhead", "4"), ("norm_first", "true"), ("activation", "gelu"),
+                           ("layer_norm_eps", "1e-06"), ("dim_feedforward", "32")):
+            hp = dict(LAYER_HPARAMS, **{key: wrong})
+            schema = tmp.write_json("s.json", schema_for(self.named, hparams=hp))
+            with self.assertRaises(export.ExportError, msg=key) as e:
+                export.export(tmp.path("m.pt"), schema, "torch")
+            self.assertIn(f"hyperparameter {key}: checkpoint {LAYER_HPARAMS[key]}, schema {wrong}", str(e.exception))
+        # a state_dict carries none: only the schema's are written
+        export.export(self.sd, tmp.write_json("s.json", schema_for(self.named, hparams=hp)), "torch")
+        # the module as such, not only its file
+        with self.assertRaises(export.ExportError):
+            export.export(self.layer, schema, "torch")
 
     def test_command_line_reports_and_writes_nothing_on_error(self):
         tmp = Tmp()

@@ -56,13 +56,14 @@ constexpr index_t qweight_index(index_t in, index_t out, index_t k, index_t o) {
 /// that returns anything but `Status::ok` has written nothing to its outputs.
 enum class [[nodiscard]] Status : std::uint8_t{
     ok = 0,
-    invalid_length,         ///< a valid length of 0, or larger than the compile-time capacity
-    token_out_of_range,     ///< a token id < 0 or >= Vocab
-    capacity_exceeded,      ///< decoding past the compile-time target capacity
-    missing_weight,         ///< a parameter of the schema was not found by name
-    weight_shape_mismatch,  ///< a parameter was found with a different element count
-    duplicate_weight,       ///< two weights with the same name were offered
-    unexpected_weight,      ///< a weight table holds a name the schema does not know
+    invalid_length,           ///< a valid length of 0, or larger than the compile-time capacity
+    token_out_of_range,       ///< a token id < 0 or >= Vocab
+    capacity_exceeded,        ///< decoding past the compile-time target capacity
+    missing_weight,           ///< a parameter of the schema was not found by name
+    weight_shape_mismatch,    ///< a parameter was found with a different element count
+    duplicate_weight,         ///< two weights with the same name were offered
+    unexpected_weight,        ///< a weight table holds a name the schema does not know
+    hyperparameter_mismatch,  ///< a weight table's hyperparameter differs from the model's, or is missing
 };
 
 /// Human-readable text of a status (static storage, never null).
@@ -84,6 +85,8 @@ constexpr const char* to_string(Status s) noexcept {
       return "a parameter name appears twice";
     case Status::unexpected_weight:
       return "a weight name is not part of the model's schema";
+    case Status::hyperparameter_mismatch:
+      return "a hyperparameter of the weights differs from the model's";
   }
   return "unknown status";
 }

@@ -25,7 +25,8 @@ const char* to_string(LoadError e) {
                                    "overlap",
                                    "gap",
                                    "non_finite",
-                                   "needs_storage"};
+                                   "needs_storage",
+                                   "hyperparameter"};
   const auto i = static_cast<unsigned>(e);
   return i < sizeof names / sizeof names[0] ? names[i] : "unknown";
 }
@@ -354,8 +355,13 @@ LoadError parse_structure(const u8* json, std::size_t n, Header& h, LoadResult& 
         return LoadError::duplicate_name;
       }
       h.has_metadata = true;
+      w.ws();
+      h.metadata = w.p;
       if (!w.eat('{')) return LoadError::header_structure;
-      if (w.eat('}')) continue;
+      if (w.eat('}')) {
+        h.metadata_n = static_cast<std::size_t>(w.p - h.metadata);
+        continue;
+      }
       do {
         Str k, v;
         if (!w.string(k) || !w.eat(':') || !w.string(v)) return LoadError::header_structure;
@@ -367,6 +373,7 @@ LoadError parse_structure(const u8* json, std::size_t n, Header& h, LoadResult& 
         }
       } while (w.eat(','));
       if (!w.eat('}')) return LoadError::header_structure;
+      h.metadata_n = static_cast<std::size_t>(w.p - h.metadata);
       continue;
     }
     if (h.count == h.capacity) return LoadError::too_many_tensors;
@@ -539,6 +546,42 @@ bool read_header(const u8* bytes, std::size_t size, Header& h, LoadResult& r, co
         "statiformer layout version '%s': expected '%s' (version 2 stores linear weights in column panels; "
         "export the checkpoint again with tools/export.py)",
         printable(h.layout).c_str(), version);
+    return false;
+  }
+  return true;
+}
+
+bool check_hparams(const Header& h, const char* table, index_t count, bool require, LoadResult& r) {
+  for (const char* key = table; count--;) {
+    const std::size_t key_n = std::strlen(key);
+    const char* value = key + key_n + 1;
+    const char* next = value + std::strlen(value) + 1;
+    Str found;
+    int seen = 0;
+    Walker w{h.metadata, h.metadata + h.metadata_n};  // syntax and structure checked: string pairs
+    if (w.eat('{') && !w.at('}')) do {
+        Str k, v;
+        if (!w.string(k) || !w.eat(':') || !w.string(v)) break;
+        if (equals(k, key, key_n) && seen++ == 0) found = v;
+      } while (w.eat(','));
+    if (seen == 1 && equals(found, value)) {
+      key = next;
+      continue;
+    }
+    if (seen == 0 && !require) {
+      key = next;
+      continue;
+    }
+    r.tensor = Name(key);
+    if (seen > 1)
+      say(r, LoadError::hyperparameter, "hyperparameter %s: appears %d times in the file", key, seen);
+    else if (seen == 1)
+      say(r, LoadError::hyperparameter, "hyperparameter %s: file %s, model %s", key, printable(found).c_str(), value);
+    else
+      say(r, LoadError::hyperparameter,
+          "hyperparameter %s: not in the file, model %s (a file without hyperparameters: export it again with "
+          "tools/export.py, or accept it with LoadOptions::require_hyperparameters = false)",
+          key, value);
     return false;
   }
   return true;

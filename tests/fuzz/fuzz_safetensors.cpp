@@ -1,17 +1,20 @@
 // libFuzzer harness for the safetensors loader (include/statiformer/io/safetensors.hpp), built with
 // clang and ASan + UBSan by `./run fuzz SECONDS` (tests/fuzz/CMakeLists.txt). Seeds: tests/io/corpus.
 //
-// Each input is loaded into three models (the tiny model, the same with a transposed weight, and an
-// encoder stack), with and without copies. Besides the sanitizers, it checks the loader's contract
+// Each input is loaded into four models (the tiny model, the same with a transposed weight, an
+// encoder stack, and the small encoder-decoder of the hyperparameter corpus, also with
+// require_hyperparameters off), with and without copies. Besides the sanitizers, it checks the loader's contract
 // against its own reading of the file (a small JSON reader and F32/F16/BF16 decoders of its own,
 // sharing no code with the loader): a failed load binds nothing; a successful one binds each
 // parameter to the tensor of the same name, in place (the very bytes of an aligned F32 tensor, when
 // copies are not asked for) or else copied into the storage, in order, every copied value equal bit
-// for bit to what the file's bytes describe, and finite (reject_non_finite).
+// for bit to what the file's bytes describe, and finite (reject_non_finite); and each of the
+// model's hyperparameters is in the metadata exactly once with the model's text.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <statiformer/io/safetensors.hpp>
@@ -150,6 +153,8 @@ struct HeaderReader {
     } while (eat(','));
     return eat(']');
   }
+  std::vector<std::pair<std::string, std::string>> metadata;  ///< __metadata__'s pairs, decoded
+
   bool read(std::vector<Tensor>& tensors) {
     if (!eat('{')) return false;
     if (eat('}')) return true;
@@ -164,6 +169,7 @@ struct HeaderReader {
           std::vector<std::uint64_t> numbers;
           if (metadata) {
             if (!string(text)) return false;
+            this->metadata.emplace_back(field, text);
           } else if (field == "dtype") {
             if (!string(text)) return false;
             t.dtype = text == "F32"    ? Dtype::f32
@@ -232,11 +238,12 @@ bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 // ---- the check ------------------------------------------------------------------------------------
 
 template <class Params>
-void load_and_check(const std::uint8_t* data, std::size_t size, bool copy) {
+void load_and_check(const std::uint8_t* data, std::size_t size, bool copy, bool require_hyperparameters = true) {
   static Params params;
   static stf::ParamStorage<Params> storage;
   params = Params{};
-  const stf::LoadResult r = stf::load_safetensors(params, data, size, storage, {.copy = copy});
+  const stf::LoadResult r = stf::load_safetensors(params, data, size, storage,
+                                                  {.copy = copy, .require_hyperparameters = require_hyperparameters});
   FUZZ_CHECK(r.message[sizeof r.message - 1] == '\0');
   FUZZ_CHECK(stf::to_string(r.error)[0] != 'u' || r.error == stf::LoadError::unexpected_name);
 
@@ -249,8 +256,20 @@ void load_and_check(const std::uint8_t* data, std::size_t size, bool copy) {
     for (int i = 7; i >= 0; --i) header_len = header_len << 8 | data[i];
     FUZZ_CHECK(header_len <= size - 8);
     const char* json = reinterpret_cast<const char*>(data + 8);
-    FUZZ_CHECK((HeaderReader{json, json + header_len}.read(tensors)));
+    HeaderReader reader{json, json + header_len, {}};
+    FUZZ_CHECK(reader.read(tensors));
     region = data + 8 + header_len;
+    // each hyperparameter of the model is in the metadata once, with the model's text (or, when
+    // not required, absent)
+    stf::for_each_hparam(stf::hparam_table<Params>, [&](const char* key, const char* value) {
+      int seen = 0;
+      for (const auto& [k, v] : reader.metadata)
+        if (k == key) {
+          ++seen;
+          FUZZ_CHECK(v == value);
+        }
+      FUZZ_CHECK(seen == 1 || (seen == 0 && !require_hyperparameters));
+    });
   }
 
   stf::index_t offset = 0;
@@ -300,5 +319,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   load_and_check<stf_io::TinyParams>(data, size, true);
   load_and_check<stf_io::LinearsTransposed<stf_io::TinyParams>>(data, size, false);
   load_and_check<stf_io::EncStack::Params>(data, size, false);
+  load_and_check<stf_io::HpModel::Params>(data, size, false);
+  load_and_check<stf_io::HpModel::Params>(data, size, true, false);
   return 0;
 }

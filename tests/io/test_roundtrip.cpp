@@ -171,3 +171,80 @@ TEST_CASE("round trip: the trained demo (tools/demo_model.pt) → export → Enc
                            logprobs.size());
   }
 }
+
+namespace {
+template <class Params>
+bool unbound(Params& p) {
+  bool none = true;
+  p.visit([&](const Name&, ParamRef ref) { none = none && *ref.data == nullptr; }, Name{});
+  return none;
+}
+}  // namespace
+
+TEST_CASE("bind_table compares the generated header's hyperparameter records with the model's", "[io][bind][hparams]") {
+  using Params = stf_io::EncStack::Params;
+  static Params params, other;
+  const auto& table = stf_io_enc_stack::table;
+  constexpr index_t N = sizeof table / sizeof table[0];
+  index_t records = 0;
+  for (const WeightEntry& e : table) records += e.data == nullptr;
+  CHECK(records == hparam_table<Params>.count);  // tools/export.py wrote one record per hyperparameter
+  REQUIRE(bind_table(params, table).status == Status::ok);
+  const auto bound = values_of(params);
+
+  // every record, changed in turn: the key and both values are reported, nothing is bound
+  static WeightEntry changed[N];
+  static char names[N][Name::capacity + 8];
+  index_t rejected = 0;
+  for (index_t i = 0; i < N; ++i) {
+    if (table[i].data) continue;
+    for (index_t j = 0; j < N; ++j) changed[j] = table[j];
+    const char* eq = std::strchr(table[i].name, '=');
+    std::snprintf(names[i], sizeof names[i], "%.*s=x%s", static_cast<int>(eq - table[i].name), table[i].name, eq + 1);
+    changed[i].name = names[i];
+    other = Params{};
+    const BindResult r = bind_table(other, changed);
+    INFO(table[i].name);
+    CHECK(r.status == Status::hyperparameter_mismatch);
+    CHECK(std::strncmp(r.name.c_str(), table[i].name, static_cast<std::size_t>(eq - table[i].name)) == 0);
+    CHECK(r.file_value != nullptr);
+    CHECK(r.model_value != nullptr);
+    if (r.file_value && r.model_value) {
+      CHECK(std::string("x") + r.model_value == r.file_value);
+    }
+    CHECK(unbound(other));  // untouched
+    rejected += r.status == Status::hyperparameter_mismatch;
+  }
+  CHECK(rejected == records);
+
+  // a record missing, a record the model does not have, one given twice
+  for (index_t j = 0; j < N; ++j) changed[j] = table[j];
+  changed[N - 1] = {"layers.0.dropout=0.1", nullptr, 0};  // replaces the last record
+  BindResult r = bind_table(other, changed);
+  CHECK(r.status == Status::hyperparameter_mismatch);
+  CHECK(r.file_value == nullptr);  // the replaced record's key: not in the table
+  static WeightEntry twice[N + 1];
+  for (index_t j = 0; j < N; ++j) twice[j] = table[j];
+  twice[N] = table[N - 1];
+  r = bind_table(other, twice);
+  CHECK(r.status == Status::hyperparameter_mismatch);
+  CHECK(r.found == 2);
+  static WeightEntry extra[N + 1];
+  for (index_t j = 0; j < N; ++j) extra[j] = table[j];
+  extra[N] = {"layers.0.dropout=0.1", nullptr, 0};
+  r = bind_table(other, extra);
+  CHECK(r.status == Status::hyperparameter_mismatch);
+  CHECK(std::string(r.name.c_str()) == "layers.0.dropout");
+  CHECK(unbound(other));
+
+  // a table without records (an older header) binds by names and sizes, as documented
+  constexpr index_t T = N - hparam_table<Params>.count;
+  static WeightEntry bare[T];
+  index_t n = 0;
+  for (const WeightEntry& e : table)
+    if (e.data && n < T) bare[n++] = e;
+  REQUIRE(n == T);
+  other = Params{};
+  REQUIRE(bind_table(other, bare).status == Status::ok);
+  CHECK(values_of(other) == bound);
+}

@@ -83,6 +83,58 @@ TEST_CASE("the corpus holds at least 40 malformed files and each is rejected wit
   CHECK(malformed >= 40);
 }
 
+namespace {
+struct HpCase {
+  const char* name;
+  LoadError error;
+  const char* message;  ///< what the message starts with
+};
+#define STF_HP_CORPUS(name, error, message) {#name, LoadError::error, message},
+constexpr HpCase kHpCorpus[] = {
+#include "corpus/hp_corpus.inc"
+};
+#undef STF_HP_CORPUS
+}  // namespace
+
+TEST_CASE("a file whose hyperparameters differ from the model's is rejected naming the field and both values",
+          "[io][loader][corpus][hparams]") {
+  using Hp = stf_io::HpModel::Params;
+  static Hp params;
+  static ParamStorage<Hp> storage;
+  const std::vector<unsigned char> valid = read_file("corpus/hp_valid.safetensors");
+  REQUIRE(load_safetensors(params, valid.data(), valid.size(), storage).error == LoadError::ok);
+  const std::vector<const float*> bound = pointers_of(params);
+  const auto values = values_of(params);
+  index_t fields = 0;
+  for (const HpCase& c : kHpCorpus) {
+    const std::vector<unsigned char> bytes = read_file(std::string("corpus/") + c.name + ".safetensors");
+    INFO("corpus file " << c.name << ", expected " << to_string(c.error) << ": " << c.message);
+    REQUIRE(!bytes.empty());
+    const LoadResult r = load_safetensors(params, bytes.data(), bytes.size(), storage, {.copy = true});
+    INFO("got " << to_string(r.error) << ": " << r.message);
+    CHECK(r.error == c.error);
+    CHECK(std::strncmp(r.message, c.message, std::strlen(c.message)) == 0);
+    if (c.error == LoadError::ok) {
+      CHECK(values_of(params) == values);
+      REQUIRE(load_safetensors(params, valid.data(), valid.size(), storage).error == LoadError::ok);
+      continue;
+    }
+    fields += std::strstr(c.message, ": file ") != nullptr;
+    CHECK(pointers_of(params) == bound);                         // untouched: still bound in place to the valid file
+    CHECK(std::strstr(c.message, r.tensor.c_str()) != nullptr);  // r.tensor is the key
+  }
+  CHECK(fields >= 20);
+
+  // a file without hyperparameters loads only when the caller accepts it; a wrong one never does
+  const std::vector<unsigned char> none = read_file("corpus/hp_none.safetensors");
+  const std::vector<unsigned char> nhead = read_file("corpus/hp_nhead.safetensors");
+  CHECK(load_safetensors(params, none.data(), none.size(), storage, {.require_hyperparameters = false}).error ==
+        LoadError::ok);
+  CHECK(values_of(params) == values);
+  CHECK(load_safetensors(params, nhead.data(), nhead.size(), storage, {.require_hyperparameters = false}).error ==
+        LoadError::hyperparameter);
+}
+
 TEST_CASE("F32 tensors are bound in place where float-aligned, copied into the storage otherwise", "[io][loader]") {
   static TinyParams params;
   static ParamStorage<TinyParams> storage;

@@ -1,7 +1,8 @@
 // The model types whose parameter schemas tools/export.py is tested against (tests/io/): the demo
 // encoder-decoder, an encoder stack and a decoder stack with PyTorch's layouts, the same stacks with
-// every Linear weight stored transposed (the layout the kernels are moving to), and a tiny model for
-// the malformed-file corpus, the mutation tests and the fuzzer.
+// every Linear weight stored transposed (the layout the kernels are moving to), a tiny model for
+// the malformed-file corpus, the mutation tests and the fuzzer, and a small encoder-decoder for the
+// hyperparameter corpus.
 #pragma once
 
 #include <statiformer/statiformer.hpp>
@@ -21,6 +22,10 @@ using EncStack = stf::EncoderStack<stf::EncoderLayer<5, 8, 2, 100, stf::LayerOpt
 using DecStack =
     stf::DecoderStack<stf::DecoderLayer<4, 6, 8, 2, 130, stf::LayerOptions{.norm = stf::NormPlacement::pre}>, 2, true>;
 using Demo = stf_demo::Model;
+/// Small enough for a corpus file per hyperparameter (tools/gen_corpus.py, tests/io/corpus/hp_*):
+/// src 2 tokens of 5, tgt 3 tokens of 6, d_model 4, 2 heads, d_ff 8, one layer per stack. Every
+/// kind of hyperparameter the library knows appears in its table (the loader checks them all).
+using HpModel = stf::Transformer<2, 3, 5, 6, 4, 2, 8, 1>;
 
 /// Tiny: a Linear(4 → 3) and a LayerNorm(3): 4 tensors, 21 floats, a ~300-byte header. Its layout
 /// is spelled out here (proj.weight stored as PyTorch's [3, 4]) rather than taken from LinearParams,
@@ -42,6 +47,7 @@ struct TinyParams {
 /// LinearParams declares. Lets the exporter's and the loader's transposed path be tested now.
 template <class Params>
 struct LinearsTransposed {
+  using Owner = Params;  ///< the same hyperparameters as the wrapped model
   Params inner;
   static constexpr index_t param_count = Params::param_count;
   template <class F>

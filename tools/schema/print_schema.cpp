@@ -1,6 +1,6 @@
 // Prints the parameter schema (JSON, include/statiformer/io/schema.hpp) of a model type:
 //   stf_schema MODEL      MODEL: demo, enc_stack, dec_stack, enc_stack_transposed,
-//                         dec_stack_transposed, demo_transposed, tiny, tiny_transposed
+//                         dec_stack_transposed, demo_transposed, tiny, tiny_transposed, hp
 // tools/export.py reads it; tests/io/schemas/ holds the committed output (checked by a ctest).
 #include <cstdio>
 #include <cstring>
@@ -30,8 +30,9 @@ int main(int argc, char** argv) {
   if (!std::strcmp(m, "dec_stack_transposed")) return print<LinearsTransposed<DecStack::Params>>(m);
   if (!std::strcmp(m, "tiny")) return print<TinyParams>(m);
   if (!std::strcmp(m, "tiny_transposed")) return print<LinearsTransposed<TinyParams>>(m);
+  if (!std::strcmp(m, "hp")) return print<HpModel::Params>(m);
   std::fprintf(stderr,
                "usage: stf_schema MODEL\n  MODEL: demo, enc_stack, dec_stack, demo_transposed, enc_stack_transposed, "
-               "dec_stack_transposed, tiny, tiny_transposed\n");
+               "dec_stack_transposed, tiny, tiny_transposed, hp\n");
   return 2;
 }

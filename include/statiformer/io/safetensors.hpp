@@ -2,13 +2,24 @@
 // model's parameters, without the heap, checking everything first: all-or-nothing.
 //
 // The file: 8 bytes little-endian header length N, N bytes of JSON
-//   {"__metadata__": {"format": "statiformer", "layout": "1"},
+//   {"__metadata__": {"format": "statiformer", "layout": "2", "encoder.layers.0.nhead": "4", ...},
 //    "<name>": {"dtype": "F32", "shape": [rows, cols], "data_offsets": [begin, end]}, ...}
 // then the data region; offsets are relative to it. Tensors are in the layout the model stores
 // (ParamRef::transposed: [cols, rows]); `__metadata__` must say so. A plain PyTorch-layout file
 // (another producer, no statiformer metadata) is rejected with `not_statiformer_layout` rather
 // than guessed at: a square transposed weight would pass every shape check and compute garbage.
 // Export with tools/export.py.
+//
+// Hyperparameters: `__metadata__` also carries the model's hyperparameters (io/hparams.hpp: heads,
+// norm placement, activation, LayerNorm kind and eps, mask fill, lengths, sizes, layer counts),
+// each under its key with the text the schema gives. Every hyperparameter of the model type must
+// be in the file with the same text, else `LoadError::hyperparameter` names the key and both
+// values ("hyperparameter encoder.layers.0.nhead: file 4, model 8"). A file without them (written
+// before they were recorded, or by another producer) is rejected the same way ("not in the file"):
+// weights of an 8-head model computed as 4 heads, or post-norm as pre-norm, pass every shape check
+// and give wrong answers, so the default does not guess. LoadOptions::require_hyperparameters =
+// false accepts such files (the caller vouches for them); a hyperparameter the file does carry is
+// still checked. Metadata keys the model does not have are ignored.
 //
 // F32 tensors whose bytes are float-aligned are bound in place (zero-copy: the file's bytes must
 // outlive the model); F16 and BF16 tensors, misaligned ones, or all with LoadOptions::copy, are
@@ -17,7 +28,7 @@
 //
 // Checked in release builds, in this order (the first failure is reported, naming the tensor and
 // the expected and found values): header length; JSON syntax (UTF-8, escapes, nesting depth);
-// the safetensors structure; the statiformer layout metadata; names (duplicate, unexpected,
+// the safetensors structure; the statiformer layout metadata; the hyperparameters; names (duplicate, unexpected,
 // missing); each parameter's dtype, stored shape and byte range; overlapping tensors; bytes of the
 // data region no tensor covers; NaN/Inf (optional); storage for the copies. On any error nothing
 // is written: the parameters keep their previous pointers and the storage its contents.
@@ -59,6 +70,7 @@ enum class LoadError : std::uint8_t {
   gap,                     ///< bytes of the data region that no tensor covers
   non_finite,              ///< a NaN or infinity (LoadOptions::reject_non_finite)
   needs_storage,           ///< a tensor must be copied or converted, and no (or too small a) storage was given
+  hyperparameter,          ///< a hyperparameter of the model differs in the file, appears twice, or is missing
 };
 
 /// The error's name ("ok", "json_syntax", ...; static storage, never null).
@@ -72,6 +84,9 @@ inline constexpr int kMaxJsonDepth = 3;
 struct LoadOptions {
   bool reject_non_finite = true;  ///< NaN or ±Inf in any tensor fails the load
   bool copy = false;              ///< copy every tensor into storage even where it could be bound in place
+  /// Files without the model's hyperparameters fail (LoadError::hyperparameter); false accepts them
+  /// (those the file carries are still checked).
+  bool require_hyperparameters = true;
 };
 
 /// Result of a load: the error, the tensor it is about, and a message with expected vs found.
@@ -122,8 +137,10 @@ struct Header {
   index_t capacity;
   index_t count = 0;
   bool has_metadata = false;
-  Str format, layout;
+  Str format{}, layout{};
   bool has_format = false, has_layout = false;
+  const u8* metadata = nullptr;  ///< the __metadata__ object's text, from '{' to '}'
+  std::size_t metadata_n = 0;
 };
 
 /// Decoded s equals text[0 .. n)?
@@ -135,6 +152,9 @@ Name printable(Str s);
 /// most h.capacity entries), statiformer's layout metadata. On success sets the data region
 /// [data, data + data_len) and returns true; otherwise r holds the error and its message.
 bool read_header(const u8* bytes, std::size_t size, Header& h, LoadResult& r, const u8*& data, std::uint64_t& data_len);
+/// Step 4b: each of the `count` hyperparameters of `table` ("key\0value\0" pairs) is in the
+/// metadata once with the same text (absent ones are skipped unless `require`); else r says which.
+bool check_hparams(const Header& h, const char* table, index_t count, bool require, LoadResult& r);
 /// Step 7: no two entries share bytes, and together they cover the data region; else r says which.
 bool check_coverage(const Header& h, std::uint64_t data_len, LoadResult& r);
 /// Index of the first NaN or infinity among the n elements of dtype d at data (nan: which), or n.
@@ -188,10 +208,16 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
 
   // 1-4. header length, JSON syntax, structure, statiformer's layout
   st::Entry entries[MaxTensors];
-  st::Header h{entries, MaxTensors, 0, false, {}, {}, false, false};
+  st::Header h{entries, MaxTensors};
   const st::u8* data = nullptr;
   std::uint64_t data_len = 0;
   if (!st::read_header(bytes, size, h, r, data, data_len)) return r;
+
+  // 4b. the model's hyperparameters
+  if constexpr (hparam_table<Params>.count > 0)
+    if (!st::check_hparams(h, hparam_table<Params>.text, hparam_table<Params>.count, options.require_hyperparameters,
+                           r))
+      return r;
 
   // 5. names: each parameter matches exactly one entry, each entry one parameter
   std::uint16_t param_entry[MaxTensors];

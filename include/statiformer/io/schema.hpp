@@ -4,6 +4,7 @@
 // ParamRefs. Written without the heap, to a caller buffer or a FILE*.
 //
 //   {"format": "statiformer-schema", "version": 2, "model": "demo", "param_count": 44237,
+//    "hparams": {"src_embed.num_embeddings": "13", ..., "encoder.layers.0.nhead": "4", ...},
 //    "params": [
 //     {"name": "encoder.layers.0.self_attn.q.weight", "dtype": "F32", "shape": [32, 32],
 //      "transposed": true, "stored_shape": [32, 32], "panel": 64},
@@ -13,10 +14,15 @@
 // `transposed`); `panel` > 0: the stored matrix is cut into column panels of that many columns,
 // each row-major and contiguous, one after the other (the last one narrower; a matrix of at most
 // `panel` columns is plain row-major). Exported files hold tensors in stored layout.
+//
+// `hparams`: the model's hyperparameters (io/hparams.hpp), key to value text, derived from the type;
+// tools/export.py copies them into the file's `__metadata__` and the header's table, and the loader
+// and bind_table compare them with the model's. Empty for a parameter struct the library does not know.
 #pragma once
 
 #include <cstdio>
 
+#include <statiformer/io/hparams.hpp>
 #include <statiformer/layers/params.hpp>
 
 namespace stf {
@@ -99,6 +105,16 @@ void write_schema(Params& params, SchemaSink& out, const char* model) {
   out.string(model);
   out.text(", \"param_count\": ");
   out.number(Params::param_count);
+  out.text(",\n \"hparams\": {");
+  bool first_hparam = true;
+  for_each_hparam(hparam_table<Params>, [&](const char* key, const char* value) {
+    out.text(first_hparam ? "\n  " : ",\n  ");
+    first_hparam = false;
+    out.string(key);
+    out.text(": ");
+    out.string(value);
+  });
+  out.text(first_hparam ? "}" : "\n }");
   out.text(",\n \"params\": [");
   bool first = true;
   params.visit(

@@ -34,6 +34,7 @@ struct DecoderLayer {
   static constexpr index_t step_scratch_floats = 2 * DModel + step_attention_floats + FF::scratch_floats;
 
   struct Params {
+    using Owner = DecoderLayer;  ///< whose hyperparameters these are (io/hparams.hpp)
     typename SelfAttention::Params self_attn;
     typename CrossAttention::Params cross_attn;
     typename FF::Params ff;

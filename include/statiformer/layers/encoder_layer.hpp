@@ -25,6 +25,7 @@ struct EncoderLayer {
   static constexpr index_t scratch_floats = SeqLen * DModel + max_of(SelfAttention::scratch_floats, FF::scratch_floats);
 
   struct Params {
+    using Owner = EncoderLayer;  ///< whose hyperparameters these are (io/hparams.hpp)
     typename SelfAttention::Params self_attn;
     typename FF::Params ff;
     typename Norm::Params norm1, norm2;

@@ -18,6 +18,7 @@ struct LayerNorm {
   static constexpr index_t scratch_floats = 0;
 
   struct Params {
+    using Owner = LayerNorm;  ///< whose hyperparameters these are (io/hparams.hpp)
     CVec<DModel> weight, bias;
     static constexpr index_t param_count = 2 * DModel;
     template <class F>

@@ -53,6 +53,7 @@ class EncoderDecoder {
   using Cache = typename Decoder::Cache;
 
   struct Params {
+    using Owner = EncoderDecoder;  ///< whose hyperparameters these are (io/hparams.hpp)
     typename SrcEmbed::Params src_embed;
     typename TgtEmbed::Params tgt_embed;
     typename Encoder::Params encoder;
