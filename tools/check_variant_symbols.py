@@ -48,6 +48,10 @@ def main(argv):
     if len(argv) < 4:
         sys.exit(__doc__)
     nm, readelf, objects = argv[1], argv[2], argv[3:]
+    missing = [o for o in objects if not os.path.isfile(o)]
+    if missing:
+        print("no such object (not built?): " + ", ".join(missing))
+        return 1
     defined_by = {}
     variants_defining = 0
     for obj in objects:
