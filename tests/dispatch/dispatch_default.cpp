@@ -74,13 +74,19 @@ void check_choice() {
   const bool asked = !req.empty() && req != "auto";
   const std::string want = can ? req : best;
 
-  // the first call chooses: no heap allocation, even when it prints why STF_ISA is ignored
+  // the first call chooses: no heap allocation, even when it prints why STF_ISA is ignored. It is a
+  // kernel's, which goes through the table of first calls (variant_dispatch.cpp's kFirstCall) and
+  // must give the chosen variant's result.
+  const float a[3] = {1.5f, -2.0f, 0.25f}, b[3] = {4.0f, 0.5f, -8.0f};
   test::heap::allocations = 0;
   test::heap::counting = true;
+  const float first = K::dot(a, b, 3);
   const std::string name = K::name();
   test::heap::counting = false;
   check(test::heap::allocations == 0,
         "the first dispatching call allocated " + str(test::heap::allocations) + " times");
+  check(first == ref::dot(a, b, 3), "the first dispatching call (dot, which chooses) gave " + std::to_string(first) +
+                                        ", the reference " + std::to_string(ref::dot(a, b, 3)));
 
   const isa::DispatchChoice c = isa::dispatch_choice();
   std::printf("dispatch_default: STF_ISA=%s: runs %s (%s)\n", requested ? requested : "(unset)", name.c_str(), c.why);
