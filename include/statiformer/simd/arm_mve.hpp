@@ -15,6 +15,7 @@
 #include <statiformer/simd/math.hpp>
 
 namespace stf::isa {
+inline namespace STF_VARIANT_NAMESPACE {
 
 template <>
 struct Vocabulary<mve> {
@@ -170,4 +171,5 @@ struct Vocabulary<mve> {
   }
 };
 
+}  // namespace STF_VARIANT_NAMESPACE
 }  // namespace stf::isa

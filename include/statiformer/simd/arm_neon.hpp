@@ -12,6 +12,7 @@
 #include <statiformer/simd/isa.hpp>
 
 namespace stf::isa {
+inline namespace STF_VARIANT_NAMESPACE {
 
 template <>
 struct Vocabulary<neon> {
@@ -113,4 +114,5 @@ struct Vocabulary<neon> {
   }
 };
 
+}  // namespace STF_VARIANT_NAMESPACE
 }  // namespace stf::isa

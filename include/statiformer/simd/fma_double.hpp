@@ -19,7 +19,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include <statiformer/simd/isa.hpp>
+
 namespace stf::simd_math {
+inline namespace STF_VARIANT_NAMESPACE {
 
 /// a·b + c rounded once to float (IEEE fma), from double additions and multiplications.
 [[gnu::always_inline]] inline float fma_by_double(float a, float b, float c) {
@@ -39,4 +42,5 @@ namespace stf::simd_math {
   return static_cast<float>(odd);
 }
 
+}  // namespace STF_VARIANT_NAMESPACE
 }  // namespace stf::simd_math

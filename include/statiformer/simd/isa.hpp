@@ -10,6 +10,19 @@
 // variant directly instead.
 #pragma once
 
+// The namespace of what a kernel variant instantiates (ATen's CPU_CAPABILITY): the vocabularies,
+// simd/math.hpp and simd/fma_double.hpp are in the inline namespace STF_VARIANT_NAMESPACE, which each
+// src/kernels/variant_<isa>.cpp names (variant_<isa>) before its first include; every other
+// translation unit gets `build`. Inline functions and templates are emitted as weak symbols in each
+// object that uses them, and the linker keeps any one copy: without this, simd_math::exp of the
+// scalar vocabulary, which every x86 variant and the reference use, would be one symbol in objects
+// compiled with and without -mavx512f. The names differ per variant now, so each object calls its
+// own copy (ctest "isa: no weak symbol ...": tools/check_variant_symbols.py). Kernels<Tag> and
+// kernels_detail::generic::<Op><Tag> are distinct per tag already; the tags stay outside.
+#ifndef STF_VARIANT_NAMESPACE
+#define STF_VARIANT_NAMESPACE build
+#endif
+
 namespace stf::isa {
 
 struct scalar {};  ///< portable C++: riscv64, Cortex-M4/M7, and any target without a vector unit
@@ -35,7 +48,10 @@ using active = dispatch;
 using active = scalar;
 #endif
 
+inline namespace STF_VARIANT_NAMESPACE {
+
 template <class Tag>
 struct Vocabulary;  ///< specialized by each simd/<isa>.hpp
 
+}  // namespace STF_VARIANT_NAMESPACE
 }  // namespace stf::isa

@@ -9,6 +9,7 @@
 #include <statiformer/simd/isa.hpp>
 
 namespace stf::simd_math {
+inline namespace STF_VARIANT_NAMESPACE {
 
 /// exp's core on a clamped x: n = round(x / ln 2) (the 1.5·2^23 trick) and p = e^r for
 /// r = x - n·ln 2 (Cody-Waite, two parts; |r| <= ln2/2: Taylor to degree 7, Horner with fma).
@@ -176,4 +177,5 @@ typename I::V relu(typename I::V x) {
   return I::select_gt(x, I::zero(), x, I::zero());
 }
 
+}  // namespace STF_VARIANT_NAMESPACE
 }  // namespace stf::simd_math

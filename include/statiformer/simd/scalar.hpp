@@ -14,6 +14,7 @@
 #include <statiformer/simd/math.hpp>
 
 namespace stf::isa {
+inline namespace STF_VARIANT_NAMESPACE {
 
 template <>
 struct Vocabulary<scalar> {
@@ -193,4 +194,5 @@ struct Vocabulary<scalar> {
   static float reduce_max(V v) { return v; }
 };
 
+}  // namespace STF_VARIANT_NAMESPACE
 }  // namespace stf::isa

@@ -8,6 +8,7 @@
 #include <statiformer/simd/isa.hpp>
 
 namespace stf::isa {
+inline namespace STF_VARIANT_NAMESPACE {
 
 template <>
 struct Vocabulary<avx2> {
@@ -105,4 +106,5 @@ struct Vocabulary<avx2> {
   }
 };
 
+}  // namespace STF_VARIANT_NAMESPACE
 }  // namespace stf::isa

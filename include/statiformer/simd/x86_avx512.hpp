@@ -8,6 +8,7 @@
 #include <statiformer/simd/isa.hpp>
 
 namespace stf::isa {
+inline namespace STF_VARIANT_NAMESPACE {
 
 template <>
 struct Vocabulary<avx512> {
@@ -125,4 +126,5 @@ struct Vocabulary<avx512> {
   }
 };
 
+}  // namespace STF_VARIANT_NAMESPACE
 }  // namespace stf::isa
