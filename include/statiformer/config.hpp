@@ -63,6 +63,7 @@ enum class [[nodiscard]] Status : std::uint8_t{
     weight_shape_mismatch,  ///< a parameter was found with a different element count
     duplicate_weight,       ///< two weights with the same name were offered
     unexpected_weight,      ///< a weight table holds a name the schema does not know
+    invalid_sampler,        ///< sampling settings out of range (top_k not in [1, Vocab], temperature not > 0)
 };
 
 /// Human-readable text of a status (static storage, never null).
@@ -84,6 +85,8 @@ constexpr const char* to_string(Status s) noexcept {
       return "a parameter name appears twice";
     case Status::unexpected_weight:
       return "a weight name is not part of the model's schema";
+    case Status::invalid_sampler:
+      return "sampling settings out of range (top_k in [1, Vocab], temperature finite and > 0)";
   }
   return "unknown status";
 }
