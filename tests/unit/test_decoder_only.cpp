@@ -2,10 +2,13 @@
 // reproducible and top_k = 1 is greedy; every misuse is refused with its Status, writing nothing.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <statiformer/models/decoder_only.hpp>
