@@ -354,8 +354,9 @@ class GptBlock(nn.Module):
 class TorchDecoderOnly(nn.Module):
     """Decoder-only model: Embeddings*sqrt(D) + PE, N causal layers, optional final nn.LayerNorm,
     Generator. ``block="torch"``: nn.TransformerEncoder(nn.TransformerEncoderLayer) run with a
-    causal mask (post- or pre-norm, relu or gelu); ``block="gpt"``: GptBlock layers (pre-norm, GELU).
-    forward(tokens [1, L]) -> log-probs [L, V]. Use it in train() mode with dropout 0 (no fast path)."""
+    causal mask (post- or pre-norm, relu or gelu); ``block="gpt"``: GptBlock layers (pre-norm,
+    GELU). forward(tokens [1, L]) -> log-probs [L, V]. Use it in train() mode with dropout 0 (no
+    fast path)."""
 
     def __init__(self, vocab, n, d_model, d_ff, h, norm_first=False, final_norm=True,
                  activation="relu", block="torch"):
