@@ -117,6 +117,12 @@ TEST_CASE("decoder-only: a causal layer's prefill equals its steps, and row i ig
   std::vector<float> y7(7 * 16);
   REQUIRE(layer.prefill(x.data(), 7, *cache, y7.data(), scratch.data()) == Status::ok);
   CHECK(std::memcmp(y7.data(), y.data(), y7.size() * sizeof(float)) == 0);
+  // run over rows [first, first + n) continues a prefill: 7 rows, then 9 at once, then 4 more
+  std::vector<float> yr(20 * 16);
+  REQUIRE(layer.prefill(x.data(), 7, *cache, yr.data(), scratch.data()) == Status::ok);
+  layer.run(x.data() + 7 * 16, 7, 9, *cache, yr.data() + 7 * 16, scratch.data());
+  layer.run(x.data() + 16 * 16, 16, 4, *cache, yr.data() + 16 * 16, scratch.data());
+  CHECK(same_bits(yr, y));
   // misuse
   CHECK(layer.prefill(x.data(), 0, *cache, y7.data(), scratch.data()) == Status::invalid_length);
   CHECK(layer.prefill(x.data(), 21, *cache, y7.data(), scratch.data()) == Status::invalid_length);
