@@ -63,7 +63,7 @@ DRIFT_FLAVOURS = [{"OPENBLAS_CORETYPE": blas, "ATEN_CPU_CAPABILITY": aten}
 # The C++ golden test executables (in <build>/tests) whose "golden <case> <what> max_abs .."
 # lines --measure reads.
 GOLDEN_TESTS = ["golden_attention", "golden_modules", "golden_encoder", "golden_decoder",
-                "golden_encdec"]
+                "golden_encdec", "golden_decoder_only"]
 
 # --------------------------------------------------------------------------------------------
 # Small helpers
@@ -450,6 +450,28 @@ def gen_encdec_greedy(p, inputs):
                      ("min_margin", torch.tensor([margin]))]
 
 
+def gen_decoder_only(p, inputs):
+    """Decoder-only model (nn.TransformerEncoder with a causal mask, or hand-written GPT blocks):
+    every prompt position's log-probs, then greedy generation to the capacity S (no cache)."""
+    s, v = p["S"], p["V"]
+    if p["block"] == "gpt" and not (p["norm_first"] and p["activation"] == "gelu"):
+        raise ValueError("block=gpt is pre-norm with GELU: norm_first=1, activation=gelu")
+    model = st.TorchDecoderOnly(v, p["N"], p["D"], p["F"], p["H"], p["norm_first"],
+                                p["final_norm"], p["activation"], p["block"])
+    st.reinit_layers(model)
+    st.randomize_vectors(model)
+    model.train()  # dropout is 0; train mode only avoids the fast path
+    prompt = torch.tensor(inputs["prompt"], dtype=torch.long)
+    if not 1 <= len(prompt) <= s or not all(0 <= t < v for t in inputs["prompt"]):
+        raise ValueError("bad prompt")
+    n_new = s + 1 - len(prompt)  # to the capacity: every generated token but the last is fed
+    with torch.no_grad():
+        logprobs, generated, gen_logprobs, margin = st.greedy_generate(model, prompt, n_new)
+    params = st.canonical_from_decoder_only(model)
+    return params + [("prompt", prompt), ("logprobs", logprobs), ("generated", generated),
+                     ("gen_logprobs", gen_logprobs), ("min_margin", torch.tensor([margin]))]
+
+
 # module -> (cases.inc macro, macro parameter order after the name, generator)
 MODULES = {
     "sdpa": ("STF_GOLDEN_SDPA", ["Sq", "Sk", "D", "mask", "fill"], gen_sdpa),
@@ -474,10 +496,13 @@ MODULES = {
     "classifier": ("STF_GOLDEN_CLASSIFIER", ["S", "V", "D", "H", "F", "N", "C"], gen_classifier),
     "encdec_greedy": ("STF_GOLDEN_ENCDEC",
                       ["S", "T", "V", "D", "H", "F", "N", "norm_first", "ln"], gen_encdec_greedy),
+    "decoder_only": ("STF_GOLDEN_DECODER_ONLY",
+                     ["S", "V", "D", "H", "F", "N", "norm_first", "final_norm", "activation",
+                      "block"], gen_decoder_only),
 }
 
 WORDS = {"relu", "gelu", "none", "padding", "causal", "bool", "neg_inf", "neg_1e9", "torch",
-         "annotated", "padding_causal"}
+         "annotated", "padding_causal", "gpt"}
 
 # --------------------------------------------------------------------------------------------
 # Driver
@@ -649,7 +674,7 @@ def drift_errors(plan, outputs):
                 got = st.read_golden(os.path.join(tmp, name + ".txt"))["tensors"]
                 for tname, t in want.items():
                     d = float((got[tname] - t).abs().max()) if t.numel() else 0.0
-                    if tname == "decoded" and d != 0:
+                    if tname in ("decoded", "generated") and d != 0:
                         raise SystemExit(f"{name}: decoded tokens change under {label}: a near-tie")
                     drift[name] = max(drift[name], d)
         print(f"drift: {label}: worst {max(drift.values()):.3g}")

@@ -318,6 +318,103 @@ def greedy_decode(model, src, src_mask, max_len, start_symbol, stop_symbol=None)
     return memory, ys, torch.stack(rows), margin
 
 
+class GptBlock(nn.Module):
+    """A hand-written GPT block (GPT-2's shape): x = x + attn(norm1(x)); y = x + ff(norm2(x)),
+    causal multi-head attention spelled out (separate q/k/v/o projections, scores masked with
+    -inf above the diagonal, softmax, values), GELU (erf) MLP. Its parameter names are the
+    canonical ones (self_attn.{q,k,v,o}, ff.linear{1,2}, norm{1,2}); no nn.MultiheadAttention."""
+
+    def __init__(self, d_model, h, d_ff):
+        super().__init__()
+        self.h = h
+        self.self_attn = nn.ModuleDict({n: nn.Linear(d_model, d_model) for n in "qkvo"})
+        self.ff = nn.ModuleDict({"linear1": nn.Linear(d_model, d_ff),
+                                 "linear2": nn.Linear(d_ff, d_model)})
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+
+    def attn(self, x):
+        b, s, d = x.shape
+        hd = d // self.h
+        a = self.self_attn
+
+        def heads(t):
+            return t.view(b, s, self.h, hd).transpose(1, 2)
+        q, k, v = heads(a["q"](x)), heads(a["k"](x)), heads(a["v"](x))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(hd)
+        blocked = torch.triu(torch.ones(s, s, dtype=torch.bool), diagonal=1)
+        w = torch.softmax(scores.masked_fill(blocked, float("-inf")), dim=-1)
+        return a["o"]((w @ v).transpose(1, 2).reshape(b, s, d))
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.ff["linear2"](F.gelu(self.ff["linear1"](self.norm2(x))))
+
+
+class TorchDecoderOnly(nn.Module):
+    """Decoder-only model: Embeddings*sqrt(D) + PE, N causal layers, optional final nn.LayerNorm,
+    Generator. ``block="torch"``: nn.TransformerEncoder(nn.TransformerEncoderLayer) run with a
+    causal mask (post- or pre-norm, relu or gelu); ``block="gpt"``: GptBlock layers (pre-norm,
+    GELU). forward(tokens [1, L]) -> log-probs [L, V]. Use it in train() mode with dropout 0 (no
+    fast path)."""
+
+    def __init__(self, vocab, n, d_model, d_ff, h, norm_first=False, final_norm=True,
+                 activation="relu", block="torch"):
+        super().__init__()
+        self.embed = Embeddings(d_model, vocab)
+        self.pos = PositionalEncoding(d_model)
+        self.block = block
+        if block == "torch":
+            layer = nn.TransformerEncoderLayer(d_model, h, d_ff, 0.0, activation=activation,
+                                               batch_first=True, norm_first=norm_first)
+            self.stack = nn.TransformerEncoder(layer, n, norm=nn.LayerNorm(d_model) if final_norm
+                                               else None, enable_nested_tensor=False)
+        else:
+            self.layers = nn.ModuleList([GptBlock(d_model, h, d_ff) for _ in range(n)])
+            self.norm = nn.LayerNorm(d_model) if final_norm else None
+        self.generator = Generator(d_model, vocab)
+
+    def forward(self, tokens):
+        x = self.pos(self.embed(tokens))
+        s = tokens.shape[1]
+        if self.block == "torch":
+            x = self.stack(x, mask=torch.triu(torch.ones(s, s, dtype=torch.bool), diagonal=1))
+        else:
+            for layer in self.layers:
+                x = layer(x)
+            if self.norm is not None:
+                x = self.norm(x)
+        return self.generator(x)[0]
+
+
+def canonical_from_decoder_only(model):
+    """Canonical names of a TorchDecoderOnly: embed.weight, layers.<i>.*, norm.*, generator.proj.*
+    (the names DecoderOnly::Params::visit gives; PE dropped, in_proj split)."""
+    named = []
+    for key, value in model.state_dict().items():
+        if key.startswith("pos."):
+            continue
+        key = re.sub(r"^embed\.lut\.", "embed.", key)
+        key = re.sub(r"^stack\.", "", key)
+        named.extend(canonical_from_torch({key: value}))
+    return named
+
+
+def greedy_generate(model, prompt, n_new):
+    """Greedy continuation of prompt [L] by rerunning the whole sequence each step (no cache).
+    Returns (prompt log-probs [L, V], new tokens [n_new], each new token's step log-probs
+    [n_new, V], min_margin: the smallest top-1 minus top-2 gap over the steps)."""
+    ys = prompt.clone()
+    rows, margin = [], math.inf
+    for _ in range(n_new):
+        lp = model(ys[None])[-1]
+        rows.append(lp)
+        top2 = torch.topk(lp, 2).values
+        margin = min(margin, float(top2[0] - top2[1]))
+        ys = torch.cat([ys, torch.argmax(lp).view(1)])
+    return model(prompt[None]), ys[len(prompt):], torch.stack(rows), margin
+
+
 # --------------------------------------------------------------------------------------------
 # Random parameters
 # --------------------------------------------------------------------------------------------

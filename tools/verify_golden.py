@@ -307,6 +307,29 @@ def ref_encdec_greedy(p, T):
     return {"memory": memory, "logprobs": np.stack(rows), "decoded": np.array(ys, float)}
 
 
+def ref_decoder_only(p, T):
+    """Embeddings + PE, causal encoder layers (a GPT block is the pre-norm GELU one), final norm,
+    log_softmax; the generation steps follow the golden tokens."""
+    s, h, d = int(p["S"]), int(p["H"]), int(p["D"])
+    nf = p["norm_first"] == "1"
+    pe = posenc(s, d)
+
+    def logprobs(tokens):
+        n = len(tokens)
+        x = embed(T["embed.weight"], np.array(tokens)) + pe[:n]
+        x = encoder_stack(T, "", x, attend_mask(n, n, n, True), h, nf, "torch", p["activation"])
+        return log_softmax(linear(T, "generator.proj.", x))
+    prompt = [int(t) for t in T["prompt"]]
+    ys, rows = list(prompt), []
+    for want in T["generated"]:
+        row = logprobs(ys)[-1]
+        rows.append(row)
+        if int(np.argmax(row)) != int(want):
+            print(f"    note: float64 argmax differs at step {len(rows) - 1}")
+        ys.append(int(want))
+    return {"logprobs": logprobs(prompt), "gen_logprobs": np.stack(rows)}
+
+
 # --------------------------------------------------------------------------------------------
 # Driver
 # --------------------------------------------------------------------------------------------

@@ -64,6 +64,7 @@ enum class [[nodiscard]] Status : std::uint8_t{
     duplicate_weight,         ///< two weights with the same name were offered
     unexpected_weight,        ///< a weight table holds a name the schema does not know
     hyperparameter_mismatch,  ///< a weight table's hyperparameter differs from the model's, or is missing
+    invalid_sampler,          ///< sampling settings out of range (top_k not in [1, Vocab], temperature not > 0)
 };
 
 /// Human-readable text of a status (static storage, never null).
@@ -87,6 +88,8 @@ constexpr const char* to_string(Status s) noexcept {
       return "a weight name is not part of the model's schema";
     case Status::hyperparameter_mismatch:
       return "a hyperparameter of the weights differs from the model's";
+    case Status::invalid_sampler:
+      return "sampling settings out of range (top_k in [1, Vocab], temperature finite and > 0)";
   }
   return "unknown status";
 }

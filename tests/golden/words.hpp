@@ -50,3 +50,6 @@
 #ifndef STF_GOLDEN_ENCDEC
 #define STF_GOLDEN_ENCDEC(...)
 #endif
+#ifndef STF_GOLDEN_DECODER_ONLY
+#define STF_GOLDEN_DECODER_ONLY(...)
+#endif

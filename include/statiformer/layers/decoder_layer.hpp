@@ -4,6 +4,7 @@
 
 #include <statiformer/layers/attention.hpp>
 #include <statiformer/layers/feed_forward.hpp>
+#include <statiformer/layers/kv_cache.hpp>
 #include <statiformer/layers/layer_norm.hpp>
 #include <statiformer/layers/options.hpp>
 
@@ -57,8 +58,7 @@ struct DecoderLayer {
   /// and the cross-attention keys/values of the memory, computed once per memory. Keys are kept
   /// transposed (Kᵀ, [DModel, capacity]), as the attention kernels read them.
   struct Cache {
-    Tensor<DModel, SeqLen> self_kt;
-    Tensor<SeqLen, DModel> self_v;
+    SelfAttentionCache<SeqLen, DModel> self;
     Tensor<DModel, MemLen> cross_kt;
     Tensor<MemLen, DModel> cross_v;
   };
@@ -134,19 +134,8 @@ struct DecoderLayer {
       for (index_t i = 0; i < DModel; ++i) y[i] = x[i];
 
     auto self_attend = [&](const float* in, float* out) {
-      const auto& sa = params.self_attn;
-      // the key goes through q (in may alias out) into column pos of Kᵀ
-      ActiveKernels::linear(in, 1, DModel, sa.k.weight.data, sa.k.bias_or_null(), DModel, q);
-      detail::transpose(q, 1, DModel, DModel, cache.self_kt.data + pos, SeqLen);
-      ActiveKernels::linear(in, 1, DModel, sa.v.weight.data, sa.v.bias_or_null(), DModel,
-                            cache.self_v.data + pos * DModel);
-      ActiveKernels::linear(in, 1, DModel, sa.q.weight.data, sa.q.bias_or_null(), DModel, q);
-      for (index_t h = 0; h < NHeads; ++h) {
-        const index_t off = h * head_dim;
-        ActiveKernels::attention_row(q + off, cache.self_kt.data + off * SeqLen, SeqLen, cache.self_v.data + off,
-                                     DModel, head_dim, pos + 1, ref::RowMask{pos + 1, nullptr}, Opt.fill, p, q + off);
-      }
-      ActiveKernels::linear(q, 1, DModel, sa.o.weight.data, sa.o.bias_or_null(), DModel, out);
+      detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.bias>(params.self_attn, in, pos, 1, cache.self,
+                                                                      Opt.fill, q, out);
     };
     auto cross_attend = [&](const float* in, float* out) {
       const auto& ca = params.cross_attn;
