@@ -21,8 +21,9 @@ using stf::index_t;
 /// Below, equal to, between one and two, and multiples of the 16-lane block and of the vectors
 /// (LayerNorm's Cortex-M kernels take rows of 16).
 inline constexpr index_t kRowLengths[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 100};
-/// Rows of one layer_norm_rows call: one group of up to 16; more: groups of 8 and a remainder.
-inline constexpr index_t kLayerNormRowCounts[] = {12, 19};
+/// Rows of one layer_norm_rows call: one group of up to 16 (x86 folds the rows' sums 16 or 8 at
+/// a time: 12 leaves some of a fold unused, 16 fills it); more: groups of 8 and a remainder.
+inline constexpr index_t kLayerNormRowCounts[] = {12, 16, 19};
 
 // ---- transpose: around the register tiles (8 × 8 on AVX2, 16 × 16 on AVX-512) on each side -------
 inline constexpr index_t kTransposeSizes[] = {1, 3, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 65};

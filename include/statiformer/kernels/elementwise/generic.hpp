@@ -44,6 +44,12 @@ struct Elementwise {
   template <class F, class Step>
   static float reduce_lanes(const float* x, index_t n, F f, Step step) {
     V acc[kSub];
+    lanes_acc(x, n, f, step, acc);
+    return I::reduce16(acc);
+  }
+  /// reduce_lanes before its fold: the kSub lane vectors acc[0, kSub) of the 16-lane block.
+  template <class F, class Step>
+  [[gnu::always_inline]] static inline void lanes_acc(const float* x, index_t n, F f, Step step, V* acc) {
 #pragma GCC unroll 16
     for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
     index_t k = 0;
@@ -72,7 +78,6 @@ struct Elementwise {
         }
       }
     }
-    return I::reduce16(acc);
   }
 
   static float dot(const float* a, const float* b, index_t n) {

@@ -17,6 +17,8 @@ struct Norm : Elementwise<Tag> {
   using typename Elementwise<Tag>::V;
   using Elementwise<Tag>::L;
   using Elementwise<Tag>::reduce_lanes;
+  using Elementwise<Tag>::lanes_acc;
+  using Elementwise<Tag>::kSub;
   using Elementwise<Tag>::sum;
   using Elementwise<Tag>::map3;
   using Elementwise<Tag>::add;
@@ -37,6 +39,9 @@ struct Norm : Elementwise<Tag> {
         return;
       }
     }
+    if constexpr (NormSelect<Tag>::fold_rows) {
+      return layer_norm_rows_across(x, rows, gain, bias, n, kind, eps, y);
+    }
     // (16 on the wide x86 variants only: elsewhere the arrays would only take stack)
     constexpr index_t G = L >= 8 ? 16 : 8;
     const index_t group = rows <= G ? G : 8;  // (long rows: 8 at a time stay in L1 between the stages)
@@ -54,18 +59,84 @@ struct Norm : Elementwise<Tag> {
         scale[r] = kind == LayerNormKind::torch ? 1.0f / std::sqrt(ss / static_cast<float>(n) + eps)
                                                 : std::sqrt(ss / static_cast<float>(n - 1)) + eps;
       }
-      for (index_t r = 0; r < g; ++r) {
-        const float* xr = xg + r * n;
-        float* yr = yg + r * n;
-        const V vmean = I::set1(mean[r]);
-        const V vs = I::set1(scale[r]);
-        if (kind == LayerNormKind::torch)
-          map3(xr, gain, bias, yr, n,
-               [&](V xv, V gv, V bv) { return I::add(I::mul(I::mul(I::sub(xv, vmean), vs), gv), bv); });
-        else
-          map3(xr, gain, bias, yr, n,
-               [&](V xv, V gv, V bv) { return I::add(I::div(I::mul(gv, I::sub(xv, vmean)), vs), bv); });
+      normalize_rows(xg, g, gain, bias, n, kind, mean, scale, yg);
+    }
+  }
+
+  /// The last stage: y = (x - mean) · scale · gain + bias (torch), gain · (x - mean) / scale + bias
+  /// (annotated), for g rows.
+  [[gnu::always_inline]] static inline void normalize_rows(const float* xg, index_t g, const float* gain,
+                                                           const float* bias, index_t n, LayerNormKind kind,
+                                                           const float* mean, const float* scale, float* yg) {
+    for (index_t r = 0; r < g; ++r) {
+      const float* xr = xg + r * n;
+      float* yr = yg + r * n;
+      const V vmean = I::set1(mean[r]);
+      const V vs = I::set1(scale[r]);
+      if (kind == LayerNormKind::torch)
+        map3(xr, gain, bias, yr, n,
+             [&](V xv, V gv, V bv) { return I::add(I::mul(I::mul(I::sub(xv, vmean), vs), gv), bv); });
+      else
+        map3(xr, gain, bias, yr, n,
+             [&](V xv, V gv, V bv) { return I::add(I::div(I::mul(gv, I::sub(xv, vmean)), vs), bv); });
+    }
+  }
+
+  /// layer_norm_rows where the selection says fold_rows (x86: the vocabulary's reduce16_rows folds
+  /// several rows' 16-lane sums at once): the same stages over groups of up to 16 rows, each stage's sums folded
+  /// across the rows, and the statistics' scalar steps (division by n, + eps, square root,
+  /// reciprocal) as vector operations over the group's rows: the same operations on each row's
+  /// values, so the same bits.
+  static void layer_norm_rows_across(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
+                                     LayerNormKind kind, float eps, float* y) {
+    constexpr index_t G = 16, RR = I::reduce_rows;
+    static_assert(G % RR == 0 && RR % L == 0);
+    const index_t group = rows <= G ? G : 8;  // (long rows: 8 at a time stay in L1 between the stages)
+    const V vn = I::set1(static_cast<float>(n));
+    for (index_t r0 = 0; r0 < rows; r0 += group) {
+      const index_t g = rows - r0 < group ? rows - r0 : group;
+      const index_t gr = (g + RR - 1) / RR * RR;  // rows of whole folds (the others' sums are 0)
+      const float* xg = x + r0 * n;
+      float* yg = y + r0 * n;
+      alignas(64) float mean[G], scale[G];
+      for (index_t b = 0; b < gr; b += RR) {
+        V acc[RR * kSub];
+#pragma GCC unroll 16
+        for (index_t r = 0; r < RR; ++r) {
+          if (b + r < g)
+            lanes_acc(
+                xg + (b + r) * n, n, [](V v, index_t) { return v; }, [](V a, V v) { return I::add(a, v); },
+                acc + r * kSub);
+          else
+            for (index_t s = 0; s < kSub; ++s) acc[r * kSub + s] = I::zero();
+        }
+        I::reduce16_rows(acc, mean + b);
       }
+      for (index_t r = 0; r < gr; r += L) I::store(mean + r, I::div(I::load(mean + r), vn));
+      for (index_t b = 0; b < gr; b += RR) {
+        V acc[RR * kSub];
+#pragma GCC unroll 16
+        for (index_t r = 0; r < RR; ++r) {
+          if (b + r < g) {
+            const V vmean = I::set1(mean[b + r]);
+            lanes_acc(
+                xg + (b + r) * n, n, [&](V v, index_t c) { return I::keep_first(I::sub(v, vmean), c); },
+                [](V a, V d) { return I::fma(d, d, a); }, acc + r * kSub);
+          } else {
+            for (index_t s = 0; s < kSub; ++s) acc[r * kSub + s] = I::zero();
+          }
+        }
+        I::reduce16_rows(acc, scale + b);
+      }
+      if (kind == LayerNormKind::torch) {
+        const V ve = I::set1(eps), one = I::set1(1.0f);
+        for (index_t r = 0; r < gr; r += L)
+          I::store(scale + r, I::div(one, I::sqrt(I::add(I::div(I::load(scale + r), vn), ve))));
+      } else {
+        const V ve = I::set1(eps), vn1 = I::set1(static_cast<float>(n - 1));
+        for (index_t r = 0; r < gr; r += L) I::store(scale + r, I::add(I::sqrt(I::div(I::load(scale + r), vn1)), ve));
+      }
+      normalize_rows(xg, g, gain, bias, n, kind, mean, scale, yg);
     }
   }
 
