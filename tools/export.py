@@ -333,8 +333,7 @@ def header_text(tensors, namespace, note, hparams=None, per_line=8):
     for entry, t in tensors:
         dims = " * ".join(str(d) for d in entry["stored_shape"])
         out.append(f'    {{"{entry["name"]}", {ident(entry["name"])}, {dims}}},\n')
-    for key, value in (hparams or {}).items():  # hyperparameter records, checked by stf::bind_table
-        out.append(f'    {{"{key}={value}", nullptr, 0}},\n')
+    out.append(hparam_records(hparams or {}))  # hyperparameter records, checked by stf::bind_table
     out.append(f"}};\n}}  // namespace {namespace}\n")
     return "".join(out)
 
@@ -387,6 +386,65 @@ def export(checkpoint, schema_path, map_name="auto", map_file=None, header=None,
         with open(safetensors, "wb") as f:
             f.write(safetensors_bytes(tensors, metadata))
     return tensors
+
+
+# ----------------------------------------------------------------------------------------------
+# Hyperparameter records read from PyTorch modules, for the generators that write their own headers
+# (tools/train_demo.py, tools/golden_to_header.py): the keys io/hparams.hpp derives for the C++ type
+# the module is run as, the values read from the module. bind_table compares them with the type's.
+# ----------------------------------------------------------------------------------------------
+
+
+def torch_layer_hparams(layer, prefix, seq_len, mem_len=None):
+    """nn.TransformerEncoderLayer / nn.TransformerDecoderLayer as EncoderLayer / DecoderLayer."""
+    act = _activation_text(layer.activation)
+    out = {"d_model": str(layer.self_attn.embed_dim), "nhead": str(layer.self_attn.num_heads),
+           "dim_feedforward": str(layer.linear1.out_features), "norm_first": str(bool(layer.norm_first)).lower(),
+           "activation": act, "layer_norm": "torch", "layer_norm_eps": float_text(layer.norm1.eps),
+           "bias": str(layer.self_attn.in_proj_bias is not None).lower(), "mask_fill": "-inf",
+           "seq_len": str(seq_len)}
+    if mem_len is not None:
+        out["mem_len"] = str(mem_len)
+    return {prefix + k: v for k, v in out.items()}
+
+
+def torch_norm_hparams(norm, prefix):
+    return {prefix + "normalized_shape": str(norm.normalized_shape[-1]), prefix + "layer_norm": "torch",
+            prefix + "eps": float_text(norm.eps)}
+
+
+def torch_stack_hparams(stack, prefix, seq_len, mem_len=None):
+    """nn.TransformerEncoder / nn.TransformerDecoder as EncoderStack / DecoderStack."""
+    out = {prefix + "num_layers": str(len(stack.layers))}
+    for i, layer in enumerate(stack.layers):
+        out |= torch_layer_hparams(layer, f"{prefix}layers.{i}.", seq_len, mem_len)
+    if stack.norm is not None:
+        out |= torch_norm_hparams(stack.norm, prefix + "norm.")
+    return out
+
+
+def embedding_hparams(num_embeddings, embedding_dim, prefix):
+    return {prefix + "num_embeddings": str(num_embeddings), prefix + "embedding_dim": str(embedding_dim)}
+
+
+def encdec_hparams(model, src_len, tgt_len):
+    """tools/stf_torch.TorchEncoderDecoder as stf::Transformer<src_len, tgt_len, ...> (the positional
+    encoding's table is the C++ model's: max(src_len, tgt_len) rows)."""
+    out = embedding_hparams(model.src_embed.lut.num_embeddings, model.src_embed.lut.embedding_dim, "src_embed.")
+    out |= embedding_hparams(model.tgt_embed.lut.num_embeddings, model.tgt_embed.lut.embedding_dim, "tgt_embed.")
+    out |= {"positional_encoding.max_len": str(max(src_len, tgt_len)),
+            "positional_encoding.d_model": str(model.src_embed.lut.embedding_dim)}
+    out |= torch_stack_hparams(model.encoder, "encoder.", src_len)
+    out |= torch_stack_hparams(model.decoder, "decoder.", tgt_len, src_len)
+    proj = model.generator.proj
+    out |= {"generator.in_features": str(proj.in_features), "generator.out_features": str(proj.out_features),
+            "generator.log_softmax": "true"}
+    return out
+
+
+def hparam_records(hparams, indent="    "):
+    """The table's closing records, {"key=value", nullptr, 0} (as header_text writes them)."""
+    return "".join(f'{indent}{{"{k}={v}", nullptr, 0}},\n' for k, v in hparams.items())
 
 
 # ----------------------------------------------------------------------------------------------
@@ -692,6 +750,46 @@ def _cpp_array(name, t, per_line=8):
     return f"alignas(64) inline constexpr float {name}[{len(vals)}] = {{\n    " + ",\n    ".join(rows) + "};\n"
 
 
+def _cpp_member(name):
+    """A parameter's name as the member path of Params: layers.0.self_attn.q.weight -> layers[0].self_attn.q.weight."""
+    return re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", name)
+
+
+def compile_time_binding(tensors, schema):
+    """`bound_model`: a constexpr Model whose parameter views point into the arrays above, each
+    assignment checked by the compiler (the member exists, the array has the view's size), with the
+    hyperparameters compared with the type's (stf::hparam_table) in a static_assert: no name lookup
+    is left for run time (firmware links no binding code)."""
+    pieces = "".join(f'    "{k}" "\\0" "{v}" "\\0"\n' for k, v in schema["hparams"].items())
+    out = ["namespace detail {\n",
+           "template <class View, stf::index_t N>\n",
+           "constexpr View view(const float (&array)[N]) {\n",
+           "  static_assert(N == View::size, \"an array's size differs from its parameter's\");\n",
+           "  return View(array);\n",
+           "}\n",
+           "/// The weights' hyperparameters as stf::hparam_table stores them (\"key\\0value\\0\" pairs).\n",
+           "inline constexpr char hparams_text[] =\n" + pieces + "    \"\";\n",
+           "constexpr bool same_hparams() {\n",
+           "  constexpr auto& model = stf::hparam_table<Model::Params>;\n",
+           "  if (static_cast<stf::index_t>(sizeof(hparams_text)) - 1 != model.bytes) return false;\n",
+           "  for (stf::index_t i = 0; i < model.bytes; ++i)\n",
+           "    if (model.text[i] != hparams_text[i]) return false;\n",
+           "  return true;\n",
+           "}\n",
+           "}  // namespace detail\n",
+           "static_assert(detail::same_hparams(), \"the weights' hyperparameters differ from Model's (io/hparams.hpp)\");\n\n",
+           "/// Model's parameters bound at compile time, views into the arrays above.\n",
+           "constexpr Model::Params bound_params() {\n",
+           "  Model::Params p{};\n"]
+    for entry, _ in tensors:
+        m = _cpp_member(entry["name"])
+        out.append(f"  p.{m} = detail::view<decltype(p.{m})>({ident(entry['name'])});\n")
+    out += ["  return p;\n", "}\n",
+            "/// The model, already bound (constant: in flash on a microcontroller).\n",
+            "inline constexpr Model bound_model{bound_params()};\n\n"]
+    return "".join(out)
+
+
 def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source):
     d = spec["layer"]["d_model"]
     weights = header_text(tensors, name, "", schema["hparams"])
@@ -705,8 +803,10 @@ def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source):
            f"using Model = {cpp_model_type(spec, seq_len)};\n",
            f"static_assert(Model::Params::param_count == {schema['param_count']});  // PyTorch's parameter count\n\n",
            body,
-           "\n/// Binds the weights above to `params` (names, sizes and hyperparameters checked; all or nothing).\n",
+           "\n/// Binds the weights above to `params` by name at run time (names, sizes and hyperparameters\n",
+           "/// checked; all or nothing). `bound_model` below needs no binding.\n",
            "inline stf::BindResult bind(Model::Params& params) { return stf::bind_table(params, table); }\n\n",
+           compile_time_binding(tensors, schema),
            f"// A test input (torch.randn, seed {seed}) and PyTorch's output for it, all {seq_len} tokens valid.\n",
            f"inline constexpr stf::index_t test_valid_len = {seq_len};\n",
            _cpp_array("test_input", x), _cpp_array("test_output", y),

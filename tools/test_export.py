@@ -416,6 +416,18 @@ class EmitModel(unittest.TestCase):
             y = self.enc.eval()(x.unsqueeze(1)).reshape(-1)
         self.assertIn("test_output[48] = {\n    " + ", ".join(export.cpp_float(v) for v in y[:8].tolist()), text)
 
+    def test_records_read_from_modules_are_stf_schemas(self):
+        # tools/train_demo.py writes the demo's records from its PyTorch model: those of the C++ type
+        # (tests/io/schemas/demo.json, checked against stf_schema demo by a ctest)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import train_demo
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "io", "schemas",
+                               "demo.json")) as f:
+            want = json.load(f)["hparams"]
+        got = export.encdec_hparams(train_demo.build_model(), train_demo.SRC_LEN, train_demo.TGT_LEN)
+        self.assertEqual(list(got.items()), list(want.items()))
+        self.assertEqual(export._cpp_member("layers.10.norm1.weight"), "layers[10].norm1.weight")
+
     def test_unsupported_modules(self):
         self.emit_error(nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU()), "Sequential: not a module --emit-model supports")
         self.emit_error(nn.Transformer(8, 2, 1, 1, 16), "Transformer: not a module --emit-model supports (export its "
