@@ -3,6 +3,17 @@
 
     /usr/bin/python3 tools/export.py CHECKPOINT SCHEMA.json [--map auto] \\
         [--header OUT.hpp --namespace NS] [--safetensors OUT.safetensors]
+    /usr/bin/python3 tools/export.py CHECKPOINT --emit-model NAME --seq-len N --header OUT.hpp \\
+        [--config CONFIG.json] [--seed S] [--safetensors OUT.safetensors]
+
+--emit-model (no schema, one C++ compile; README "One compile"): the hyperparameters are read from
+the module (a whole nn.TransformerEncoder [+ final nn.LayerNorm] or nn.TransformerEncoderLayer saved
+with torch.save, or a state_dict / PyTorch-layout .safetensors with --config's constructor
+arguments), the schema is derived from them (derived_schema: what stf_schema prints for the type),
+and OUT.hpp holds `using Model = stf::...;`, the weights and their table with the hyperparameter
+records, bind(Model::Params&), `bound_model` (bound at compile time), a seeded test input with
+PyTorch's output and check(const Model&) -> max abs error. What it cannot express is one line on
+stderr, exit status 2.
 
 CHECKPOINT: a state_dict or a whole module saved with torch.save. A whole module's hyperparameters
 (nn.Transformer*: nhead, d_model, dim_feedforward, norm_first, activation, eps, num_layers;
@@ -653,7 +664,8 @@ def describe_module(module):
                 list(norm.normalized_shape) != [specs[0]["d_model"]]:
             raise ExportError([f"norm: {type(norm).__name__} is not an affine nn.LayerNorm({specs[0]['d_model']})"])
         if float_text(norm.eps) != specs[0]["layer_norm_eps"]:
-            raise ExportError([f"norm.eps {float_text(norm.eps)} differs from the layers' {specs[0]['layer_norm_eps']}: "
+            raise ExportError([f"norm.eps {float_text(norm.eps)} differs from the layers' "
+                               f"{specs[0]['layer_norm_eps']}: "
                                "statiformer has one eps per LayerNorm kind"])
     return spec
 
@@ -777,7 +789,8 @@ def compile_time_binding(tensors, schema):
            "  return true;\n",
            "}\n",
            "}  // namespace detail\n",
-           "static_assert(detail::same_hparams(), \"the weights' hyperparameters differ from Model's (io/hparams.hpp)\");\n\n",
+           "static_assert(detail::same_hparams(),\n",
+           "              \"the weights' hyperparameters differ from Model's (io/hparams.hpp)\");\n\n",
            "/// Model's parameters bound at compile time, views into the arrays above.\n",
            "constexpr Model::Params bound_params() {\n",
            "  Model::Params p{};\n"]
@@ -820,7 +833,8 @@ def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source):
            "  if (model.forward(x, y, test_valid_len, scratch) != stf::Status::ok) return __builtin_inff();\n",
            "  float err = 0.0f;\n",
            "  for (stf::index_t i = 0; i < y.size; ++i) {\n",
-           "    const float e = y.data[i] > test_output[i] ? y.data[i] - test_output[i] : test_output[i] - y.data[i];\n",
+           "    const float d = y.data[i] - test_output[i];\n",
+           "    const float e = d < 0.0f ? -d : d;\n",
            "    if (!(e <= err)) err = e;  // a NaN sticks\n",
            "  }\n",
            "  return err;\n",
@@ -864,7 +878,8 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("checkpoint", help="torch.save file (a state_dict or an nn.Module) or a PyTorch-layout .safetensors")
+    ap.add_argument("checkpoint",
+                    help="torch.save file (a state_dict or an nn.Module) or a PyTorch-layout .safetensors")
     ap.add_argument("schema", nargs="?", help="the model's schema JSON (stf_schema MODEL); not with --emit-model")
     ap.add_argument("--map", default="auto", choices=sorted(BUILTIN_MAPS), help="built-in name map")
     ap.add_argument("--map-file", help="JSON list of [regex, replacement] rules applied before the built-in map")
@@ -882,11 +897,13 @@ def main(argv=None):
     emit.add_argument("--seed", type=int, default=0, help="seed of the stored test input (default 0)")
     args = ap.parse_args(argv)
     if args.emit_model is not None:
-        misuse = [f for f, v in (("SCHEMA", args.schema), ("--map-file", args.map_file), ("--namespace", args.namespace),
-                                 ("--strip-prefix", args.strip_prefix), ("--allow-cast", args.allow_cast),
+        misuse = [f for f, v in (("SCHEMA", args.schema), ("--map-file", args.map_file),
+                                 ("--namespace", args.namespace), ("--strip-prefix", args.strip_prefix),
+                                 ("--allow-cast", args.allow_cast),
                                  ("--allow-non-finite", args.allow_non_finite)) if v]
         if misuse or not args.header or args.seq_len is None:
-            what = f"{', '.join(misuse)} not with --emit-model" if misuse else "--emit-model needs --header and --seq-len"
+            what = (f"{', '.join(misuse)} not with --emit-model" if misuse
+                    else "--emit-model needs --header and --seq-len")
             print(f"export: {what}", file=sys.stderr)
             return 2
         try:

@@ -404,6 +404,14 @@ class EmitModel(unittest.TestCase):
             texts.append(read(hpp, "r").split("\n", 1)[1])  # line 1 names the input file
         self.assertEqual(texts[0], texts[1])
         self.assertEqual(texts[0], texts[2])
+        # --safetensors beside the header: the derived schema's hyperparameters in the metadata
+        st_path = t.path("m.safetensors")
+        export.main([t.path("m.pt"), "--emit-model", "m", "--seq-len", "6", "--header", t.path("x.hpp"),
+                     "--safetensors", st_path])
+        blob = read(st_path)
+        meta = json.loads(blob[8:8 + struct.unpack("<Q", blob[:8])[0]])["__metadata__"]
+        self.assertEqual(meta["layers.1.nhead"], "2")
+        self.assertEqual(meta["norm.eps"], "1e-05")
         text = texts[0]
         self.assertIn("using Model = stf::EncoderStack<stf::EncoderLayer<6, 8, 2, 24, stf::LayerOptions{.norm = "
                       "stf::NormPlacement::pre, .activation = stf::Activation::relu}>, 2, true>;", text)
