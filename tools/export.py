@@ -3,6 +3,17 @@
 
     /usr/bin/python3 tools/export.py CHECKPOINT SCHEMA.json [--map auto] \\
         [--header OUT.hpp --namespace NS] [--safetensors OUT.safetensors]
+    /usr/bin/python3 tools/export.py CHECKPOINT --emit-model NAME --seq-len N --header OUT.hpp \\
+        [--config CONFIG.json] [--seed S] [--safetensors OUT.safetensors]
+
+--emit-model (no schema, one C++ compile; README "One compile"): the hyperparameters are read from
+the module (a whole nn.TransformerEncoder [+ final nn.LayerNorm] or nn.TransformerEncoderLayer saved
+with torch.save, or a state_dict / PyTorch-layout .safetensors with --config's constructor
+arguments), the schema is derived from them (derived_schema: what stf_schema prints for the type),
+and OUT.hpp holds `using Model = stf::...;`, the weights and their table with the hyperparameter
+records, bind(Model::Params&), `bound_model` (bound at compile time), a seeded test input with
+PyTorch's output and check(const Model&) -> max abs error. What it cannot express is one line on
+stderr, exit status 2.
 
 CHECKPOINT: a state_dict or a whole module saved with torch.save. A whole module's hyperparameters
 (nn.Transformer*: nhead, d_model, dim_feedforward, norm_first, activation, eps, num_layers;
@@ -45,6 +56,7 @@ Both are deterministic: the same inputs give the same bytes.
 import argparse
 import json
 import math
+import os
 import re
 import struct
 import sys
@@ -138,13 +150,9 @@ def map_names(state_dict, rules):
 
 
 def load_checkpoint(path):
-    """(state_dict, the module or None) from a torch.save file holding a state_dict or a module."""
-    obj = torch.load(path, map_location="cpu")
-    if isinstance(obj, torch.nn.Module):
-        return obj.state_dict(), obj
-    if not isinstance(obj, dict):
-        raise ExportError([f"{path}: neither a state_dict nor an nn.Module ({type(obj).__name__})"])
-    return obj, None
+    """(state_dict, the module or None) from a torch.save file holding a state_dict or a module, or a
+    PyTorch-layout .safetensors file (load_any)."""
+    return load_any(path)
 
 
 def load_state_dict(path):
@@ -336,8 +344,7 @@ def header_text(tensors, namespace, note, hparams=None, per_line=8):
     for entry, t in tensors:
         dims = " * ".join(str(d) for d in entry["stored_shape"])
         out.append(f'    {{"{entry["name"]}", {ident(entry["name"])}, {dims}}},\n')
-    for key, value in (hparams or {}).items():  # hyperparameter records, checked by stf::bind_table
-        out.append(f'    {{"{key}={value}", nullptr, 0}},\n')
+    out.append(hparam_records(hparams or {}))  # hyperparameter records, checked by stf::bind_table
     out.append(f"}};\n}}  // namespace {namespace}\n")
     return "".join(out)
 
@@ -392,10 +399,488 @@ def export(checkpoint, schema_path, map_name="auto", map_file=None, header=None,
     return tensors
 
 
+# ----------------------------------------------------------------------------------------------
+# Hyperparameter records read from PyTorch modules, for the generators that write their own headers
+# (tools/train_demo.py, tools/golden_to_header.py): the keys io/hparams.hpp derives for the C++ type
+# the module is run as, the values read from the module. bind_table compares them with the type's.
+# ----------------------------------------------------------------------------------------------
+
+
+def torch_layer_hparams(layer, prefix, seq_len, mem_len=None):
+    """nn.TransformerEncoderLayer / nn.TransformerDecoderLayer as EncoderLayer / DecoderLayer."""
+    act = _activation_text(layer.activation)
+    out = {"d_model": str(layer.self_attn.embed_dim), "nhead": str(layer.self_attn.num_heads),
+           "dim_feedforward": str(layer.linear1.out_features), "norm_first": str(bool(layer.norm_first)).lower(),
+           "activation": act, "layer_norm": "torch", "layer_norm_eps": float_text(layer.norm1.eps),
+           "bias": str(layer.self_attn.in_proj_bias is not None).lower(), "mask_fill": "-inf",
+           "seq_len": str(seq_len)}
+    if mem_len is not None:
+        out["mem_len"] = str(mem_len)
+    return {prefix + k: v for k, v in out.items()}
+
+
+def torch_norm_hparams(norm, prefix):
+    return {prefix + "normalized_shape": str(norm.normalized_shape[-1]), prefix + "layer_norm": "torch",
+            prefix + "eps": float_text(norm.eps)}
+
+
+def torch_stack_hparams(stack, prefix, seq_len, mem_len=None):
+    """nn.TransformerEncoder / nn.TransformerDecoder as EncoderStack / DecoderStack."""
+    out = {prefix + "num_layers": str(len(stack.layers))}
+    for i, layer in enumerate(stack.layers):
+        out |= torch_layer_hparams(layer, f"{prefix}layers.{i}.", seq_len, mem_len)
+    if stack.norm is not None:
+        out |= torch_norm_hparams(stack.norm, prefix + "norm.")
+    return out
+
+
+def embedding_hparams(num_embeddings, embedding_dim, prefix):
+    return {prefix + "num_embeddings": str(num_embeddings), prefix + "embedding_dim": str(embedding_dim)}
+
+
+def encdec_hparams(model, src_len, tgt_len):
+    """tools/stf_torch.TorchEncoderDecoder as stf::Transformer<src_len, tgt_len, ...> (the positional
+    encoding's table is the C++ model's: max(src_len, tgt_len) rows)."""
+    out = embedding_hparams(model.src_embed.lut.num_embeddings, model.src_embed.lut.embedding_dim, "src_embed.")
+    out |= embedding_hparams(model.tgt_embed.lut.num_embeddings, model.tgt_embed.lut.embedding_dim, "tgt_embed.")
+    out |= {"positional_encoding.max_len": str(max(src_len, tgt_len)),
+            "positional_encoding.d_model": str(model.src_embed.lut.embedding_dim)}
+    out |= torch_stack_hparams(model.encoder, "encoder.", src_len)
+    out |= torch_stack_hparams(model.decoder, "decoder.", tgt_len, src_len)
+    proj = model.generator.proj
+    out |= {"generator.in_features": str(proj.in_features), "generator.out_features": str(proj.out_features),
+            "generator.log_softmax": "true"}
+    return out
+
+
+def hparam_records(hparams, indent="    "):
+    """The table's closing records, {"key=value", nullptr, 0} (as header_text writes them)."""
+    return "".join(f'{indent}{{"{k}={v}", nullptr, 0}},\n' for k, v in hparams.items())
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading checkpoints: torch.save files (state_dict or whole module) and PyTorch-layout .safetensors
+# ----------------------------------------------------------------------------------------------
+
+_SAFETENSORS_DTYPES = {"F32": (torch.float32, 4), "F16": (torch.float16, 2), "BF16": (torch.bfloat16, 2),
+                       "F64": (torch.float64, 8)}
+
+
+def _is_safetensors(path):
+    """A safetensors file starts with a u64 header length followed by the JSON header's '{'."""
+    with open(path, "rb") as f:
+        head = f.read(9)
+    if len(head) < 9 or head[8:9] != b"{":
+        return False
+    n = struct.unpack("<Q", head[:8])[0]
+    return 2 <= n <= os.path.getsize(path) - 8
+
+
+def read_safetensors(path):
+    """The state_dict of a PyTorch-layout .safetensors file (PyTorch's names and shapes). One
+    ExportError line for what cannot be mapped: statiformer's own files (stored layout), tensors
+    of a dtype other than F32/F16/BF16/F64, a malformed header."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    try:
+        header = json.loads(data[8:8 + n])
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ExportError([f"{path}: a .safetensors file whose header is not JSON ({e})"]) from None
+    meta = header.pop("__metadata__", None) or {}
+    if not isinstance(header, dict):
+        raise ExportError([f"{path}: a .safetensors header that is not a JSON object"])
+    if meta.get("format") == LAYOUT_FORMAT:
+        raise ExportError([f"{path}: already in statiformer's stored layout (written by tools/export.py): load it "
+                           "with stf::load_safetensors; the exporter reads PyTorch's layout"])
+    state, base = {}, 8 + n
+    for name, info in header.items():
+        dtype = info.get("dtype") if isinstance(info, dict) else None
+        if dtype not in _SAFETENSORS_DTYPES:
+            raise ExportError([f"{path}: tensor '{name}' of dtype {dtype}: cannot map it to a float parameter "
+                               f"(F32, F16, BF16, F64)"])
+        tdtype, size = _SAFETENSORS_DTYPES[dtype]
+        shape, (begin, end) = info.get("shape"), info.get("data_offsets", (None, None))
+        count = math.prod(shape) if isinstance(shape, list) else -1
+        if not isinstance(begin, int) or not isinstance(end, int) or end - begin != count * size \
+                or base + end > len(data) or begin < 0:
+            raise ExportError([f"{path}: tensor '{name}': shape {shape} and data_offsets {[begin, end]} do not "
+                               f"fit the file"])
+        raw = bytearray(data[base + begin:base + end])
+        state[name] = torch.frombuffer(raw, dtype=tdtype).reshape(shape) if count else torch.zeros(shape,
+                                                                                                   dtype=tdtype)
+    return state
+
+
+def load_any(path):
+    """(state_dict, the module or None) from a torch.save file or a PyTorch-layout .safetensors;
+    every failure one ExportError line (no traceback)."""
+    if not os.path.isfile(path):
+        raise ExportError([f"{path}: no such file"])
+    if _is_safetensors(path):
+        return read_safetensors(path), None
+    try:
+        obj = torch.load(path, map_location="cpu")
+    except (AttributeError, ModuleNotFoundError, ImportError) as e:
+        raise ExportError([f"{path}: a pickled whole module whose class cannot be imported here ({e}): save its "
+                           "state_dict (torch.save(model.state_dict(), ...)) and pass --config with its "
+                           "constructor arguments"]) from None
+    except Exception as e:  # pickle.UnpicklingError, RuntimeError (not a zip), EOFError, ...
+        raise ExportError([f"{path}: not a torch.save file nor a .safetensors file "
+                           f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"]) from None
+    if isinstance(obj, torch.nn.Module):
+        return obj.state_dict(), obj
+    if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
+        raise ExportError([f"{path}: neither a state_dict nor an nn.Module ({type(obj).__name__})"])
+    return obj, None
+
+
+# ----------------------------------------------------------------------------------------------
+# The C++ model from the PyTorch module (--emit-model): hyperparameters read from the module, the
+# schema derived from them (what stf_schema prints for the type), one header with the type alias,
+# the weights, bind(), a stored test input with PyTorch's output and check().
+# ----------------------------------------------------------------------------------------------
+
+CONFIG_KEYS = {"module": None, "d_model": None, "nhead": None, "dim_feedforward": 2048, "num_layers": 1,
+               "activation": "relu", "layer_norm_eps": 1e-5, "norm_first": False, "batch_first": False,
+               "final_norm": False}
+CONFIG_MODULES = ("TransformerEncoder", "TransformerEncoderLayer")
+CPP_ACTIVATION = {"relu": "stf::Activation::relu", "gelu": "stf::Activation::gelu"}
+TORCH_LAYER_NORM_EPS = "1e-05"  # statiformer's `torch` LayerNorm (stf::LayerNormKind::torch)
+_LAYER_CHILDREN = {"self_attn", "linear1", "dropout", "linear2", "norm1", "norm2", "dropout1", "dropout2",
+                   "activation"}  # an activation module (nn.ReLU(), nn.GELU()) is checked as the activation
+
+
+def module_from_config(state, config_path):
+    """The nn module the config describes, with the state_dict loaded (strictly). Config: JSON with
+    "module" (TransformerEncoder or TransformerEncoderLayer), d_model, nhead, and optionally
+    dim_feedforward, num_layers, activation, layer_norm_eps, norm_first, batch_first, final_norm."""
+    try:
+        with open(config_path) as f:
+            config = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise ExportError([f"{config_path}: not a readable JSON file ({e})"]) from None
+    if not isinstance(config, dict):
+        raise ExportError([f"{config_path}: not a JSON object"])
+    unknown = sorted(set(config) - set(CONFIG_KEYS))
+    if unknown:
+        raise ExportError([f"{config_path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(CONFIG_KEYS)})"])
+    c = {k: config.get(k, v) for k, v in CONFIG_KEYS.items()}
+    if c["module"] not in CONFIG_MODULES:
+        raise ExportError([f"{config_path}: \"module\" {c['module']!r}: --config describes "
+                           f"{' or '.join(CONFIG_MODULES)}"])
+    for k in ("d_model", "nhead", "dim_feedforward", "num_layers"):
+        if not isinstance(c[k], int) or isinstance(c[k], bool) or c[k] < 1:
+            raise ExportError([f"{config_path}: {k} {c[k]!r}: a positive integer is needed"])
+    if c["d_model"] % c["nhead"]:
+        raise ExportError([f"{config_path}: d_model {c['d_model']} is not a multiple of nhead {c['nhead']}"])
+    nn = torch.nn
+    layer = nn.TransformerEncoderLayer(c["d_model"], c["nhead"], c["dim_feedforward"], 0.0, c["activation"]
+                                       if c["activation"] in ("relu", "gelu") else _bad_config_activation(
+                                           config_path, c["activation"]), float(c["layer_norm_eps"]),
+                                       bool(c["batch_first"]), bool(c["norm_first"]))
+    if c["module"] == "TransformerEncoderLayer":
+        module = layer
+    else:
+        norm = nn.LayerNorm(c["d_model"], float(c["layer_norm_eps"])) if c["final_norm"] else None
+        module = nn.TransformerEncoder(layer, c["num_layers"], norm, enable_nested_tensor=False)
+    _check_shapes_fit(module, state, config_path)
+    result = module.load_state_dict(state, strict=False)
+    problems = [f"missing '{k}'" for k in result.missing_keys] + [f"unexpected '{k}'" for k in result.unexpected_keys]
+    if problems:
+        raise ExportError([f"the state_dict does not fit {config_path}'s {c['module']}: " + "; ".join(problems)])
+    return module
+
+
+def _bad_config_activation(config_path, activation):
+    raise ExportError([f"{config_path}: activation {activation!r}: statiformer has \"relu\" and \"gelu\" (erf)"])
+
+
+def _check_shapes_fit(module, state, config_path):
+    own = module.state_dict()
+    bad = [f"'{k}' is {list(t.shape)}, the config's module has {list(own[k].shape)}" for k, t in state.items()
+           if k in own and list(t.shape) != list(own[k].shape)]
+    if bad:
+        raise ExportError([f"shapes do not match {config_path}: " + "; ".join(bad)])
+
+
+def _layer_spec(layer, where):
+    """The hyperparameters of an nn.TransformerEncoderLayer as statiformer can express them."""
+    nn = torch.nn
+    if type(layer) is not nn.TransformerEncoderLayer:
+        raise ExportError([f"{where}: {type(layer).__name__} is not an nn.TransformerEncoderLayer (a subclass may "
+                           "compute something else): not supported"])
+    extra = sorted(set(dict(layer.named_children())) - _LAYER_CHILDREN)
+    if extra:
+        raise ExportError([f"{where}: custom sublayer(s) {', '.join(extra)}: not supported"])
+    attn = layer.self_attn
+    checks = [(type(attn) is nn.MultiheadAttention, "self_attn is not an nn.MultiheadAttention"),
+              (getattr(attn, "_qkv_same_embed_dim", False), "self_attn has kdim/vdim other than embed_dim"),
+              (attn.in_proj_bias is not None and attn.out_proj.bias is not None,
+               "self_attn without biases (statiformer's layer has them)"),
+              (attn.bias_k is None and attn.bias_v is None, "self_attn with add_bias_kv"),
+              (not attn.add_zero_attn, "self_attn with add_zero_attn")]
+    for name in ("linear1", "linear2"):
+        lin = getattr(layer, name)
+        checks.append((type(lin) is nn.Linear and lin.bias is not None, f"{name} is not an nn.Linear with bias"))
+    for name in ("norm1", "norm2"):
+        norm = getattr(layer, name)
+        checks.append((type(norm) is nn.LayerNorm and norm.elementwise_affine, f"{name} is not an affine nn.LayerNorm"))
+    for ok, what in checks:
+        if not ok:
+            raise ExportError([f"{where}: {what}: not supported"])
+    act = _activation_text(layer.activation)
+    if act not in CPP_ACTIVATION:
+        raise ExportError([f"{where}: activation {act}: statiformer has relu and gelu (erf form) only"])
+    eps1, eps2 = float_text(layer.norm1.eps), float_text(layer.norm2.eps)
+    if eps1 != eps2:
+        raise ExportError([f"{where}: norm1.eps {eps1} and norm2.eps {eps2} differ: statiformer's layer has one eps"])
+    d = attn.embed_dim
+    return {"d_model": d, "nhead": attn.num_heads, "dim_feedforward": layer.linear1.out_features,
+            "norm_first": bool(layer.norm_first), "activation": act, "layer_norm_eps": eps1,
+            "batch_first": bool(getattr(layer, "batch_first", False) or attn.batch_first)}
+
+
+def describe_module(module):
+    """{kind, layer spec, num_layers, final_norm} of a supported module, else one ExportError line."""
+    nn = torch.nn
+    kind = type(module).__name__
+    if type(module) is nn.TransformerEncoderLayer:
+        return {"kind": "layer", "layer": _layer_spec(module, "the module"), "num_layers": 1, "final_norm": False}
+    if type(module) is not nn.TransformerEncoder:
+        hint = " (export its encoder, model.encoder, or use the schema path)" if kind == "Transformer" else ""
+        raise ExportError([f"{kind}: not a module --emit-model supports{hint}: nn.TransformerEncoder "
+                           "(with an optional final nn.LayerNorm) or nn.TransformerEncoderLayer"])
+    specs = [_layer_spec(layer, f"layers.{i}") for i, layer in enumerate(module.layers)]
+    for i, s in enumerate(specs[1:], 1):
+        for k, v in s.items():
+            if v != specs[0][k]:
+                raise ExportError([f"layers.{i}.{k} {v} differs from layers.0.{k} {specs[0][k]}: statiformer's stack "
+                                   "repeats one layer type"])
+    spec = {"kind": "stack", "layer": specs[0], "num_layers": len(specs), "final_norm": module.norm is not None}
+    if module.norm is not None:
+        norm = module.norm
+        if type(norm) is not nn.LayerNorm or not norm.elementwise_affine or \
+                list(norm.normalized_shape) != [specs[0]["d_model"]]:
+            raise ExportError([f"norm: {type(norm).__name__} is not an affine nn.LayerNorm({specs[0]['d_model']})"])
+        if float_text(norm.eps) != specs[0]["layer_norm_eps"]:
+            raise ExportError([f"norm.eps {float_text(norm.eps)} differs from the layers' "
+                               f"{specs[0]['layer_norm_eps']}: "
+                               "statiformer has one eps per LayerNorm kind"])
+    return spec
+
+
+def _check_expressible(spec):
+    eps = spec["layer"]["layer_norm_eps"]
+    if eps != TORCH_LAYER_NORM_EPS:
+        raise ExportError([f"layer_norm_eps {eps}: statiformer's LayerNorm (torch kind) has eps {TORCH_LAYER_NORM_EPS} "
+                           "only"])
+
+
+def derived_schema(spec, seq_len, model_name):
+    """The schema stf_schema prints for the C++ type of `spec` (params in visit order, every Linear
+    weight stored transposed in column panels, hparams as io/hparams.hpp derives them)."""
+    lay = spec["layer"]
+    d, f = lay["d_model"], lay["dim_feedforward"]
+    params, hp = [], {}
+
+    def linear(prefix, out_f, in_f):
+        params.append({"name": prefix + "weight", "dtype": "F32", "shape": [out_f, in_f], "transposed": True,
+                       "stored_shape": [in_f, out_f], "panel": stf_torch.WEIGHT_PANEL})
+        vector(prefix + "bias", out_f)
+
+    def vector(name, n):
+        params.append({"name": name, "dtype": "F32", "shape": [n], "transposed": False, "stored_shape": [n],
+                       "panel": 0})
+
+    def layer(p):
+        for x in "qkvo":
+            linear(f"{p}self_attn.{x}.", d, d)
+        linear(f"{p}ff.linear1.", f, d)
+        linear(f"{p}ff.linear2.", d, f)
+        for n in ("norm1", "norm2"):
+            vector(f"{p}{n}.weight", d)
+            vector(f"{p}{n}.bias", d)
+        hp.update({p + "d_model": str(d), p + "nhead": str(lay["nhead"]), p + "dim_feedforward": str(f),
+                   p + "norm_first": str(lay["norm_first"]).lower(), p + "activation": lay["activation"],
+                   p + "layer_norm": "torch", p + "layer_norm_eps": lay["layer_norm_eps"], p + "bias": "true",
+                   p + "mask_fill": "-inf", p + "seq_len": str(seq_len)})
+
+    if spec["kind"] == "layer":
+        layer("")
+    else:
+        hp["num_layers"] = str(spec["num_layers"])
+        for i in range(spec["num_layers"]):
+            layer(f"layers.{i}.")
+        if spec["final_norm"]:
+            vector("norm.weight", d)
+            vector("norm.bias", d)
+            hp.update({"norm.normalized_shape": str(d), "norm.layer_norm": "torch", "norm.eps": lay["layer_norm_eps"]})
+    return {"format": "statiformer-schema", "version": SUPPORTED_SCHEMA_VERSION, "model": model_name,
+            "param_count": sum(math.prod(p["shape"]) for p in params), "hparams": hp, "params": params}
+
+
+def cpp_model_type(spec, seq_len):
+    lay = spec["layer"]
+    opts = (f"stf::LayerOptions{{.norm = stf::NormPlacement::{'pre' if lay['norm_first'] else 'post'}, "
+            f".activation = {CPP_ACTIVATION[lay['activation']]}}}")
+    layer = f"stf::EncoderLayer<{seq_len}, {lay['d_model']}, {lay['nhead']}, {lay['dim_feedforward']}, {opts}>"
+    if spec["kind"] == "layer":
+        return layer
+    return f"stf::EncoderStack<{layer}, {spec['num_layers']}, {'true' if spec['final_norm'] else 'false'}>"
+
+
+def torch_description(spec):
+    lay = spec["layer"]
+    layer = (f"nn.TransformerEncoderLayer(d_model={lay['d_model']}, nhead={lay['nhead']}, "
+             f"dim_feedforward={lay['dim_feedforward']}, activation={lay['activation']!r}, "
+             f"layer_norm_eps={lay['layer_norm_eps']}, norm_first={lay['norm_first']})")
+    if spec["kind"] == "layer":
+        return layer
+    norm = f", norm=nn.LayerNorm({lay['d_model']})" if spec["final_norm"] else ""
+    return f"nn.TransformerEncoder({layer}, num_layers={spec['num_layers']}{norm})"
+
+
+def reference_io(module, spec, seq_len, seed):
+    """A seeded test input [seq_len, d_model] and PyTorch's output for it (eval mode, no mask)."""
+    d = spec["layer"]["d_model"]
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(seq_len, d, generator=gen, dtype=torch.float32)
+    module = module.eval()
+    batched = x.unsqueeze(0) if spec["layer"]["batch_first"] else x.unsqueeze(1)
+    with torch.no_grad():
+        y = module.float()(batched)
+    y = y.reshape(seq_len, d)
+    if not bool(torch.isfinite(y).all()):
+        raise ExportError(["PyTorch's output for the test input holds NaN or Inf: nothing to check against"])
+    return x, y
+
+
+def _cpp_array(name, t, per_line=8):
+    vals = [cpp_float(v) for v in t.reshape(-1).tolist()]
+    rows = [", ".join(vals[i:i + per_line]) for i in range(0, len(vals), per_line)]
+    return f"alignas(64) inline constexpr float {name}[{len(vals)}] = {{\n    " + ",\n    ".join(rows) + "};\n"
+
+
+def _cpp_member(name):
+    """A parameter's name as the member path of Params: layers.0.self_attn.q.weight -> layers[0].self_attn.q.weight."""
+    return re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", name)
+
+
+def compile_time_binding(tensors, schema):
+    """`bound_model`: a constexpr Model whose parameter views point into the arrays above, each
+    assignment checked by the compiler (the member exists, the array has the view's size), with the
+    hyperparameters compared with the type's (stf::hparam_table) in a static_assert: no name lookup
+    is left for run time (firmware links no binding code)."""
+    pieces = "".join(f'    "{k}" "\\0" "{v}" "\\0"\n' for k, v in schema["hparams"].items())
+    out = ["namespace detail {\n",
+           "template <class View, stf::index_t N>\n",
+           "constexpr View view(const float (&array)[N]) {\n",
+           "  static_assert(N == View::size, \"an array's size differs from its parameter's\");\n",
+           "  return View(array);\n",
+           "}\n",
+           "/// The weights' hyperparameters as stf::hparam_table stores them (\"key\\0value\\0\" pairs).\n",
+           "inline constexpr char hparams_text[] =\n" + pieces + "    \"\";\n",
+           "constexpr bool same_hparams() {\n",
+           "  constexpr auto& model = stf::hparam_table<Model::Params>;\n",
+           "  if (static_cast<stf::index_t>(sizeof(hparams_text)) - 1 != model.bytes) return false;\n",
+           "  for (stf::index_t i = 0; i < model.bytes; ++i)\n",
+           "    if (model.text[i] != hparams_text[i]) return false;\n",
+           "  return true;\n",
+           "}\n",
+           "}  // namespace detail\n",
+           "static_assert(detail::same_hparams(),\n",
+           "              \"the weights' hyperparameters differ from Model's (io/hparams.hpp)\");\n\n",
+           "/// Model's parameters bound at compile time, views into the arrays above.\n",
+           "constexpr Model::Params bound_params() {\n",
+           "  Model::Params p{};\n"]
+    for entry, _ in tensors:
+        m = _cpp_member(entry["name"])
+        out.append(f"  p.{m} = detail::view<decltype(p.{m})>({ident(entry['name'])});\n")
+    out += ["  return p;\n", "}\n",
+            "/// The model, already bound (constant: in flash on a microcontroller).\n",
+            "inline constexpr Model bound_model{bound_params()};\n\n"]
+    return "".join(out)
+
+
+def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source):
+    d = spec["layer"]["d_model"]
+    weights = header_text(tensors, name, "", schema["hparams"])
+    body = weights[weights.index(f"namespace {name} {{\n") + len(f"namespace {name} {{\n"):
+                   weights.rindex("}  // namespace")]
+    out = [f"// generated by tools/export.py --emit-model {name} --seq-len {seq_len} from {source} — do not edit\n",
+           f"// PyTorch: {torch_description(spec)}\n",
+           "#pragma once\n\n#include <statiformer/io/bind.hpp>\n#include <statiformer/statiformer.hpp>\n\n",
+           f"namespace {name} {{\n\n",
+           f"/// The C++ model of the module above, over sequences of {seq_len} tokens.\n",
+           f"using Model = {cpp_model_type(spec, seq_len)};\n",
+           f"static_assert(Model::Params::param_count == {schema['param_count']});  // PyTorch's parameter count\n\n",
+           body,
+           "\n/// Binds the weights above to `params` by name at run time (names, sizes and hyperparameters\n",
+           "/// checked; all or nothing). `bound_model` below needs no binding.\n",
+           "inline stf::BindResult bind(Model::Params& params) { return stf::bind_table(params, table); }\n\n",
+           compile_time_binding(tensors, schema),
+           f"// A test input (torch.randn, seed {seed}) and PyTorch's output for it, all {seq_len} tokens valid.\n",
+           f"inline constexpr stf::index_t test_valid_len = {seq_len};\n",
+           _cpp_array("test_input", x), _cpp_array("test_output", y),
+           f"inline constexpr float test_output_max_abs = {cpp_float(float(y.abs().max()))};\n\n",
+           "/// Runs `model` on test_input: the largest |statiformer - PyTorch| over the output (NaN if any\n",
+           "/// output is NaN), or +infinity if the forward pass refused to run.\n",
+           "inline float check(const Model& model) {\n",
+           f"  static stf::Tensor<{seq_len}, {d}> x, y;\n",
+           "  static float scratch[Model::scratch_floats];\n",
+           "  for (stf::index_t i = 0; i < x.size; ++i) x.data[i] = test_input[i];\n",
+           "  if (model.forward(x, y, test_valid_len, scratch) != stf::Status::ok) return __builtin_inff();\n",
+           "  float err = 0.0f;\n",
+           "  for (stf::index_t i = 0; i < y.size; ++i) {\n",
+           "    const float d = y.data[i] - test_output[i];\n",
+           "    const float e = d < 0.0f ? -d : d;\n",
+           "    if (!(e <= err)) err = e;  // a NaN sticks\n",
+           "  }\n",
+           "  return err;\n",
+           "}\n\n",
+           f"}}  // namespace {name}\n"]
+    return "".join(out)
+
+
+def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetensors=None):
+    """--emit-model: the whole path. Returns (spec, schema, max |PyTorch output|)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name or ""):
+        raise ExportError([f"--emit-model {name!r}: a C++ identifier is needed (the header's namespace)"])
+    if not isinstance(seq_len, int) or seq_len < 1:
+        raise ExportError([f"--seq-len {seq_len}: a positive number of tokens is needed"])
+    if isinstance(checkpoint, torch.nn.Module):
+        state, module, source = checkpoint.state_dict(), checkpoint, "a module"
+    else:
+        state, module = load_any(checkpoint)
+        source = os.path.basename(checkpoint)
+    if config is not None:
+        if module is not None:
+            raise ExportError([f"{checkpoint}: a whole module, which carries its own hyperparameters: drop --config"])
+        module = module_from_config(state, config)
+    elif module is None:
+        raise ExportError([f"{checkpoint}: a state_dict (or .safetensors) without its constructor arguments: pass "
+                           "--config CONFIG.json (module, d_model, nhead, dim_feedforward, num_layers, ...)"])
+    spec = describe_module(module)
+    _check_expressible(spec)
+    schema = derived_schema(spec, seq_len, name)
+    tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
+    x, y = reference_io(module, spec, seq_len, seed)
+    text = model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source)
+    with open(header, "w", newline="\n") as f:
+        f.write(text)
+    if safetensors:
+        metadata = {"format": LAYOUT_FORMAT, "layout": str(schema["version"]), "model": name} | schema["hparams"]
+        with open(safetensors, "wb") as f:
+            f.write(safetensors_bytes(tensors, metadata))
+    return spec, schema, float(y.abs().max())
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("checkpoint", help="torch.save file: a state_dict or an nn.Module")
-    ap.add_argument("schema", help="the model's schema JSON (stf_schema MODEL)")
+    ap.add_argument("checkpoint",
+                    help="torch.save file (a state_dict or an nn.Module) or a PyTorch-layout .safetensors")
+    ap.add_argument("schema", nargs="?", help="the model's schema JSON (stf_schema MODEL); not with --emit-model")
     ap.add_argument("--map", default="auto", choices=sorted(BUILTIN_MAPS), help="built-in name map")
     ap.add_argument("--map-file", help="JSON list of [regex, replacement] rules applied before the built-in map")
     ap.add_argument("--strip-prefix", default="", help="drop this prefix from every key first (e.g. 'model.')")
@@ -404,7 +889,36 @@ def main(argv=None):
     ap.add_argument("--safetensors", help="write a .safetensors file in statiformer's stored layout")
     ap.add_argument("--allow-cast", action="store_true", help="accept float16/bfloat16/float64 tensors (cast to F32)")
     ap.add_argument("--allow-non-finite", action="store_true", help="accept NaN/Inf values")
+    emit = ap.add_argument_group("the C++ model from the module (no schema, one C++ compile)")
+    emit.add_argument("--emit-model", metavar="NAME", help="write --header with namespace NAME: the stf:: model type "
+                      "`Model`, the weights, bind(), a test input with PyTorch's output and check()")
+    emit.add_argument("--seq-len", type=int, help="the model's sequence length (tokens), with --emit-model")
+    emit.add_argument("--config", help="JSON constructor arguments for a state_dict or .safetensors checkpoint")
+    emit.add_argument("--seed", type=int, default=0, help="seed of the stored test input (default 0)")
     args = ap.parse_args(argv)
+    if args.emit_model is not None:
+        misuse = [f for f, v in (("SCHEMA", args.schema), ("--map-file", args.map_file),
+                                 ("--namespace", args.namespace), ("--strip-prefix", args.strip_prefix),
+                                 ("--allow-cast", args.allow_cast),
+                                 ("--allow-non-finite", args.allow_non_finite)) if v]
+        if misuse or not args.header or args.seq_len is None:
+            what = (f"{', '.join(misuse)} not with --emit-model" if misuse
+                    else "--emit-model needs --header and --seq-len")
+            print(f"export: {what}", file=sys.stderr)
+            return 2
+        try:
+            spec, schema, _ = emit_model(args.checkpoint, args.emit_model, args.seq_len, args.header, args.config,
+                                         args.seed, args.safetensors)
+        except ExportError as e:
+            print(f"export: {'; '.join(e.problems)}", file=sys.stderr)
+            return 2
+        print(f"export: {args.header}: {args.emit_model}::Model = {torch_description(spec)} over {args.seq_len} "
+              f"tokens, {schema['param_count']} floats")
+        return 0
+    if args.schema is None or args.config:
+        print("export: a SCHEMA argument is needed (or --emit-model NAME --seq-len N" + (
+            "; --config is for --emit-model)" if args.config else ")"), file=sys.stderr)
+        return 2
     try:
         tensors = export(args.checkpoint, args.schema, args.map, args.map_file, args.header, args.namespace,
                          args.safetensors, args.allow_cast, args.allow_non_finite, args.strip_prefix)

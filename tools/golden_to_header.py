@@ -4,7 +4,11 @@
 Parameters become `inline constexpr stf::Tensor<...>` constants (in .rodata, aligned, in the layout
 the model stores them: linear weights transposed, see stf_torch.stored_transposed) plus a
 `stf::WeightEntry table[]` for `stf::bind_table`; the tensors named with --io (inputs and the
-PyTorch outputs) become constants in namespace `io`, so the example can check itself.
+PyTorch outputs) become constants in namespace `io`, so the example can check itself. For a case of
+a module whose C++ type it knows (`classifier`: tools/gen_golden.py's gen_classifier, run as
+examples/classifier's Sequential), the table ends with the type's hyperparameter records
+({"key=value", nullptr, 0}, io/hparams.hpp), their values from the case's parameters, so
+stf::bind_table refuses the weights for a model type of other shapes or options.
 
     /usr/bin/python3 tools/golden_to_header.py CASE OUT.hpp NAMESPACE --io tokens valid_len y
 """
@@ -35,6 +39,24 @@ def read_golden(path):
         meta.setdefault(words[0], []).append(" ".join(words[1:]))
         i += 1
     return meta, tensors
+
+
+def golden_hparams(meta):
+    """The hyperparameter records of the case's module as its C++ type (io/hparams.hpp keys), or {}
+    for a module kind it does not know. classifier: Sequential<S, Named<"src_embed", Embedding<V, D>>,
+    PositionalEncoding<S, D> (node 1), Named<"encoder", EncoderStack<EncoderLayer<S, D, H, F>, N>>,
+    Named<"", Classifier<D, C>>>, the layers post-norm ReLU with nn.LayerNorm's eps (gen_classifier)."""
+    if meta.get("module") != ["classifier"]:
+        return {}
+    p = dict(x.split() for x in meta["param"])
+    hp = {"src_embed.num_embeddings": p["V"], "src_embed.embedding_dim": p["D"], "1.max_len": p["S"],
+          "1.d_model": p["D"], "encoder.num_layers": p["N"]}
+    for i in range(int(p["N"])):
+        hp |= {f"encoder.layers.{i}.{k}": v for k, v in (
+            ("d_model", p["D"]), ("nhead", p["H"]), ("dim_feedforward", p["F"]), ("norm_first", "false"),
+            ("activation", "relu"), ("layer_norm", "torch"), ("layer_norm_eps", "1e-05"), ("bias", "true"),
+            ("mask_fill", "-inf"), ("seq_len", p["S"]))}
+    return hp | {"in_features": p["D"], "out_features": p["C"], "log_softmax": "false"}
 
 
 def ident(name):
@@ -79,6 +101,7 @@ def main():
         for d in tensors[n][0]:
             size *= d
         out.append(f'    {{"{n}", {ident(n)}.data, {size}}},\n')
+    out += [f'    {{"{k}={v}", nullptr, 0}},\n' for k, v in golden_hparams(meta).items()]
     out.append("};\n}  // namespace weights\n\nnamespace io {\n")
     for n in args.io:
         out.append(constant(n, *tensors[n]))

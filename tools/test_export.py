@@ -8,11 +8,14 @@ use) on PyTorch's own modules, the annotated transformer and tutorial-style modu
 here are built from those names, the transposed ones marking every Linear weight transposed.
 """
 
+import contextlib
+import io
 import json
 import os
 import struct
 import sys
 import tempfile
+import types
 import unittest
 
 import torch
@@ -320,6 +323,206 @@ class Writers(unittest.TestCase):
         schema = tmp.write_json("s2.json", schema_for(self.named))
         self.assertEqual(export.main([tmp.path("sd.pt"), schema, "--map", "torch", "--safetensors", out]), 0)
         self.assertTrue(os.path.exists(out))
+
+
+def torch_safetensors(state, metadata=None, dtype_text="F32"):
+    """A PyTorch-layout .safetensors file (PyTorch's names and shapes), as safetensors.torch.save writes."""
+    header, blobs, offset = ({"__metadata__": metadata} if metadata else {}), [], 0
+    for k, t in state.items():
+        blob = t.detach().contiguous().numpy().tobytes()
+        header[k] = {"dtype": dtype_text, "shape": list(t.shape), "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
+
+
+def my_activation(x):  # a callable the exporter cannot identify
+    return torch.relu(x)
+
+
+class EmitModel(unittest.TestCase):
+    """--emit-model: the schema derived from the module, the header, and every refusal (one line, exit 2)."""
+
+    def setUp(self):
+        torch.manual_seed(3)
+        self.tmp = Tmp()
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 24, 0.0, norm_first=True), 2,
+                                         nn.LayerNorm(8), enable_nested_tensor=False)
+        self.config = {"module": "TransformerEncoder", "d_model": 8, "nhead": 2, "dim_feedforward": 24,
+                       "num_layers": 2, "norm_first": True, "final_norm": True}
+
+    def emit_error(self, argv_or_module, expected, **kw):
+        """main(argv) exits 2 with one stderr line holding `expected` and writes no header (or, for a
+        module, emit_model raises an ExportError with that text)."""
+        hpp = self.tmp.path("err.hpp")
+        if isinstance(argv_or_module, nn.Module):
+            with self.assertRaises(export.ExportError) as e:
+                export.emit_model(argv_or_module, "m", 5, hpp, **kw)
+            self.assertEqual(len(e.exception.problems), 1)
+            self.assertIn(expected, e.exception.problems[0])
+        else:
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                rc = export.main(argv_or_module + ["--header", hpp])
+            self.assertEqual(rc, 2, err.getvalue())
+            lines = err.getvalue().splitlines()
+            self.assertEqual(len(lines), 1, err.getvalue())
+            self.assertIn(expected, lines[0])
+        self.assertFalse(os.path.exists(hpp))
+
+    def test_derived_schema_is_stf_schemas(self):
+        # tests/io/schemas/enc_stack.json: stf_schema's for EncoderStack<EncoderLayer<5, 8, 2, 100>, 2, true>
+        # (a ctest checks the committed file against the C++ type)
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "io", "schemas",
+                               "enc_stack.json")) as f:
+            want = json.load(f)
+        enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 100), 2, norm=nn.LayerNorm(8))
+        got = export.derived_schema(export.describe_module(enc), 5, "enc_stack")
+        self.assertEqual(got, want)
+        self.assertEqual(list(got["hparams"]), list(want["hparams"]))
+        self.assertEqual(export.cpp_model_type(export.describe_module(enc), 5),
+                         "stf::EncoderStack<stf::EncoderLayer<5, 8, 2, 100, stf::LayerOptions{.norm = "
+                         "stf::NormPlacement::post, .activation = stf::Activation::relu}>, 2, true>")
+        # a lone layer: the layer's own keys (as LAYER_HPARAMS, stf_schema's for EncoderLayer<5, 8, 2, 16>)
+        lone = export.derived_schema(export.describe_module(nn.TransformerEncoderLayer(8, 2, 16)), 5, "l")
+        self.assertEqual(lone["hparams"], LAYER_HPARAMS)
+        self.assertEqual(lone["params"][0]["name"], "self_attn.q.weight")
+
+    def test_module_state_dict_and_safetensors_give_one_header(self):
+        t = self.tmp
+        torch.save(self.enc, t.path("m.pt"))
+        torch.save(self.enc.state_dict(), t.path("sd.pt"))
+        with open(t.path("sd.safetensors"), "wb") as f:
+            f.write(torch_safetensors(self.enc.state_dict()))
+        cfg = t.write_json("c.json", self.config)
+        texts = []
+        for i, argv in enumerate(([t.path("m.pt")], [t.path("sd.pt"), "--config", cfg],
+                                  [t.path("sd.safetensors"), "--config", cfg])):
+            hpp = t.path(f"{i}.hpp")
+            self.assertEqual(export.main(argv + ["--emit-model", "m", "--seq-len", "6", "--header", hpp]), 0)
+            texts.append(read(hpp, "r").split("\n", 1)[1])  # line 1 names the input file
+        self.assertEqual(texts[0], texts[1])
+        self.assertEqual(texts[0], texts[2])
+        # --safetensors beside the header: the derived schema's hyperparameters in the metadata
+        st_path = t.path("m.safetensors")
+        export.main([t.path("m.pt"), "--emit-model", "m", "--seq-len", "6", "--header", t.path("x.hpp"),
+                     "--safetensors", st_path])
+        blob = read(st_path)
+        meta = json.loads(blob[8:8 + struct.unpack("<Q", blob[:8])[0]])["__metadata__"]
+        self.assertEqual(meta["layers.1.nhead"], "2")
+        self.assertEqual(meta["norm.eps"], "1e-05")
+        text = texts[0]
+        self.assertIn("using Model = stf::EncoderStack<stf::EncoderLayer<6, 8, 2, 24, stf::LayerOptions{.norm = "
+                      "stf::NormPlacement::pre, .activation = stf::Activation::relu}>, 2, true>;", text)
+        self.assertIn('{"layers.1.norm_first=true", nullptr, 0},', text)
+        self.assertIn("inline stf::BindResult bind(Model::Params& params)", text)
+        self.assertIn("inline float check(const Model& model)", text)
+        # the stored output is PyTorch's for the stored input
+        x = torch.randn(6, 8, generator=torch.Generator().manual_seed(0))
+        with torch.no_grad():
+            y = self.enc.eval()(x.unsqueeze(1)).reshape(-1)
+        self.assertIn("test_output[48] = {\n    " + ", ".join(export.cpp_float(v) for v in y[:8].tolist()), text)
+
+    def test_records_read_from_modules_are_stf_schemas(self):
+        # tools/train_demo.py writes the demo's records from its PyTorch model: those of the C++ type
+        # (tests/io/schemas/demo.json, checked against stf_schema demo by a ctest)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import train_demo
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "io", "schemas",
+                               "demo.json")) as f:
+            want = json.load(f)["hparams"]
+        got = export.encdec_hparams(train_demo.build_model(), train_demo.SRC_LEN, train_demo.TGT_LEN)
+        self.assertEqual(list(got.items()), list(want.items()))
+        self.assertEqual(export._cpp_member("layers.10.norm1.weight"), "layers[10].norm1.weight")
+
+    def test_unsupported_modules(self):
+        self.emit_error(nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU()), "Sequential: not a module --emit-model supports")
+        self.emit_error(nn.Transformer(8, 2, 1, 1, 16), "Transformer: not a module --emit-model supports (export its "
+                        "encoder")
+        custom = nn.TransformerEncoderLayer(8, 2, 16)
+        custom.extra = nn.Linear(8, 8)
+        self.emit_error(custom, "custom sublayer(s) extra: not supported")
+
+        class Sub(nn.TransformerEncoderLayer):
+            pass
+        self.emit_error(Sub(8, 2, 16), "Sub: not a module --emit-model supports")
+        self.emit_error(nn.TransformerEncoder(Sub(8, 2, 16), 2, enable_nested_tensor=False),
+                        "layers.0: Sub is not an nn.TransformerEncoderLayer")
+        self.emit_error(nn.TransformerEncoderLayer(8, 2, 16, activation=my_activation),
+                        "activation unsupported (my_activation): statiformer has relu and gelu (erf form) only")
+        self.emit_error(nn.TransformerEncoderLayer(8, 2, 16, activation=nn.GELU(approximate="tanh")),
+                        "statiformer has relu and gelu (erf form) only")
+
+    def test_eps(self):
+        self.emit_error(nn.TransformerEncoderLayer(8, 2, 16, layer_norm_eps=1e-6),
+                        "layer_norm_eps 1e-06: statiformer's LayerNorm (torch kind) has eps 1e-05 only")
+        self.enc.layers[1].norm1.eps = 1e-6
+        self.emit_error(self.enc, "layers.1: norm1.eps 1e-06 and norm2.eps 1e-05 differ")
+        self.enc.layers[1].norm2.eps = 1e-6
+        self.emit_error(self.enc, "layers.1.layer_norm_eps 1e-06 differs from layers.0.layer_norm_eps 1e-05")
+        self.enc.layers[1].norm1.eps = self.enc.layers[1].norm2.eps = 1e-5
+        self.enc.norm.eps = 1e-6
+        self.emit_error(self.enc, "norm.eps 1e-06 differs from the layers' 1e-05")
+
+    def test_command_line_refusals(self):
+        t = self.tmp
+        emit = ["--emit-model", "m", "--seq-len", "5"]
+        torch.save(self.enc, t.path("m.pt"))
+        torch.save(self.enc.state_dict(), t.path("sd.pt"))
+        cfg = t.write_json("c.json", self.config)
+        self.emit_error([t.path("sd.pt")] + emit, "without its constructor arguments: pass --config")
+        self.emit_error([t.path("m.pt"), "--config", cfg] + emit, "a whole module, which carries its own "
+                        "hyperparameters: drop --config")
+        self.emit_error([t.path("sd.pt"), "--config", t.write_json("c2.json", dict(self.config, d_model=16, nhead=4))]
+                        + emit, "shapes do not match")
+        self.emit_error([t.path("sd.pt"), "--config", t.write_json("c3.json", dict(self.config, num_layers=3))]
+                        + emit, "missing 'layers.2.self_attn.in_proj_weight'")
+        self.emit_error([t.path("sd.pt"), "--config", t.write_json("c4.json", dict(self.config, final_norm=False))]
+                        + emit, "unexpected 'norm.weight'")
+        self.emit_error([t.path("sd.pt"), "--config", t.write_json("c5.json", dict(self.config, heads=2))] + emit,
+                        "unknown key(s) heads")
+        self.emit_error([t.path("sd.pt"), "--config", t.write_json("c6.json", dict(self.config, nhead=3))] + emit,
+                        "d_model 8 is not a multiple of nhead 3")
+        self.emit_error([t.path("sd.pt"), "--config", t.write_json("c7.json", dict(self.config, module="Transformer"))]
+                        + emit, "\"module\" 'Transformer': --config describes TransformerEncoder or")
+        self.emit_error([t.path("m.pt"), "--emit-model", "m", "--seq-len", "0"], "--seq-len 0: a positive number")
+        self.emit_error([t.path("m.pt"), "--emit-model", "my-model", "--seq-len", "5"], "a C++ identifier is needed")
+        self.emit_error([t.path("m.pt"), "--emit-model", "m"], "--emit-model needs --header and --seq-len")
+        self.emit_error([t.path("m.pt"), "s.json"] + emit, "SCHEMA not with --emit-model")
+
+    def test_files_it_cannot_read(self):
+        t = self.tmp
+        emit = ["--emit-model", "m", "--seq-len", "5"]
+        cfg = t.write_json("c.json", self.config)
+        sd = self.enc.state_dict()
+        # statiformer's own layout: written by export.py, not a PyTorch checkpoint
+        with open(t.path("stf.safetensors"), "wb") as f:
+            f.write(torch_safetensors(sd, {"format": "statiformer", "layout": "2"}))
+        self.emit_error([t.path("stf.safetensors"), "--config", cfg] + emit, "already in statiformer's stored layout")
+        with open(t.path("i64.safetensors"), "wb") as f:
+            f.write(torch_safetensors({"layers.0.norm1.weight": torch.zeros(8, dtype=torch.int64)}, None, "I64"))
+        self.emit_error([t.path("i64.safetensors"), "--config", cfg] + emit,
+                        "tensor 'layers.0.norm1.weight' of dtype I64: cannot map it")
+        with open(t.path("junk.pt"), "wb") as f:
+            f.write(b"not a checkpoint at all")
+        self.emit_error([t.path("junk.pt")] + emit, "not a torch.save file nor a .safetensors file")
+        self.emit_error([t.path("absent.pt")] + emit, "no such file")
+        # a whole module whose class is not importable where the exporter runs
+        user = types.ModuleType("user_models_for_test")
+        exec("import torch\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.fc = torch.nn.Linear(2, 2)\n", user.__dict__)
+        sys.modules["user_models_for_test"] = user
+        try:
+            torch.save(user.Net(), t.path("pickled.pt"))
+        finally:
+            del sys.modules["user_models_for_test"]
+        self.emit_error([t.path("pickled.pt")] + emit, "a pickled whole module whose class cannot be imported here")
+        # the schema path: the same readers, the same one-line problems
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(export.main([t.path("junk.pt"), t.write_json("s.json", schema_for([]))]), 1)
+        self.assertIn("not a torch.save file nor a .safetensors file", err.getvalue())
 
 
 if __name__ == "__main__":
