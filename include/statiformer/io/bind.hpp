@@ -64,8 +64,9 @@ inline const char* hparam_record_value(const WeightEntry& e, const Name& prefix,
 /// parameters, rejects duplicate names and names the schema does not have. Hyperparameter records
 /// ({"key=value", nullptr, 0}) are compared with the model's (io/hparams.hpp): a differing, missing
 /// or unknown one is `Status::hyperparameter_mismatch` (name: the key; file_value, model_value). A
-/// table with no record at all (a header written before they were recorded, or by
-/// tools/train_demo.py / golden_to_header.py) binds by names and sizes only.
+/// table with no record at all (a header written before they were recorded) binds by names and
+/// sizes only; every header the tools write today (export.py, train_demo.py, golden_to_header.py)
+/// has them.
 template <class Params, index_t N>
 BindResult bind_table(Params& params, const WeightEntry (&table)[N], const Name& prefix = {}) {
   index_t records = 0;
