@@ -30,10 +30,10 @@
 // it (constant true when the build's flags already promise it). kernels_detail::x86::int8_allow_vnni
 // (product/select.hpp) turns VNNI off for the tests of the vpmaddwd code on CPUs that have VNNI.
 //
-// Compiles to nothing unless AVX2 and FMA are enabled (the avx2 and avx512 variants' files).
+// Compiles to nothing unless AVX2 and FMA, or AVX-512F, are enabled (the avx2 and avx512 variants' files).
 #pragma once
 
-#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
+#if defined(__x86_64__) && defined(__AVX2__) && (defined(__FMA__) || defined(__AVX512F__))
 #include <immintrin.h>
 
 #include <cstdint>
@@ -73,6 +73,17 @@ struct ProductInt8 {
   // ---- AVX2 (both variants): int16 pairs by vpmaddwd -------------------------------------------
   static __m256i prefix8(index_t n) {  // int32 lanes < n all-ones (n may be 0)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+
+  /// a · b + c, one rounding: vfmadd on ymm, or where the flags have AVX-512F but not FMA (the
+  /// avx512 variant built without -march) AVX-512F's on the low half of a zmm.
+  static __m256 fma8(__m256 a, __m256 b, __m256 c) {
+#if defined(__FMA__)
+    return _mm256_fmadd_ps(a, b, c);
+#else
+    return _mm512_castps512_ps256(
+        _mm512_fmadd_ps(_mm512_zextps256_ps512(a), _mm512_zextps256_ps512(b), _mm512_zextps256_ps512(c)));
+#endif
   }
 
   /// max |x[i]| over n values (exact in any order), and whether all are finite (x · 0 is ±0 for a
@@ -157,7 +168,7 @@ struct ProductInt8 {
       const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
       const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(t.s[r]), sw);
       const __m256 f = _mm256_cvtepi32_ps(sums);
-      const __m256 v = t.bias ? _mm256_fmadd_ps(f, scale, b) : _mm256_mul_ps(f, scale);
+      const __m256 v = t.bias ? fma8(f, scale, b) : _mm256_mul_ps(f, scale);
       if (full)
         _mm256_storeu_ps(t.y + r * t.ldy, v);
       else
@@ -259,7 +270,7 @@ struct ProductInt8 {
         const __m256i sums = _mm256_sub_epi32(acc[r][i], _mm256_set1_epi32(offset));
         const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(t.s[r]), sw);
         const __m256 f = _mm256_cvtepi32_ps(sums);
-        const __m256 v = t.bias ? _mm256_fmadd_ps(f, scale, b) : _mm256_mul_ps(f, scale);
+        const __m256 v = t.bias ? fma8(f, scale, b) : _mm256_mul_ps(f, scale);
         if (partial)
           _mm256_maskstore_ps(t.y + r * t.ldy + 8 * i, keep, v);
         else
