@@ -70,8 +70,9 @@ extern bool int8_allow_vnni;
 /// int8 products (w8a8 linear) on target `Tag`:
 ///   int8_generic  every target: plain integer loops (kernels/product/int8.hpp), the compiler's
 ///                 own vectorization;
-///   int8_x86      avx2: vpmaddwd on sign-extended int16; avx512: vpdpbusd (AVX512-VNNI) where
-///                 the CPU has it, checked at run time in the kernel, else avx2's code
+///   int8_x86      avx2: vpdpbusd on ymm (AVX-VNNI) where the CPU has it, else vpmaddwd on
+///                 sign-extended int16; avx512: vpdpbusd on zmm (AVX512-VNNI) where the CPU has
+///                 it, else the vpmaddwd code; checked at run time in the kernel
 ///                 (kernels/product/x86_int8.hpp).
 /// `Linear` is the struct that provides linear_w8a8, void where the generic code runs.
 template <class Tag>

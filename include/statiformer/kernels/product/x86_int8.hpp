@@ -4,7 +4,7 @@
 //  - each group of up to kQuantizedRowGroup rows is quantized into the scratch (vector max|x|,
 //    cvtps2dq in the default rounding mode, clamp to ±127), then every 64-output weight panel
 //    passes over the group in register tiles of up to 6 rows;
-//  - AVX-512 with AVX512-VNNI (checked at run time, below): tiles of 6 rows × 4 vectors of 16
+//  - AVX-512 with AVX512-VNNI (checked at run time, below): tiles of 4 rows × 4 vectors of 16
 //    int32 sums, one `vpdpbusd` per row and vector per k-quad. vpdpbusd multiplies unsigned by
 //    signed bytes: the weights go in unsigned, w + 128 (one xor with 0x80 per weight vector, shared
 //    by the tile's rows), the activations signed (a broadcast of the row's quad), and each row's
