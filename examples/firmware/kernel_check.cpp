@@ -99,7 +99,7 @@ void check_selections() {
     fw_putc('\n');
     for (const kernel_registry::Selected& s : selected) {
       // (the int8 products run the generic code here: no Cortex-M int8 kernel yet)
-      const std::string_view expected = s.variant.substr(0, 5) == "int8_"          ? "int8_generic"
+      const std::string_view expected = s.variant.starts_with("int8_")             ? "int8_generic"
                                         : s.op == "softmax" || s.op == "transpose" ? "generic"
                                                                                    : own;
       if (s.variant == expected && kernel_registry::find(s.op, s.variant)) continue;
