@@ -69,7 +69,7 @@ RULES = [
                               r"exp_groups\w*|sum_tree\w*|weighted_values\w*|group_keys|group_block_rows|"
                               r"tall_group|block_exps|block_weights|rescale|allowed|softmax_scores")),
     ("kernels: product", fn(r"tile\w*|tall_rows|row_tile\w*|row_panel\w*|product\w*|gemm\w*|gemv\w*|"
-                            r"linear\w*|panel\w*|block_steps|fma_scalar|plain|column")),
+                            r"linear\w*|panel\w*|block_steps|fma_scalar|plain|column|quantize\w*")),
     ("kernels: norm", fn(r"layer_norm\w*|rms_norm\w*")),
     ("kernels: softmax", fn(r"log_softmax\w*|softmax\w*")),
     ("kernels: elementwise", fn(r"add\w*|sub|mul|div\w*|map\w*|relu\w*|gelu\w*|activation\w*|fma_n|"

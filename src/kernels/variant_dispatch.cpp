@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/product/select.hpp>
 #include <statiformer/simd/dispatch.hpp>
 
 namespace stf {
@@ -21,6 +22,7 @@ namespace {
 struct Table {
   decltype(&Kernels<isa::scalar>::linear) linear;
   decltype(&Kernels<isa::scalar>::linear_block) linear_block;
+  decltype(&Kernels<isa::scalar>::linear_w8a8) linear_w8a8;
   decltype(&Kernels<isa::scalar>::attention_row) attention_row;
   decltype(&Kernels<isa::scalar>::attention_rows) attention_rows;
   decltype(&Kernels<isa::scalar>::attention_rows_weights) attention_rows_weights;
@@ -43,6 +45,7 @@ Table table_of() noexcept {
   using K = Kernels<Tag>;
   return {.linear = &K::linear,
           .linear_block = &K::linear_block,
+          .linear_w8a8 = &K::linear_w8a8,
           .attention_row = &K::attention_row,
           .attention_rows = &K::attention_rows,
           .attention_rows_weights = &K::attention_rows_weights,
@@ -102,6 +105,7 @@ constexpr auto first_call(R (*Table::*)(A...) noexcept) -> R (*)(A...) noexcept 
 constexpr Table kFirstCall = {
     .linear = first_call<&Table::linear>(&Table::linear),
     .linear_block = first_call<&Table::linear_block>(&Table::linear_block),
+    .linear_w8a8 = first_call<&Table::linear_w8a8>(&Table::linear_w8a8),
     .attention_row = first_call<&Table::attention_row>(&Table::attention_row),
     .attention_rows = first_call<&Table::attention_rows>(&Table::attention_rows),
     .attention_rows_weights = first_call<&Table::attention_rows_weights>(&Table::attention_rows_weights),
@@ -146,6 +150,10 @@ const Chosen& chosen() noexcept {
 const Table& table() noexcept { return *g_table.load(std::memory_order_acquire); }
 
 }  // namespace
+
+namespace kernels_detail::x86 {
+bool int8_allow_vnni = true;  // (kernels/product/select.hpp)
+}  // namespace kernels_detail::x86
 
 namespace isa {
 
@@ -194,6 +202,12 @@ void Kernels<isa::dispatch>::linear_block(const float* x, index_t ldx, index_t r
                                           index_t out, float* y, index_t ldy, const float* bias, bool accumulate,
                                           Fuse act) noexcept {
   table().linear_block(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act);
+}
+template <>
+void Kernels<isa::dispatch>::linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw,
+                                         const float* s_w, const float* bias, index_t out, float* y,
+                                         std::int8_t* scratch, Fuse act) noexcept {
+  table().linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
 }
 template <>
 void Kernels<isa::dispatch>::attention_row(const float* q, const float* kt, index_t kt_stride, const float* v,

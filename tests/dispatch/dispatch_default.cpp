@@ -12,6 +12,7 @@
 //  4. the demo model, a whole encoder-decoder on the dispatching kernels, gives the committed
 //     logprob hash (examples/demo/logprob_hash.hpp), the same bits on every target and variant.
 // Exit status 0 when all hold; the failures are printed.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -146,6 +147,13 @@ struct DispatchEnv {
   stf_checks::Buffers buf{x.data(),     w.data(),      bias.data(),        got.data(),      want.data(),
                           q.data(),     kt.data(),     vv.data(),          s_got.data(),    s_want.data(),
                           o_got.data(), o_want.data(), allow_bytes.data(), row_masks.data()};
+  // int8 (check_linear_w8a8), with the case near the int32 limit
+  std::vector<std::int8_t> qw = std::vector<std::int8_t>(Cap::qw),
+                           q_scratch = std::vector<std::int8_t>(std::max(Cap::q_scratch, Cap::limit_scratch)),
+                           q_row = std::vector<std::int8_t>(std::max(Cap::q_row, ref::kMaxQuantizedIn)),
+                           limit_qw = std::vector<std::int8_t>(Cap::limit_qw);
+  std::vector<float> s_w = std::vector<float>(Cap::s_w), limit_x = std::vector<float>(Cap::limit_x);
+  stf_checks::QuantBuffers qbuf{qw.data(), q_scratch.data(), q_row.data(), s_w.data(), limit_x.data(), limit_qw.data()};
   bool flushes_denormals = false;
   index_t max_head_dim = largest(kHeadDims), max_keys = largest(kKeyCounts);
 
@@ -168,6 +176,7 @@ void check_kernels() {
   stf_checks::check_dot_sum<K>(env);
   stf_checks::check_transpose<K>(env);
   stf_checks::check_linear<K>(env);
+  stf_checks::check_linear_w8a8<K>(env);
   stf_checks::check_linear_blocks<K>(env);
   stf_checks::check_attention<K>(env);
   stf_checks::check_rows<K>(env);

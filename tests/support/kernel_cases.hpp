@@ -122,6 +122,25 @@ inline void fill(float* v, index_t n, std::uint32_t seed, float scale = 1.0f) {
   }
 }
 
+/// n int8 values uniform in [-127, 127] from seed (int8 weights; -128 is never stored).
+inline void fill_i8(std::int8_t* v, index_t n, std::uint32_t seed) {
+  for (index_t i = 0; i < n; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    v[i] = static_cast<std::int8_t>(static_cast<int>((seed >> 8) % 255u) - 127);
+  }
+}
+
+// ---- int8 (kernels/QUANTIZATION.md): linear_w8a8 at kLinearRows × kLinearIns × kLinearOuts, the long
+// reduction above, special rows, and the reduction near the int32 limit --------------------------------
+/// Rows of the special-rows case: a plain row, zeros, a NaN, +inf, -inf, ties (x · 127/a = k + 1/2),
+/// huge values, one negative constant, and a row whose largest value is last.
+inline constexpr index_t kQuantSpecialRows = 9;
+inline constexpr index_t kQuantSpecialIns[] = {5, 64, 67};
+inline constexpr index_t kQuantSpecialOuts[] = {17, 70};
+/// The reduction near the int32 limit (hosts only: its buffers are ~0.8 MB): constant rows ±1 against
+/// weights ±127, so |acc| = 127² · in = 2147479576 with in = ref::kMaxQuantizedIn.
+inline constexpr index_t kQuantLimitRows = 2, kQuantLimitOuts = 17;
+
 /// Largest value of a list (for buffer sizes).
 template <index_t N>
 constexpr index_t largest(const index_t (&list)[N]) {

@@ -65,6 +65,19 @@ struct Capacity {
   static constexpr index_t v = MaxKeys * model;
   static constexpr index_t scratch = attention_scratch_floats(rows, MaxKeys, MaxHeadDim) + rows * MaxKeys;
   static constexpr index_t allow = rows * MaxKeys;
+  // int8 (check_linear_w8a8): weights in k-quads, their scales, the linear's scratch, the
+  // reference's quantized row; the case near the int32 limit needs the *_limit sizes on top
+  static constexpr index_t qw =
+      max3(quad_padded(largest(kLinearIns)) * largest(kLinearOuts), quad_padded(kLongIn) * largest(kLongOuts),
+           quad_padded(largest(kQuantSpecialIns)) * largest(kQuantSpecialOuts));
+  static constexpr index_t s_w = max3(bias, largest(kQuantSpecialOuts), kQuantLimitOuts);
+  static constexpr index_t q_scratch = max3(linear_w8a8_scratch_bytes(largest(kLinearRows), largest(kLinearIns)),
+                                            linear_w8a8_scratch_bytes(largest(kLongRows), kLongIn),
+                                            linear_w8a8_scratch_bytes(kQuantSpecialRows, largest(kQuantSpecialIns)));
+  static constexpr index_t q_row = kLongIn > largest(kLinearIns) ? kLongIn : largest(kLinearIns);
+  static constexpr index_t limit_x = kQuantLimitRows * ref::kMaxQuantizedIn;
+  static constexpr index_t limit_qw = quad_padded(ref::kMaxQuantizedIn) * kQuantLimitOuts;
+  static constexpr index_t limit_scratch = linear_w8a8_scratch_bytes(kQuantLimitRows, ref::kMaxQuantizedIn);
 };
 
 /// Where the checks work: the runner's buffers (sizes: Capacity).
@@ -73,6 +86,16 @@ struct Buffers {
   float *q, *kt, *vv, *s_got, *s_want, *o_got, *o_want;
   std::uint8_t* allow;
   ref::RowMask* masks;
+};
+
+/// Where the int8 checks work (sizes: Capacity's qw, s_w, q_scratch, q_row). limit_*: the case near
+/// the int32 limit (limit_x, limit_qw; scratch and q_row then hold limit_scratch and
+/// ref::kMaxQuantizedIn bytes), or null where the runner has no room for it (the firmware).
+struct QuantBuffers {
+  std::int8_t *qw, *scratch, *q_row;
+  float* s_w;
+  float* limit_x;
+  std::int8_t* limit_qw;
 };
 
 /// Index of the first element of got that differs from want, or n. flushed: a zero of the same sign
@@ -149,6 +172,76 @@ void check_linear(Env& env) {
       env.expect("linear (long reduction)", b.got, b.want, rows * out, {{"rows", rows}, {"in", kLongIn}, {"out", out}},
                  false);
     }
+}
+
+/// w8a8 linear (kernels/QUANTIZATION.md) against ref::linear_w8a8: every size of check_linear (the
+/// quads, register tiles and 64-wide panels), each activation, with and without bias; the long
+/// reduction; special rows (zeros, NaN, ±inf, ties, huge values); and, where the runner has the
+/// buffers, the reduction of ref::kMaxQuantizedIn steps, |acc| 2147479576. The weights' padding
+/// bytes (k from in to the quad) hold other values than zero: the kernels must not read them as
+/// products (the quantized rows are zero there).
+template <class K, class Env>
+void check_linear_w8a8(Env& env) {
+  Buffers& b = env.buf;
+  QuantBuffers& qb = env.qbuf;
+  auto scales = [&](index_t out) {
+    for (index_t o = 0; o < out; ++o) qb.s_w[o] = static_cast<float>(o % 7 + 1) * 0.0031f;
+  };
+  auto run = [&](const char* what, const float* x, index_t rows, index_t in, const std::int8_t* qw, index_t out,
+                 const float* bias, Fuse act) {
+    for (index_t i = 0; i < rows * out + 8; ++i) b.got[i] = b.want[i] = -7.0f;
+    K::linear_w8a8(x, rows, in, qw, qb.s_w, bias, out, b.got, qb.scratch, act);
+    ref::linear_w8a8(x, rows, in, qw, qb.s_w, bias, out, b.want, qb.q_row, act);
+    env.expect(what, b.got, b.want, rows * out + 8,
+               {{"rows", rows}, {"in", in}, {"out", out}, {"act", index_t(act)}, {"bias", index_t(bias != nullptr)}},
+               act == Fuse::gelu && env.flushes_denormals);
+  };
+  fill(b.x, Capacity<1, 1>::x, 61);
+  fill_i8(qb.qw, Capacity<1, 1>::qw, 62);
+  fill(b.bias, Capacity<1, 1>::bias, 63);
+  scales(Capacity<1, 1>::s_w);
+  for (index_t rows : kLinearRows)
+    for (index_t in : kLinearIns)
+      for (index_t out : kLinearOuts)
+        for (Fuse act : {Fuse::none, Fuse::relu, Fuse::gelu})
+          for (int with_bias = 0; with_bias < 2; ++with_bias)
+            run("linear_w8a8", b.x, rows, in, qb.qw, out, with_bias ? b.bias : nullptr, act);
+  for (index_t rows : kLongRows)
+    for (index_t out : kLongOuts)
+      run("linear_w8a8 (long reduction)", b.x, rows, kLongIn, qb.qw, out, b.bias, Fuse::none);
+  // special rows
+  const float inf = std::numeric_limits<float>::infinity();
+  for (index_t in : kQuantSpecialIns)
+    for (index_t out : kQuantSpecialOuts) {
+      float* x = b.x;
+      fill(x, kQuantSpecialRows * in, 64 + static_cast<std::uint32_t>(in));
+      for (index_t i = 0; i < in; ++i) {
+        x[1 * in + i] = (i % 2 ? -0.0f : 0.0f);                                   // zeros: q = 0, s_x = 0
+        x[5 * in + i] = static_cast<float>(static_cast<int>(i % 10) - 5) + 0.5f;  // ties: a = 127, 127/a = 1
+        x[6 * in + i] *= 3e38f;                                                   // huge (127/a is tiny, normal)
+        x[7 * in + i] = -0.3f;                                                    // constant: q = -127
+      }
+      x[2 * in + in / 2] = std::numeric_limits<float>::quiet_NaN();  // the row's outputs are NaN
+      x[3 * in + in - 1] = inf;
+      x[4 * in] = -inf;
+      x[5 * in + in / 3] = 127.0f;
+      x[8 * in + in - 1] = 5.0f;  // the largest value last (after the vectors' first blocks)
+      for (Fuse act : {Fuse::none, Fuse::relu})
+        for (int with_bias = 0; with_bias < 2; ++with_bias)
+          run("linear_w8a8 (special rows)", x, kQuantSpecialRows, in, qb.qw, out, with_bias ? b.bias : nullptr, act);
+    }
+  // the reduction near the int32 limit: rows of +1 and -1 against channels of +127 and -127
+  if (qb.limit_x) {
+    constexpr index_t in = ref::kMaxQuantizedIn, out = kQuantLimitOuts;
+    for (index_t i = 0; i < in; ++i) qb.limit_x[i] = 1.0f, qb.limit_x[in + i] = -1.0f;
+    for (index_t k = 0; k < in; ++k)
+      for (index_t o = 0; o < out; ++o)
+        qb.limit_qw[qweight_index(in, out, k, o)] = static_cast<std::int8_t>(o % 3 == 1 ? -127 : 127);
+    scales(out);
+    for (int with_bias = 0; with_bias < 2; ++with_bias)
+      run("linear_w8a8 (reduction near the int32 limit)", qb.limit_x, kQuantLimitRows, in, qb.limit_qw, out,
+          with_bias ? b.bias : nullptr, Fuse::none);
+  }
 }
 
 /// linear_block over blocks of the reduction and of the outputs (what FeedForward does with its

@@ -55,6 +55,13 @@ struct CatchEnv {
   stf_checks::Buffers buf{x.data(),     w.data(),      bias.data(),        got.data(),      want.data(),
                           q.data(),     kt.data(),     vv.data(),          s_got.data(),    s_want.data(),
                           o_got.data(), o_want.data(), allow_bytes.data(), row_masks.data()};
+  // int8 (check_linear_w8a8), with the case near the int32 limit
+  std::vector<std::int8_t> qw = std::vector<std::int8_t>(Cap::qw),
+                           q_scratch = std::vector<std::int8_t>(std::max(Cap::q_scratch, Cap::limit_scratch)),
+                           q_row = std::vector<std::int8_t>(std::max(Cap::q_row, ref::kMaxQuantizedIn)),
+                           limit_qw = std::vector<std::int8_t>(Cap::limit_qw);
+  std::vector<float> s_w = std::vector<float>(Cap::s_w), limit_x = std::vector<float>(Cap::limit_x);
+  stf_checks::QuantBuffers qbuf{qw.data(), q_scratch.data(), q_row.data(), s_w.data(), limit_x.data(), limit_qw.data()};
   bool flushes_denormals = ::flushes_denormals<K>();
   index_t max_head_dim = largest(kHeadDims), max_keys = largest(kKeyCounts);
 
@@ -129,6 +136,23 @@ TEST_CASE("kernel variants: transpose equals the reference, padded strides, noth
 TEST_CASE("kernel variants: linear (bias, fused activations, a long reduction) equals the reference", "[kernels]") {
   run_check([](auto k, auto& env) { stf_checks::check_linear<decltype(k)>(env); });
 }
+
+TEST_CASE("kernel variants: linear_w8a8 (int8: sizes, activations, special rows, the int32 limit) equals the reference",
+          "[kernels][int8]") {
+  run_check([](auto k, auto& env) { stf_checks::check_linear_w8a8<decltype(k)>(env); });
+}
+
+#if defined(__x86_64__)
+// The x86 variants' vpmaddwd code (what CPUs without VNNI run; kernels/product/x86_int8.hpp) on this
+// CPU too, whatever it has: the same check with VNNI turned off.
+TEST_CASE("kernel variants: linear_w8a8 without VNNI (vpmaddwd on int16) equals the reference", "[kernels][int8]") {
+  struct Restore {
+    ~Restore() { kernels_detail::x86::int8_allow_vnni = true; }
+  } restore;
+  kernels_detail::x86::int8_allow_vnni = false;
+  run_check([](auto k, auto& env) { stf_checks::check_linear_w8a8<decltype(k)>(env); });
+}
+#endif
 
 TEST_CASE("kernel variants: linear_block over blocks of the reduction and of the outputs gives linear's bits",
           "[kernels]") {

@@ -97,6 +97,20 @@ struct WeightBlock {
   }
 };
 
+/// Rows a w8a8 linear (Kernels::linear_w8a8) quantizes at a time: its scratch holds them, and each
+/// weight panel is read once per group (kernels/product/int8.hpp, x86_int8.hpp).
+inline constexpr index_t kQuantizedRowGroup = 24;
+
+/// Elements of one quantized row in a w8a8 linear's scratch: in, rounded up to 16.
+constexpr index_t quantized_row_stride(index_t in) { return (in + 15) / 16 * 16; }
+
+/// Bytes of the scratch of one linear_w8a8 call over `rows` rows of `in` inputs: up to
+/// kQuantizedRowGroup quantized rows of two bytes an element (int8, or int16 for the kernels that
+/// multiply int16 pairs).
+constexpr index_t linear_w8a8_scratch_bytes(index_t rows, index_t in) {
+  return (rows < kQuantizedRowGroup ? rows : kQuantizedRowGroup) * quantized_row_stride(in) * 2;
+}
+
 /// Activation fused into a linear layer's output.
 enum class Fuse : std::uint8_t { none, relu, gelu };
 constexpr Fuse fuse(Activation a) { return a == Activation::relu ? Fuse::relu : Fuse::gelu; }
@@ -124,6 +138,14 @@ struct Kernels {
   /// added and act applied after this block's steps (pass them with the last block only).
   static void linear_block(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
                            index_t ldy, const float* bias, bool accumulate, Fuse act = Fuse::none) noexcept;
+  /// w8a8 linear (kernels/QUANTIZATION.md): each row of x [rows, in] quantized to int8 with its own
+  /// scale at run time, the int32 product with the int8 weight qw (Wᵀ [in, out] in k-quads and
+  /// panels: qweight_index) and its per-output scales s_w [out], then y[r, o] =
+  /// fma(float(acc), s_x[r] · s_w[o], bias[o]) and act: the bits of ref::linear_w8a8. in ≤
+  /// ref::kMaxQuantizedIn. scratch: linear_w8a8_scratch_bytes(rows, in) bytes, any alignment.
+  static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
+                          const float* bias, index_t out, float* y, std::int8_t* scratch,
+                          Fuse act = Fuse::none) noexcept;
   /// One query row of scaled dot-product attention over n_keys keys of one head, keys given
   /// transposed, streaming over key blocks (see ref::attention_row for the contract); p: scratch
   /// of attention_scratch_floats(1, n_keys, head_dim).
@@ -177,6 +199,9 @@ void Kernels<isa::dispatch>::linear(const float*, index_t, index_t, const float*
 template <>
 void Kernels<isa::dispatch>::linear_block(const float*, index_t, index_t, index_t, WeightBlock, index_t, float*,
                                           index_t, const float*, bool, Fuse) noexcept;
+template <>
+void Kernels<isa::dispatch>::linear_w8a8(const float*, index_t, index_t, const std::int8_t*, const float*, const float*,
+                                         index_t, float*, std::int8_t*, Fuse) noexcept;
 template <>
 void Kernels<isa::dispatch>::attention_row(const float*, const float*, index_t, const float*, index_t, index_t, index_t,
                                            ref::RowMask, MaskFill, float*, float*) noexcept;

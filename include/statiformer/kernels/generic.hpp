@@ -40,6 +40,7 @@
 #include <statiformer/kernels/elementwise/generic.hpp>
 #include <statiformer/kernels/norm/generic.hpp>
 #include <statiformer/kernels/product/generic.hpp>
+#include <statiformer/kernels/product/int8.hpp>
 #include <statiformer/kernels/softmax/generic.hpp>
 #include <statiformer/kernels/transpose/generic.hpp>
 
@@ -56,6 +57,11 @@ template <class Tag>
 void Kernels<Tag>::linear_block(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out,
                                 float* y, index_t ldy, const float* bias, bool accumulate, Fuse act) noexcept {
   kernels_detail::generic::Product<Tag>::linear_block(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act);
+}
+template <class Tag>
+void Kernels<Tag>::linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
+                               const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) noexcept {
+  kernels_detail::generic::ProductInt8<Tag>::linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
 }
 template <class Tag>
 void Kernels<Tag>::attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,

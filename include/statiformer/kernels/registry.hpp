@@ -49,11 +49,14 @@ struct OperationVariant {
 
 /// Every variant of every operation. A new variant file goes here, into its operation's select.hpp
 /// and, for a new target, into the firmware or cross check that runs it.
-inline constexpr std::array<OperationVariant, 15> operation_variants = {{
+inline constexpr std::array<OperationVariant, 17> operation_variants = {{
     {"product", "generic", "generic.hpp register_tiles.hpp", "every target without one of its own"},
     {"product", "cortex_m4f", "cortex_m4f.hpp cortex_m4f_tiles.hpp generic.hpp register_tiles.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
     {"product", "helium", "helium.hpp generic.hpp register_tiles.hpp", "mve (Cortex-M55)"},
+    // the int8 number format of the products (kernels/QUANTIZATION.md): its own selection, ProductInt8Select
+    {"product", "int8_generic", "int8.hpp", "every target without one of its own (int8)"},
+    {"product", "int8_x86", "x86_int8.hpp int8.hpp", "avx2, avx512 (int8; VNNI where the CPU has it)"},
     {"attention", "generic", "generic.hpp streaming.hpp", "every target without one of its own"},
     {"attention", "x86", "generic.hpp streaming.hpp wide_spans.hpp register_block.hpp", "avx2, avx512"},
     {"attention", "cortex_m4f", "cortex_m4f.hpp generic.hpp streaming.hpp",
@@ -77,14 +80,16 @@ struct Selected {
 };
 
 /// Which variant of each operation Kernels<Tag> runs (kernels/<op>/select.hpp), in the order of
-/// the operations' folders.
+/// the operations' folders; the products twice: float, then int8 (ProductInt8Select, variants
+/// named int8_*).
 template <class Tag>
-constexpr std::array<Selected, 6> selected() {
+constexpr std::array<Selected, 7> selected() {
   using namespace kernels_detail;
   return {{{"attention", AttentionSelect<Tag>::variant},
            {"elementwise", ElementwiseSelect<Tag>::variant},
            {"norm", NormSelect<Tag>::variant},
            {"product", ProductSelect<Tag>::variant},
+           {"product", ProductInt8Select<Tag>::variant},
            {"softmax", SoftmaxSelect<Tag>::variant},
            {"transpose", TransposeSelect<Tag>::variant}}};
 }

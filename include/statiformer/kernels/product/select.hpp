@@ -50,4 +50,48 @@ struct ProductSelect<isa::mve> {
 };
 #endif
 
+// ---- int8 products (kernels/QUANTIZATION.md), a second number format of the operation ----------
+
+#if defined(__x86_64__)
+namespace x86 {
+/// The x86 int8 products (kernels/product/x86_int8.hpp; defined only where AVX2 + FMA are enabled:
+/// the avx2 and avx512 variants' translation units). Declared here so that every translation unit
+/// can read the selection.
+template <class Tag>
+struct ProductInt8;
+/// Whether the x86 int8 kernels run VNNI (vpdpbusd: AVX512-VNNI, AVX-VNNI) where the CPU has it:
+/// true, except where the kernel tests set it false to run the vpmaddwd code of CPUs without VNNI
+/// on a CPU with it (tests/unit/test_kernels.cpp); the bits are the same. Defined in
+/// src/kernels/variant_dispatch.cpp; change it only while no kernel runs.
+extern bool int8_allow_vnni;
+}  // namespace x86
+#endif
+
+/// int8 products (w8a8 linear) on target `Tag`:
+///   int8_generic  every target: plain integer loops (kernels/product/int8.hpp), the compiler's
+///                 own vectorization;
+///   int8_x86      avx2: vpdpbusd on ymm (AVX-VNNI) where the CPU has it, else vpmaddwd on
+///                 sign-extended int16; avx512: vpdpbusd on zmm (AVX512-VNNI) where the CPU has
+///                 it, else the vpmaddwd code; checked at run time in the kernel
+///                 (kernels/product/x86_int8.hpp).
+/// `Linear` is the struct that provides linear_w8a8, void where the generic code runs.
+template <class Tag>
+struct ProductInt8Select {
+  static constexpr const char* variant = "int8_generic";
+  using Linear = void;  ///< linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act)
+};
+
+#if defined(__x86_64__)
+template <>
+struct ProductInt8Select<isa::avx2> {
+  static constexpr const char* variant = "int8_x86";
+  using Linear = x86::ProductInt8<isa::avx2>;
+};
+template <>
+struct ProductInt8Select<isa::avx512> {
+  static constexpr const char* variant = "int8_x86";
+  using Linear = x86::ProductInt8<isa::avx512>;
+};
+#endif
+
 }  // namespace stf::kernels_detail

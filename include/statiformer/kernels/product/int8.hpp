@@ -1,0 +1,89 @@
+// statiformer — matrix products, generic, part: the int8 number format (kernels/QUANTIZATION.md), a
+// second format of the product operation. The w8a8 linear written once for every target (plain
+// integer loops: exact in any order, so the compiler may vectorize them as it likes); a target's own
+// kernel where kernels/product/select.hpp's ProductInt8Select names one (x86: x86_int8.hpp). The
+// bits are ref::linear_w8a8's. See kernels/README.md.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/elementwise/generic.hpp>
+#include <statiformer/kernels/product/select.hpp>
+#include <statiformer/kernels/product/x86_int8.hpp>
+
+namespace stf::kernels_detail::generic {
+
+/// int8 products: each row quantized with its own scale, int32 sums, the float epilogue.
+template <class Tag>
+struct ProductInt8 : Elementwise<Tag> {
+  /// The target's own w8a8 linear where the selection names one, or void.
+  using Linear = typename ProductInt8Select<Tag>::Linear;
+
+  /// ref::quantize_row into q[0, quad_padded(k)) (zeros from k on); returns the row's scale. The
+  /// rounding to an integer is the add-subtract of 1.5·2²³, which rounds |v| < 2²² to nearest, ties
+  /// to even (the default rounding mode), with no library call: the bits of nearbyint.
+  static float quantize_row(const float* x, index_t k, std::int8_t* q) {
+    float a = 0.0f;
+    bool finite = true;
+    for (index_t i = 0; i < k; ++i) {
+      const float ax = x[i] < 0.0f ? -x[i] : x[i];
+      if (!(ax <= std::numeric_limits<float>::max())) finite = false;  // NaN or infinity
+      if (ax > a) a = ax;
+    }
+    const index_t k4 = quad_padded(k);
+    if (!finite || a == 0.0f) {
+      for (index_t i = 0; i < k4; ++i) q[i] = 0;
+      return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+    }
+    const float inv = 127.0f / a;
+    constexpr float kRound = 12582912.0f;  // 1.5 · 2²³
+    for (index_t i = 0; i < k; ++i) {
+      float v = x[i] * inv;
+      v = (v + kRound) - kRound;
+      v = v > 127.0f ? 127.0f : v;
+      v = v < -127.0f ? -127.0f : v;
+      q[i] = static_cast<std::int8_t>(v);
+    }
+    for (index_t i = k; i < k4; ++i) q[i] = 0;
+    return a / 127.0f;
+  }
+
+  /// Kernels::linear_w8a8 (kernels/api.hpp). Generic: one row at a time, a weight panel's
+  /// outputs in an int32 array, the k-quads in order.
+  static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
+                          const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
+    if constexpr (!std::is_void_v<Linear>) {
+      Linear::linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+    } else {
+      const index_t in4 = quad_padded(in);
+      for (index_t r = 0; r < rows; ++r) {
+        const float s_x = quantize_row(x + r * in, in, scratch);
+        float* yr = y + r * out;
+        for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+          const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+          const std::int8_t* wp = qw + p0 * in4;
+          std::int32_t acc[kWeightPanel] = {};
+          for (index_t k = 0; k < in4; k += kQuadK) {
+            const std::int32_t x0 = scratch[k], x1 = scratch[k + 1], x2 = scratch[k + 2], x3 = scratch[k + 3];
+            const std::int8_t* wk = wp + k * width;
+            for (index_t o = 0; o < width; ++o)
+              acc[o] += x0 * wk[4 * o] + x1 * wk[4 * o + 1] + x2 * wk[4 * o + 2] + x3 * wk[4 * o + 3];
+          }
+          for (index_t o = 0; o < width; ++o) {
+            const float scale = s_x * s_w[p0 + o];
+            const float t = static_cast<float>(acc[o]);
+            yr[p0 + o] = bias ? std::fma(t, scale, bias[p0 + o]) : t * scale;
+          }
+        }
+        if (act != Fuse::none)
+          Elementwise<Tag>::activation(act == Fuse::relu ? Activation::relu : Activation::gelu, yr, out);
+      }
+    }
+  }
+};
+
+}  // namespace stf::kernels_detail::generic

@@ -1,0 +1,501 @@
+// statiformer — matrix products, x86 (AVX2, AVX-512), part: the int8 number format
+// (kernels/QUANTIZATION.md). The w8a8 linear of the avx2 and avx512 variants (selected by
+// kernels/product/select.hpp's ProductInt8Select; the generic one is kernels/product/int8.hpp):
+//  - each group of up to kQuantizedRowGroup rows is quantized into the scratch (vector max|x|,
+//    cvtps2dq in the default rounding mode, clamp to ±127), then every 64-output weight panel
+//    passes over the group in register tiles of up to 6 rows;
+//  - AVX-512 with AVX512-VNNI (checked at run time, below): tiles of 4 rows × 4 vectors of 16
+//    int32 sums, one `vpdpbusd` per row and vector per k-quad. vpdpbusd multiplies unsigned by
+//    signed bytes: the weights go in unsigned, w + 128 (one xor with 0x80 per weight vector, shared
+//    by the tile's rows), the activations signed (a broadcast of the row's quad), and each row's
+//    sum then holds 128·Σ_k q_x[r, k] too, subtracted once per row at the end (the row's sum is
+//    taken while quantizing it). The sums wrap around 2³² on the way (w + 128 ≤ 255) and the
+//    subtraction brings them back: two's complement arithmetic is exact modulo 2³², and the
+//    result is within int32 (in ≤ ref::kMaxQuantizedIn);
+//  - AVX2 with AVX-VNNI (checked at run time, as above): the same on ymm, tiles of 6 rows × 2
+//    vectors of 8 sums;
+//  - AVX2 without AVX-VNNI, and AVX-512 without AVX512-VNNI: `vpmaddwd` on int16 (weights sign-extended from their
+//  quads,
+//    activations quantized into int16), tiles of 6 rows × 8 outputs; each int32 lane sums two k of
+//    one output, and adjacent lanes are added at the end (vphaddd). Exact: |x·w| ≤ 127², no
+//    saturation (vpmaddubsw would saturate, so it is not used).
+// Then y = fma(float(acc), s_x · s_w, bias) (or the product without a bias) per vector, and the
+// activation as a pass over the group's rows (Elementwise::activation: the float linear's bits).
+//
+// Why a run-time check and not the variant's compile flags: the avx512 variant is compiled with
+// -mavx512f only and runs on every AVX-512F CPU the dispatcher (simd/dispatch.hpp) finds; giving
+// its translation unit -mavx512vnni would let GCC use VNNI (and BW) anywhere in it and require
+// both from every CPU that runs the float kernels. So only the VNNI tiles carry the attribute
+// target("avx512vnni"), and linear_w8a8 calls them when __builtin_cpu_supports says the CPU has
+// it (constant true when the build's flags already promise it). kernels_detail::x86::int8_allow_vnni
+// (product/select.hpp) turns VNNI off for the tests of the vpmaddwd code on CPUs that have VNNI.
+//
+// Compiles to nothing unless AVX2 and FMA, or AVX-512F, are enabled (the avx2 and avx512 variants' files).
+#pragma once
+
+#if defined(__x86_64__) && defined(__AVX2__) && (defined(__FMA__) || defined(__AVX512F__))
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/elementwise/generic.hpp>
+#include <statiformer/kernels/product/select.hpp>
+
+namespace stf::kernels_detail::x86 {
+
+/// The x86 w8a8 linear (see the file's comment); one per tag, so each variant has its own copy.
+template <class Tag>
+struct ProductInt8 {
+  static constexpr index_t kTileRows = 6;
+  /// Rows of the AVX512-VNNI tiles: 4 × 4 vectors of sums (with 6 rows, GCC 12 kept some of the 24
+  /// sums on the stack around vpdpbusd's tied operand; measured in the loop's code).
+  static constexpr index_t kVnniRows = 4;
+  static constexpr index_t kGroup = kQuantizedRowGroup;
+
+  /// One register tile's operands: quantized rows (int8 or int16 elements, row stride ldq
+  /// elements), their scales s and sums (VNNI), k-quads, the weights of the tile's first output
+  /// (ldw bytes per quad: the panel's width · 4), n outputs from there, and where they go.
+  struct Tile {
+    const std::int8_t* q;
+    index_t ldq;
+    const float* s;
+    const std::int32_t* sum;
+    index_t quads;
+    const std::int8_t* w;
+    index_t ldw, n;
+    const float* s_w;
+    const float* bias;
+    float* y;
+    index_t ldy;
+  };
+
+  // ---- AVX2 (both variants): int16 pairs by vpmaddwd -------------------------------------------
+  static __m256i prefix8(index_t n) {  // int32 lanes < n all-ones (n may be 0)
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+
+  /// a · b + c, one rounding: vfmadd on ymm, or where the flags have AVX-512F but not FMA (the
+  /// avx512 variant built without -march) AVX-512F's on the low half of a zmm.
+  static __m256 fma8(__m256 a, __m256 b, __m256 c) {
+#if defined(__FMA__)
+    return _mm256_fmadd_ps(a, b, c);
+#else
+    return _mm512_castps512_ps256(
+        _mm512_fmadd_ps(_mm512_zextps256_ps512(a), _mm512_zextps256_ps512(b), _mm512_zextps256_ps512(c)));
+#endif
+  }
+
+  /// max |x[i]| over n values (exact in any order), and whether all are finite (x · 0 is ±0 for a
+  /// finite x, NaN for an infinity or a NaN).
+  static float absmax8(const float* x, index_t n, bool& finite) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), zero = _mm256_setzero_ps();
+    __m256 m = zero, bad = zero;
+    index_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m256 v = _mm256_loadu_ps(x + i);
+      m = _mm256_max_ps(_mm256_andnot_ps(sign, v), m);  // (a NaN lane keeps m; `bad` sees it)
+      bad = _mm256_add_ps(bad, _mm256_mul_ps(v, zero));
+    }
+    if (i < n) {
+      const __m256 v = _mm256_maskload_ps(x + i, prefix8(n - i));
+      m = _mm256_max_ps(_mm256_andnot_ps(sign, v), m);
+      bad = _mm256_add_ps(bad, _mm256_mul_ps(v, zero));
+    }
+    finite = _mm256_movemask_ps(_mm256_cmp_ps(bad, bad, _CMP_UNORD_Q)) == 0;
+    const __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    const __m128 m2 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    return _mm_cvtss_f32(_mm_max_ss(m2, _mm_shuffle_ps(m2, m2, 1)));
+  }
+
+  /// ref::quantize_row into int16 elements q[0, quantized_row_stride(n)) (zeros from n on).
+  static float quantize_i16(const float* x, index_t n, std::int8_t* q) {
+    bool finite = true;
+    const float a = absmax8(x, n, finite);
+    const index_t ld = quantized_row_stride(n);
+    if (!finite || a == 0.0f) {
+      std::memset(q, 0, ld * 2);
+      return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+    }
+    const __m256 inv = _mm256_set1_ps(127.0f / a);
+    const __m256i hi = _mm256_set1_epi32(127), lo = _mm256_set1_epi32(-127);
+    for (index_t i = 0; i < ld; i += 8) {
+      const __m256 v = i + 8 <= n ? _mm256_loadu_ps(x + i) : _mm256_maskload_ps(x + i, prefix8(n > i ? n - i : 0));
+      // (cvtps2dq: the default rounding mode, to nearest, ties to even)
+      const __m256i qi = _mm256_max_epi32(_mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(v, inv)), hi), lo);
+      const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(qi, qi), 0x08);  // lanes 0-7 as int16
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 2 * i), _mm256_castsi256_si128(p));
+    }
+    return a / 127.0f;
+  }
+
+  /// R rows × up to 8 outputs: per k-quad, the 8 outputs' weights sign-extended into two int16
+  /// vectors (4 outputs × 4 k each), each row's quad broadcast as four int16, two vpmaddwd.
+  template <int R>
+  static void tile_madd(const Tile& t) {
+    __m256i acc[R][2];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    const bool full = t.n == 8;
+    const __m128i m0 = _mm256_castsi256_si128(prefix8(t.n)), m1 = _mm256_extracti128_si256(prefix8(t.n), 1);
+    const std::int8_t* wk = t.w;
+    const std::int8_t* xk = t.q;
+    for (index_t k = 0; k < t.quads; ++k, wk += t.ldw, xk += 2 * kQuadK) {
+      __m128i w0, w1;
+      if (full) {
+        w0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wk));
+        w1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wk + 16));
+      } else {
+        w0 = _mm_maskload_epi32(reinterpret_cast<const int*>(wk), m0);
+        w1 = _mm_maskload_epi32(reinterpret_cast<const int*>(wk + 16), m1);
+      }
+      const __m256i a0 = _mm256_cvtepi8_epi16(w0), a1 = _mm256_cvtepi8_epi16(w1);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        long long quad;
+        std::memcpy(&quad, xk + r * 2 * t.ldq, 8);
+        const __m256i xb = _mm256_set1_epi64x(quad);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(a0, xb));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(a1, xb));
+      }
+    }
+    const __m256i keep = prefix8(t.n);
+    const __m256 sw = _mm256_maskload_ps(t.s_w, keep);
+    const __m256 b = t.bias ? _mm256_maskload_ps(t.bias, keep) : _mm256_setzero_ps();
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      // lanes 2j, 2j + 1 of acc[r][h]: output 4h + j; vphaddd gives outputs 0 1 4 5 | 2 3 6 7
+      const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
+      const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(t.s[r]), sw);
+      const __m256 f = _mm256_cvtepi32_ps(sums);
+      const __m256 v = t.bias ? fma8(f, scale, b) : _mm256_mul_ps(f, scale);
+      if (full)
+        _mm256_storeu_ps(t.y + r * t.ldy, v);
+      else
+        _mm256_maskstore_ps(t.y + r * t.ldy, keep, v);
+    }
+  }
+
+  template <int R = 1>
+  static void madd_rows(index_t rows, const Tile& t) {
+    if constexpr (R < kTileRows) {
+      if (rows > R) return madd_rows<R + 1>(rows, t);
+    }
+    tile_madd<R>(t);
+  }
+
+  // ---- AVX2 with AVX-VNNI (vpdpbusd on ymm; the avx2 variant, where the CPU has it) ---------------
+  static bool avx_vnni() {
+#if defined(__AVXVNNI__)
+    return true;
+#else
+    return __builtin_cpu_supports("avxvnni");
+#endif
+  }
+
+  /// ref::quantize_row into int8 elements q[0, quantized_row_stride(n)) (zeros from n on), and
+  /// the sum of the row's q (8 lanes at a time).
+  static float quantize_i8_256(const float* x, index_t n, std::int8_t* q, std::int32_t& sum) {
+    bool finite = true;
+    const float a = absmax8(x, n, finite);
+    const index_t ld = quantized_row_stride(n);
+    sum = 0;
+    if (!finite || a == 0.0f) {
+      std::memset(q, 0, ld);
+      return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+    }
+    const __m256 inv = _mm256_set1_ps(127.0f / a);
+    const __m256i hi = _mm256_set1_epi32(127), lo = _mm256_set1_epi32(-127);
+    __m256i total = _mm256_setzero_si256();
+    for (index_t i = 0; i < ld; i += 8) {
+      const __m256 v = i + 8 <= n ? _mm256_loadu_ps(x + i) : _mm256_maskload_ps(x + i, prefix8(n > i ? n - i : 0));
+      // (cvtps2dq: the default rounding mode, to nearest, ties to even)
+      const __m256i qi = _mm256_max_epi32(_mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(v, inv)), hi), lo);
+      total = _mm256_add_epi32(total, qi);
+      const __m256i p16 = _mm256_packs_epi32(qi, qi);   // lanes 0-3 | 4-7 as int16, twice
+      const __m256i p8 = _mm256_packs_epi16(p16, p16);  // as int8, four times
+      const std::uint32_t b0 = static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm256_castsi256_si128(p8)));
+      const std::uint32_t b1 = static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm256_extracti128_si256(p8, 1)));
+      std::memcpy(q + i, &b0, 4);
+      std::memcpy(q + i + 4, &b1, 4);
+    }
+    const __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
+    const __m128i t2 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0x4E));
+    sum = _mm_cvtsi128_si32(_mm_add_epi32(t2, _mm_shuffle_epi32(t2, 0xB1)));
+    return a / 127.0f;
+  }
+
+  /// R rows × NV vectors of 8 outputs (the last holding n - 8·(NV - 1)), as tile_vnni on ymm.
+  template <int R, int NV>
+  [[gnu::target("avxvnni")]] static void tile_avx_vnni(const Tile& t) {
+    __m256i acc[R][NV];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (int i = 0; i < NV; ++i) acc[r][i] = _mm256_setzero_si256();
+    }
+    const index_t tail = t.n - 8 * (NV - 1);
+    const bool full = tail == 8;
+    const __m256i last = prefix8(tail);
+    const __m256i flip = _mm256_set1_epi32(static_cast<int>(0x80808080u));  // w + 128 as u8: w ^ 0x80
+    const std::int8_t* wk = t.w;
+    const std::int8_t* xk = t.q;
+    for (index_t k = 0; k < t.quads; ++k, wk += t.ldw, xk += kQuadK) {
+      __m256i wv[NV];
+#pragma GCC unroll 16
+      for (int i = 0; i < NV; ++i) {
+        const __m256i w = i + 1 == NV && !full ? _mm256_maskload_epi32(reinterpret_cast<const int*>(wk + 32 * i), last)
+                                               : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + 32 * i));
+        wv[i] = _mm256_xor_si256(w, flip);
+      }
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        std::int32_t quad;
+        std::memcpy(&quad, xk + r * t.ldq, 4);
+        const __m256i xb = _mm256_set1_epi32(quad);
+#pragma GCC unroll 16
+        for (int i = 0; i < NV; ++i) acc[r][i] = _mm256_dpbusd_avx_epi32(acc[r][i], wv[i], xb);
+      }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < NV; ++i) {
+      const bool partial = i + 1 == NV && !full;
+      const __m256i keep = partial ? last : _mm256_set1_epi32(-1);
+      const __m256 sw = _mm256_maskload_ps(t.s_w + 8 * i, keep);
+      const __m256 b = t.bias ? _mm256_maskload_ps(t.bias + 8 * i, keep) : _mm256_setzero_ps();
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        // the 128·Σ q_x the unsigned weights added (modulo 2³², as the sums themselves)
+        const int offset = static_cast<int>(static_cast<std::uint32_t>(t.sum[r]) * 128u);
+        const __m256i sums = _mm256_sub_epi32(acc[r][i], _mm256_set1_epi32(offset));
+        const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(t.s[r]), sw);
+        const __m256 f = _mm256_cvtepi32_ps(sums);
+        const __m256 v = t.bias ? fma8(f, scale, b) : _mm256_mul_ps(f, scale);
+        if (partial)
+          _mm256_maskstore_ps(t.y + r * t.ldy + 8 * i, keep, v);
+        else
+          _mm256_storeu_ps(t.y + r * t.ldy + 8 * i, v);
+      }
+    }
+  }
+
+  template <int R = 1>
+  static void avx_vnni_rows(index_t rows, index_t nv, const Tile& t) {
+    if constexpr (R < kTileRows) {
+      if (rows > R) return avx_vnni_rows<R + 1>(rows, nv, t);
+    }
+    if (nv == 1)
+      tile_avx_vnni<R, 1>(t);
+    else
+      tile_avx_vnni<R, 2>(t);
+  }
+
+#if defined(__AVX512F__)
+  // ---- AVX-512 with VNNI: u8 · s8 quads by vpdpbusd ----------------------------------------------
+  static bool vnni() {
+#if defined(__AVX512VNNI__)
+    return true;
+#else
+    return __builtin_cpu_supports("avx512vnni");
+#endif
+  }
+
+  static __mmask16 prefix16(index_t n) { return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u); }
+
+  static float absmax16(const float* x, index_t n, bool& finite) {
+    const __m512 zero = _mm512_setzero_ps();
+    __m512 m = zero, bad = zero;
+    for (index_t i = 0; i < n; i += 16) {
+      const __m512 v = _mm512_maskz_loadu_ps(prefix16(n - i), x + i);
+      m = _mm512_max_ps(_mm512_abs_ps(v), m);  // (a NaN lane keeps m; `bad` sees it)
+      bad = _mm512_add_ps(bad, _mm512_mul_ps(v, zero));
+    }
+    finite = _mm512_cmp_ps_mask(bad, bad, _CMP_UNORD_Q) == 0;
+    return _mm512_reduce_max_ps(m);
+  }
+
+  /// ref::quantize_row into int8 elements q[0, quantized_row_stride(n)) (zeros from n on), and
+  /// the sum of the row's q.
+  static float quantize_i8(const float* x, index_t n, std::int8_t* q, std::int32_t& sum) {
+    bool finite = true;
+    const float a = absmax16(x, n, finite);
+    const index_t ld = quantized_row_stride(n);
+    sum = 0;
+    if (!finite || a == 0.0f) {
+      std::memset(q, 0, ld);
+      return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+    }
+    const __m512 inv = _mm512_set1_ps(127.0f / a);
+    const __m512i hi = _mm512_set1_epi32(127), lo = _mm512_set1_epi32(-127);
+    __m512i total = _mm512_setzero_si512();
+    for (index_t i = 0; i < ld; i += 16) {
+      const __m512 v = _mm512_maskz_loadu_ps(prefix16(n > i ? n - i : 0), x + i);
+      // (cvtps2dq: the default rounding mode, to nearest, ties to even)
+      const __m512i qi = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v, inv)), hi), lo);
+      total = _mm512_add_epi32(total, qi);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm512_cvtepi32_epi8(qi));
+    }
+    sum = _mm512_reduce_add_epi32(total);
+    return a / 127.0f;
+  }
+
+  /// R rows × NV vectors of 16 outputs (the last holding n - 16·(NV - 1)).
+  template <int R, int NV>
+  [[gnu::target("avx512vnni")]] static void tile_vnni(const Tile& t) {
+    __m512i acc[R][NV];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_setzero_si512();
+    }
+    const __mmask16 last = prefix16(t.n - 16 * (NV - 1));
+    const __m512i flip = _mm512_set1_epi32(static_cast<int>(0x80808080u));  // w + 128 as u8: w ^ 0x80
+    const std::int8_t* wk = t.w;
+    const std::int8_t* xk = t.q;
+    for (index_t k = 0; k < t.quads; ++k, wk += t.ldw, xk += kQuadK) {
+      __m512i wv[NV];
+#pragma GCC unroll 16
+      for (int i = 0; i < NV; ++i)
+        wv[i] = _mm512_xor_si512(
+            i + 1 == NV ? _mm512_maskz_loadu_epi32(last, wk + 64 * i) : _mm512_loadu_si512(wk + 64 * i), flip);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        std::int32_t quad;
+        std::memcpy(&quad, xk + r * t.ldq, 4);
+        const __m512i xb = _mm512_set1_epi32(quad);
+#pragma GCC unroll 16
+        for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_dpbusd_epi32(acc[r][i], wv[i], xb);
+      }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < NV; ++i) {
+      const __mmask16 keep = i + 1 == NV ? last : __mmask16(0xFFFF);
+      const __m512 sw = _mm512_maskz_loadu_ps(keep, t.s_w + 16 * i);
+      const __m512 b = t.bias ? _mm512_maskz_loadu_ps(keep, t.bias + 16 * i) : _mm512_setzero_ps();
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        // the 128·Σ q_x the unsigned weights added (modulo 2³², as the sums themselves)
+        const int offset = static_cast<int>(static_cast<std::uint32_t>(t.sum[r]) * 128u);
+        const __m512i sums = _mm512_sub_epi32(acc[r][i], _mm512_set1_epi32(offset));
+        const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(t.s[r]), sw);
+        const __m512 f = _mm512_cvtepi32_ps(sums);
+        const __m512 v = t.bias ? _mm512_fmadd_ps(f, scale, b) : _mm512_mul_ps(f, scale);
+        _mm512_mask_storeu_ps(t.y + r * t.ldy + 16 * i, keep, v);
+      }
+    }
+  }
+
+  template <int R>
+  static void vnni_nv(index_t nv, const Tile& t) {
+    switch (nv) {
+      case 1:
+        return tile_vnni<R, 1>(t);
+      case 2:
+        return tile_vnni<R, 2>(t);
+      case 3:
+        return tile_vnni<R, 3>(t);
+      default:
+        return tile_vnni<R, 4>(t);
+    }
+  }
+  template <int R = 1>
+  static void vnni_rows(index_t rows, index_t nv, const Tile& t) {
+    if constexpr (R < kVnniRows) {
+      if (rows > R) return vnni_rows<R + 1>(rows, nv, t);
+    }
+    vnni_nv<R>(nv, t);
+  }
+#endif
+
+  // ---- the walk ----------------------------------------------------------------------------------
+  /// The kernels a call runs: int16 pairs (vpmaddwd), u8 · s8 quads on ymm (AVX-VNNI) or on zmm
+  /// (AVX512-VNNI).
+  enum class Path { madd, avx_vnni, avx512_vnni };
+
+  template <Path P>
+  static void run(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w, const float* bias,
+                  index_t out, float* y, std::int8_t* scratch, Fuse act) {
+    const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in);
+    constexpr index_t kBytes = P == Path::madd ? 2 : 1;  // per quantized element
+    float s[kGroup] = {};
+    std::int32_t sum[kGroup] = {};
+    for (index_t r0 = 0; r0 < rows; r0 += kGroup) {
+      const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
+      for (index_t r = 0; r < n; ++r) {
+        const float* xr = x + (r0 + r) * in;
+        std::int8_t* qr = scratch + r * ld * kBytes;
+        if constexpr (P == Path::madd) s[r] = quantize_i16(xr, in, qr);
+        if constexpr (P == Path::avx_vnni) s[r] = quantize_i8_256(xr, in, qr, sum[r]);
+#if defined(__AVX512F__)
+        if constexpr (P == Path::avx512_vnni) s[r] = quantize_i8(xr, in, qr, sum[r]);
+#endif
+      }
+      for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+        const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+        const std::int8_t* wp = qw + p0 * in4;
+        for (index_t r = 0; r < n; r += kTileRows) {
+          const index_t tr = n - r < kTileRows ? n - r : kTileRows;
+          const Tile t{scratch + r * ld * kBytes,
+                       ld,
+                       s + r,
+                       sum + r,
+                       quads,
+                       wp,
+                       width * kQuadK,
+                       width,
+                       s_w + p0,
+                       bias ? bias + p0 : nullptr,
+                       y + (r0 + r) * out + p0,
+                       out};
+#if defined(__AVX512F__)
+          if constexpr (P == Path::avx512_vnni) {
+            for (index_t v = 0; v < tr; v += kVnniRows) {
+              Tile tv = t;
+              tv.q = t.q + v * ld, tv.s = t.s + v, tv.sum = t.sum + v, tv.y = t.y + v * out;
+              vnni_rows(tr - v < kVnniRows ? tr - v : kVnniRows, (width + 15) / 16, tv);
+            }
+            continue;
+          }
+#endif
+          constexpr index_t step = P == Path::madd ? 8 : 16;  // outputs of a tile
+          for (index_t o = 0; o < width; o += step) {
+            Tile to = t;
+            to.w = wp + o * kQuadK;
+            to.n = width - o < step ? width - o : step;
+            to.s_w = s_w + p0 + o;
+            to.bias = bias ? bias + p0 + o : nullptr;
+            to.y = t.y + o;
+            if constexpr (P == Path::madd)
+              madd_rows(tr, to);
+            else
+              avx_vnni_rows(tr, (to.n + 7) / 8, to);
+          }
+        }
+      }
+      if (act != Fuse::none)
+        for (index_t r = 0; r < n; ++r)
+          generic::Elementwise<Tag>::activation(act == Fuse::relu ? Activation::relu : Activation::gelu,
+                                                y + (r0 + r) * out, out);
+    }
+  }
+
+  /// Kernels::linear_w8a8 (kernels/api.hpp).
+  static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
+                          const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Tag, isa::avx512>) {
+      if (int8_allow_vnni && vnni()) return run<Path::avx512_vnni>(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+    }
+#endif
+    if constexpr (std::is_same_v<Tag, isa::avx2>) {
+      if (int8_allow_vnni && avx_vnni()) return run<Path::avx_vnni>(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+    }
+    run<Path::madd>(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+  }
+};
+
+}  // namespace stf::kernels_detail::x86
+#endif
