@@ -107,7 +107,7 @@ inline const float* torch_additive() {
       float f[512];
     } a{};
     for (index_t j = 0; j < 512; ++j)
-      a.f[j] = j % 6 == 3 ? -std::numeric_limits<float>::infinity() : static_cast<float>((j * 7) % 11 - 5) * 0.25f;
+      a.f[j] = j % 6 == 3 ? -std::numeric_limits<float>::infinity() : static_cast<float>((j * 7) % 11) * 0.25f - 1.25f;
     return a;
   }();
   return add.f;
