@@ -190,7 +190,7 @@ void check_attention(Env& env) {
   // the fill only matters where a row has keys masked out of its range: holes, none left
   const auto fill_matters = [](MaskKind kind) {
     return kind == MaskKind::holes || kind == MaskKind::none_by_end || kind == MaskKind::none_by_allow ||
-           kind == MaskKind::torch || kind == MaskKind::additive;
+           kind == MaskKind::torch;
   };
   for (index_t hd : kHeadDims)
     for (index_t rows : kAttentionRowCases)
