@@ -284,6 +284,81 @@ def gen_decoder_layer(p, inputs):
                      ("y", y)]
 
 
+def torch_masks(sq, sk, causal):
+    """PyTorch-convention masks with gaps: an attn_mask [Sq,Sk] and a key_padding_mask [Sk] (True
+    = masked), and their union with the causal mask when asked; each query keeps one key (a fully
+    masked row is NaN in PyTorch)."""
+    attn = torch.rand(sq, sk) < 0.3
+    pad = torch.rand(sk) < 0.3
+    for i in range(sq):
+        j = int(torch.randint(0, min(i, sk - 1) + 1 if causal else sk, ()))
+        attn[i, j] = False
+        pad[j] = False
+    return attn, pad, (attn | causal_blocked(sq, sk)) if causal else attn
+
+
+def gen_mha_masks(p, inputs):
+    """nn.MultiheadAttention with a bool attn_mask (with the causal mask when asked) and a
+    key_padding_mask, both with gaps (statiformer: TorchMasks)."""
+    sq, sk, d, h = p["Sq"], p["Sk"], p["D"], p["H"]
+    if p["is_self"] and sq != sk:
+        raise ValueError("self-attention needs Sq == Sk")
+    mha = nn.MultiheadAttention(d, h, batch_first=True).train()
+    st.randomize_vectors(mha)
+    query = torch.randn(1, sq, d)
+    kv = query if p["is_self"] else torch.randn(1, sk, d)
+    attn, pad, attn_mask = torch_masks(sq, sk, p["causal"])
+    float_mask = None
+    if p["float"]:
+        # a float attn_mask: values added to the scores, -inf where the bool mask masks
+        float_mask = torch.rand(sq, sk) * 4.0 - 2.0
+        attn_mask = float_mask.masked_fill(attn_mask, float("-inf"))
+    with torch.no_grad():
+        out, weights = mha(query, kv, kv, key_padding_mask=pad[None], attn_mask=attn_mask,
+                           need_weights=True, average_attn_weights=False)
+    tensors = st.canonical_from_torch(mha.state_dict(), split=True)
+    tensors.append(("query", query))
+    if not p["is_self"]:
+        tensors.append(("kv", kv))
+    if float_mask is not None:
+        tensors.append(("float_mask", float_mask))
+    return tensors + [("attn_mask", attn), ("key_padding_mask", pad), ("out", out),
+                      ("weights", weights)]
+
+
+def gen_encoder_layer_masks(p, inputs):
+    """nn.TransformerEncoderLayer with src_mask (bool, with the causal mask when asked) and
+    src_key_padding_mask, both with gaps."""
+    s = p["S"]
+    layer = torch_layer("encoder", p, p["norm_first"], p["activation"])
+    st.randomize_vectors(layer)
+    x = torch.randn(1, s, p["D"])
+    attn, pad, src_mask = torch_masks(s, s, p["causal"])
+    with torch.no_grad():
+        y = layer(x, src_mask=src_mask, src_key_padding_mask=pad[None])
+    params = st.canonical_from_torch(layer.state_dict(), layer_level=True)
+    return params + [("x", x), ("src_mask", attn), ("src_key_padding_mask", pad), ("y", y)]
+
+
+def gen_decoder_layer_masks(p, inputs):
+    """nn.TransformerDecoderLayer with tgt_mask (bool, with the causal mask), memory_mask,
+    tgt_key_padding_mask and memory_key_padding_mask, all with gaps."""
+    s, sm = p["S"], p["Sm"]
+    layer = torch_layer("decoder", p, p["norm_first"], p["activation"])
+    st.randomize_vectors(layer)
+    x = torch.randn(1, s, p["D"])
+    memory = torch.randn(1, sm, p["D"])
+    tgt, tgt_pad, tgt_mask = torch_masks(s, s, True)
+    mem, mem_pad, _ = torch_masks(s, sm, False)
+    with torch.no_grad():
+        y = layer(x, memory, tgt_mask=tgt_mask, memory_mask=mem, tgt_key_padding_mask=tgt_pad[None],
+                  memory_key_padding_mask=mem_pad[None])
+    params = st.canonical_from_torch(layer.state_dict(), layer_level=True)
+    return params + [("x", x), ("memory", memory), ("tgt_mask", tgt), ("memory_mask", mem),
+                     ("tgt_key_padding_mask", tgt_pad), ("memory_key_padding_mask", mem_pad),
+                     ("y", y)]
+
+
 def check_annotated(p):
     """The annotated flavour is pre-norm with a final norm only."""
     if p["ln"] == "annotated" and not (p["norm_first"] and p["final_norm"]):
@@ -490,6 +565,14 @@ MODULES = {
     "decoder_stack": ("STF_GOLDEN_DECODER_STACK",
                       ["B", "S", "Sm", "D", "H", "F", "N", "norm_first", "final_norm", "ln"],
                       gen_decoder_stack),
+    "mha_masks": ("STF_GOLDEN_MHA_MASKS", ["Sq", "Sk", "D", "H", "is_self", "causal", "float"],
+                  gen_mha_masks),
+    "encoder_layer_masks": ("STF_GOLDEN_ENCODER_LAYER_MASKS",
+                            ["S", "D", "H", "F", "norm_first", "activation", "causal"],
+                            gen_encoder_layer_masks),
+    "decoder_layer_masks": ("STF_GOLDEN_DECODER_LAYER_MASKS",
+                            ["S", "Sm", "D", "H", "F", "norm_first", "activation"],
+                            gen_decoder_layer_masks),
     "posenc": ("STF_GOLDEN_POSENC", ["S", "D"], gen_posenc),
     "embedding": ("STF_GOLDEN_EMBEDDING", ["S", "V", "D"], gen_embedding),
     "generator": ("STF_GOLDEN_GENERATOR", ["S", "D", "V"], gen_generator),

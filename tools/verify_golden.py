@@ -78,7 +78,7 @@ def attend_mask(sq, sk, valid, causal):
     return allowed
 
 
-def mha(P, prefix, xq, xkv, h, allowed, uniform_dead=False):
+def mha(P, prefix, xq, xkv, h, allowed, uniform_dead=False, add=None):
     """Multi-head attention of one batch item from q/k/v/o (or packed in_proj) weights; fully
     masked rows get weights 0, or 1/Sk with uniform_dead (-1e9 fill)."""
     d = xq.shape[-1]
@@ -93,7 +93,8 @@ def mha(P, prefix, xq, xkv, h, allowed, uniform_dead=False):
     outs, weights = [], []
     for i in range(h):
         sl = slice(i * hd, (i + 1) * hd)
-        w = softmax_rows(q[:, sl] @ k[:, sl].T / math.sqrt(hd), allowed)
+        scores = q[:, sl] @ k[:, sl].T / math.sqrt(hd)
+        w = softmax_rows(scores if add is None else scores + add, allowed)
         if uniform_dead:
             w[~allowed.any(-1)] = 1.0 / allowed.shape[1]
         weights.append(w)
@@ -118,10 +119,12 @@ def encoder_layer(P, pre, x, allowed, h, norm_first, activation, flavour):
     return ln(2, x + ff(x))
 
 
-def decoder_layer(P, pre, x, mem, mem_allowed, h, norm_first, activation, flavour):
-    """Post- or pre-norm decoder layer of one batch item (causal self-attention)."""
+def decoder_layer(P, pre, x, mem, mem_allowed, h, norm_first, activation, flavour,
+                  self_allowed=None):
+    """Post- or pre-norm decoder layer of one batch item (causal self-attention, unless
+    self_allowed says which keys)."""
     s = x.shape[0]
-    causal = attend_mask(s, s, s, True)
+    causal = attend_mask(s, s, s, True) if self_allowed is None else self_allowed
 
     def sa(y):
         return mha(P, pre + "self_attn.", y, y, h, causal)[0]
@@ -217,6 +220,35 @@ def ref_mha(p, T):
         outs.append(o)
         weights.append(w)
     return {"out": np.stack(outs), "weights": np.stack(weights)}
+
+
+def torch_allowed(attn_mask, key_padding_mask, causal):
+    """[Sq,Sk] bool from PyTorch-convention masks (True = masked): their union's complement."""
+    sq, sk = attn_mask.shape
+    return ((attn_mask < 0.5) & (key_padding_mask[None, :] < 0.5)
+            & attend_mask(sq, sk, sk, causal))
+
+
+def ref_mha_masks(p, T):
+    kv = T["query"][0] if p["is_self"] == "1" else T["kv"][0]
+    allowed = torch_allowed(T["attn_mask"], T["key_padding_mask"], p["causal"] == "1")
+    o, w = mha(T, "", T["query"][0], kv, int(p["H"]), allowed, add=T.get("float_mask"))
+    return {"out": o[None], "weights": w[None]}
+
+
+def ref_encoder_layer_masks(p, T):
+    allowed = torch_allowed(T["src_mask"], T["src_key_padding_mask"], p["causal"] == "1")
+    y = encoder_layer(T, "", T["x"][0], allowed, int(p["H"]), p["norm_first"] == "1",
+                      p["activation"], "torch")
+    return {"y": y[None]}
+
+
+def ref_decoder_layer_masks(p, T):
+    self_allowed = torch_allowed(T["tgt_mask"], T["tgt_key_padding_mask"], True)
+    mem_allowed = torch_allowed(T["memory_mask"], T["memory_key_padding_mask"], False)
+    y = decoder_layer(T, "", T["x"][0], T["memory"][0], mem_allowed, int(p["H"]),
+                      p["norm_first"] == "1", p["activation"], "torch", self_allowed)
+    return {"y": y[None]}
 
 
 def ref_ffn(p, T):

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -80,8 +81,50 @@ void run_mha(const char* name, bool packed, bool is_self, const std::string& mas
   stf::test::check_close(c, "weights", weights.data(), c.data("weights", B * H * Sq * Sk), B * H * Sq * Sk);
   stf::test::check_close(c, "out_stream", out_stream.data(), c.data("out", B * Sq * D), B * Sq * D);
 }
+
+/// Bytes of a 0/1 float tensor from the file (PyTorch-convention masks: 1 = masked).
+template <class Mask>
+void load_bytes(const GoldenCase& c, const char* name, Mask& m) {
+  const float* f = c.data(name, sizeof m);
+  auto* bytes = reinterpret_cast<std::uint8_t*>(&m);
+  for (std::size_t i = 0; i < sizeof m; ++i) bytes[i] = f[i] != 0.0f;
+}
+
+/// nn.MultiheadAttention with attn_mask and key_padding_mask (gaps), as TorchMasks.
+template <index_t Sq, index_t Sk, index_t D, index_t H>
+void run_mha_masks(const char* name, bool is_self, bool causal, bool float_mask) {
+  const GoldenCase c = stf::test::load_golden(name);
+  using MHA = MultiHeadAttention<Sq, Sk, D, H>;
+  MHA mha{};
+  stf::test::bind_golden(mha.params, c);
+  TorchBoolMask<Sq, Sk> attn_mask{};
+  KeyPaddingMask<Sk> pad{};
+  load_bytes(c, "attn_mask", attn_mask);
+  load_bytes(c, "key_padding_mask", pad);
+  const float* query = c.data("query", Sq * D);
+  const float* kv = is_self ? query : c.data("kv", Sk * D);
+  std::vector<float> out(Sq * D), out_stream(Sq * D), weights(H * Sq * Sk), scratch(MHA::scratch_floats);
+  // a float attn_mask: its values added, its -inf entries as the bool mask (the file holds no -inf)
+  auto add = std::make_unique<TorchFloatMask<Sq, Sk>>();
+  if (float_mask) std::copy_n(c.data("float_mask", Sq * Sk), Sq * Sk, add->add);
+  const TorchMasks<Sq, Sk> masks{.attn_mask = &attn_mask,
+                                 .key_padding_mask = &pad,
+                                 .is_causal = causal,
+                                 .float_mask = float_mask ? add.get() : nullptr};
+  REQUIRE(mha.forward(CMat<Sq, D>(query), CMat<Sk, D>(kv), Mat<Sq, D>(out.data()), masks, scratch.data(),
+                      weights.data()) == Status::ok);
+  REQUIRE(mha.forward(CMat<Sq, D>(query), CMat<Sk, D>(kv), Mat<Sq, D>(out_stream.data()), masks, scratch.data()) ==
+          Status::ok);
+  stf::test::check_close(c, "out", out.data(), c.data("out", Sq * D), Sq * D);
+  stf::test::check_close(c, "weights", weights.data(), c.data("weights", H * Sq * Sk), H * Sq * Sk);
+  stf::test::check_close(c, "out_stream", out_stream.data(), c.data("out", Sq * D), Sq * D);
+}
 }  // namespace
 
+#define STF_GOLDEN_MHA_MASKS(name, Sq, Sk, D, H, is_self, causal, float_mask)          \
+  TEST_CASE("golden mha masks " #name, "[golden][mha][mask]") {                        \
+    run_mha_masks<Sq, Sk, D, H>(#name, bool(is_self), bool(causal), bool(float_mask)); \
+  }
 #define STF_GOLDEN_SDPA(name, Sq, Sk, D, mask, fill) \
   TEST_CASE("golden sdpa " #name, "[golden][sdpa]") { run_sdpa<Sq, Sk, D>(#name, #mask, STF_FILL_##fill); }
 #define STF_GOLDEN_MHA(name, B, Sq, Sk, D, H, bias, packed, is_self, mask, fill)                      \

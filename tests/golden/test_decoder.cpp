@@ -49,8 +49,45 @@ void run_batched(const char* name) {
   }
   stf::test::check_close(c, "y", y.data(), c.data("y", B * S * D), B * S * D);
 }
+
+template <class Mask>
+void load_bytes(const GoldenCase& c, const char* name, Mask& m) {
+  const float* f = c.data(name, sizeof m);
+  auto* bytes = reinterpret_cast<std::uint8_t*>(&m);
+  for (std::size_t i = 0; i < sizeof m; ++i) bytes[i] = f[i] != 0.0f;
+}
+
+/// nn.TransformerDecoderLayer with tgt_mask (and the causal mask), memory_mask and both
+/// key-padding masks (gaps), as Layer::Masks.
+template <class Layer, index_t S, index_t M, index_t D>
+void run_masks(const char* name) {
+  const GoldenCase c = stf::test::load_golden(name);
+  Layer layer{};
+  stf::test::bind_golden(layer.params, c);
+  TorchBoolMask<S, S> tgt_mask{};
+  TorchBoolMask<S, M> memory_mask{};
+  KeyPaddingMask<S> tgt_pad{};
+  KeyPaddingMask<M> memory_pad{};
+  load_bytes(c, "tgt_mask", tgt_mask);
+  load_bytes(c, "memory_mask", memory_mask);
+  load_bytes(c, "tgt_key_padding_mask", tgt_pad);
+  load_bytes(c, "memory_key_padding_mask", memory_pad);
+  std::vector<float> y(S * D), scratch(Layer::scratch_floats);
+  REQUIRE(layer.forward(CMat<S, D>(c.data("x", S * D)), CMat<M, D>(c.data("memory", M * D)), Mat<S, D>(y.data()),
+                        {.tgt_mask = &tgt_mask,
+                         .memory_mask = &memory_mask,
+                         .tgt_key_padding_mask = &tgt_pad,
+                         .memory_key_padding_mask = &memory_pad},
+                        scratch.data()) == Status::ok);
+  stf::test::check_close(c, "y", y.data(), c.data("y", S * D), S * D);
+}
 }  // namespace
 
+#define STF_GOLDEN_DECODER_LAYER_MASKS(name, S, M, D, H, F, norm_first, act)                                          \
+  TEST_CASE("golden decoder layer masks " #name, "[golden][decoder][mask]") {                                         \
+    run_masks<DecoderLayer<S, M, D, H, F, golden_options(norm_first, LayerNormKind::torch, STF_ACT_##act)>, S, M, D>( \
+        #name);                                                                                                       \
+  }
 #define STF_GOLDEN_DECODER_LAYER(name, B, S, M, D, H, F, norm_first, act)                                   \
   TEST_CASE("golden decoder layer " #name, "[golden][decoder]") {                                           \
     using L = DecoderLayer<S, M, D, H, F, golden_options(norm_first, LayerNormKind::torch, STF_ACT_##act)>; \

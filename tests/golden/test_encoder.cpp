@@ -47,8 +47,32 @@ void run_classifier(const char* name) {
   // padded rows are not compared (zeros embedded here, the pad token's embedding in PyTorch)
   stf::test::check_close(c, "logits", model.output().data, c.data("y", S * C), c.scalar("valid_len") * C);
 }
+
+/// nn.TransformerEncoderLayer with src_mask and src_key_padding_mask (gaps), as Layer::Masks.
+template <class Layer, index_t S, index_t D>
+void run_masks(const char* name, bool causal) {
+  const GoldenCase c = stf::test::load_golden(name);
+  Layer layer{};
+  stf::test::bind_golden(layer.params, c);
+  TorchBoolMask<S, S> src_mask{};
+  KeyPaddingMask<S> pad{};
+  const float* m = c.data("src_mask", S * S);
+  for (index_t i = 0; i < S * S; ++i) src_mask.masked[i] = m[i] != 0.0f;
+  const float* kp = c.data("src_key_padding_mask", S);
+  for (index_t i = 0; i < S; ++i) pad.pad[i] = kp[i] != 0.0f;
+  std::vector<float> y(S * D), scratch(Layer::scratch_floats);
+  REQUIRE(layer.forward(CMat<S, D>(c.data("x", S * D)), Mat<S, D>(y.data()),
+                        {.src_mask = &src_mask, .src_key_padding_mask = &pad, .is_causal = causal},
+                        scratch.data()) == Status::ok);
+  stf::test::check_close(c, "y", y.data(), c.data("y", S * D), S * D);
+}
 }  // namespace
 
+#define STF_GOLDEN_ENCODER_LAYER_MASKS(name, S, D, H, F, norm_first, act, causal)                               \
+  TEST_CASE("golden encoder layer masks " #name, "[golden][encoder][mask]") {                                   \
+    run_masks<EncoderLayer<S, D, H, F, golden_options(norm_first, LayerNormKind::torch, STF_ACT_##act)>, S, D>( \
+        #name, bool(causal));                                                                                   \
+  }
 #define STF_GOLDEN_ENCODER_LAYER(name, B, S, D, H, F, norm_first, act)                                               \
   TEST_CASE("golden encoder layer " #name, "[golden][encoder]") {                                                    \
     run_batched<EncoderLayer<S, D, H, F, golden_options(norm_first, LayerNormKind::torch, STF_ACT_##act)>, B, S, D>( \

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include <statiformer/config.hpp>
 #include <statiformer/kernels/api.hpp>
@@ -76,11 +77,41 @@ enum class MaskKind : int {
   causal,         ///< row r sees keys 0..r
   causal_prefix,  ///< causal after a prefix, as queries appended to a cache: across the key blocks
   none_by_allow,  ///< every key masked: allow all zero
+  torch,          ///< PyTorch's convention read in place: an attn_mask row (masked) and a key-padding mask
+                  ///< with gaps (key_masked), their union, under a causal key_end; row 1 with none
+  additive,       ///< an additive float mask (add): finite values and -inf, under a causal key_end
 };
-inline constexpr MaskKind kMaskKinds[] = {MaskKind::all,          MaskKind::padding, MaskKind::holes,
-                                          MaskKind::none_by_end,  MaskKind::causal,  MaskKind::causal_prefix,
-                                          MaskKind::none_by_allow};
+inline constexpr MaskKind kMaskKinds[] = {MaskKind::all,           MaskKind::padding, MaskKind::holes,
+                                          MaskKind::none_by_end,   MaskKind::causal,  MaskKind::causal_prefix,
+                                          MaskKind::none_by_allow, MaskKind::torch,   MaskKind::additive};
 inline constexpr stf::MaskFill kMaskFills[] = {stf::MaskFill::neg_inf, stf::MaskFill::neg_1e9};
+
+/// A key-padding mask in PyTorch's convention with gaps (keys 1, 6, 11, ... and 40..47 are padding),
+/// for up to 512 keys.
+inline const std::uint8_t* torch_key_padding() {
+  static const auto pad = [] {
+    struct {
+      std::uint8_t b[512];
+    } p{};
+    for (index_t j = 0; j < 512; ++j) p.b[j] = static_cast<std::uint8_t>(j % 5 == 1 || (j >= 40 && j < 48));
+    return p;
+  }();
+  return pad.b;
+}
+
+/// A row of an additive float mask for up to 512 keys: -inf at every sixth key from key 3, small
+/// finite values (-1.25 to 1.25) elsewhere.
+inline const float* torch_additive() {
+  static const auto add = [] {
+    struct {
+      float f[512];
+    } a{};
+    for (index_t j = 0; j < 512; ++j)
+      a.f[j] = j % 6 == 3 ? -std::numeric_limits<float>::infinity() : static_cast<float>((j * 7) % 11) * 0.25f - 1.25f;
+    return a;
+  }();
+  return add.f;
+}
 
 /// Fills masks[0..rows) for `kind`; `allow` holds rows × n_keys bytes.
 inline void make_masks(MaskKind kind, index_t rows, index_t n_keys, std::uint8_t* allow, stf::ref::RowMask* masks) {
@@ -107,6 +138,18 @@ inline void make_masks(MaskKind kind, index_t rows, index_t n_keys, std::uint8_t
         masks[r].key_end = r + 1 < n_keys ? r + 1 : n_keys;
         break;
       case MaskKind::causal_prefix:
+        masks[r].key_end = n_keys > rows ? n_keys - rows + r + 1 : r + 1;
+        break;
+      case MaskKind::torch:
+        // the complement of the holes' pattern as an attn_mask (nonzero = masked), row 1 all masked
+        for (index_t j = 0; j < n_keys; ++j)
+          allow[r * n_keys + j] = r == 1 ? 1 : static_cast<std::uint8_t>(1 - allow[r * n_keys + j]);
+        masks[r].masked = allow + r * n_keys;
+        masks[r].key_masked = torch_key_padding();
+        masks[r].key_end = n_keys > rows ? n_keys - rows + r + 1 : n_keys;
+        break;
+      case MaskKind::additive:
+        masks[r].add = torch_additive();
         masks[r].key_end = n_keys > rows ? n_keys - rows + r + 1 : r + 1;
         break;
     }

@@ -282,7 +282,8 @@ void check_attention(Env& env) {
   const auto fits = [&](index_t hd, index_t n_keys) { return hd <= env.max_head_dim && n_keys <= env.max_keys; };
   // the fill only matters where a row has keys masked out of its range: holes, none left
   const auto fill_matters = [](MaskKind kind) {
-    return kind == MaskKind::holes || kind == MaskKind::none_by_end || kind == MaskKind::none_by_allow;
+    return kind == MaskKind::holes || kind == MaskKind::none_by_end || kind == MaskKind::none_by_allow ||
+           kind == MaskKind::torch;
   };
   for (index_t hd : kHeadDims)
     for (index_t rows : kAttentionRowCases)

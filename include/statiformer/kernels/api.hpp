@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include <statiformer/config.hpp>
@@ -116,11 +117,29 @@ enum class Fuse : std::uint8_t { none, relu, gelu };
 constexpr Fuse fuse(Activation a) { return a == Activation::relu ? Fuse::relu : Fuse::gelu; }
 
 namespace ref {
-/// Which keys one query row may attend to: key j is allowed iff j < key_end and (allow is null or
-/// allow[j] != 0).
+/// Which keys one query row may attend to: key j is allowed iff j < key_end, (allow is null or
+/// allow[j] != 0), (masked is null or masked[j] == 0) and (key_masked is null or key_masked[j] ==
+/// 0). allow is statiformer's BoolMask convention (nonzero = attend); masked and key_masked are
+/// PyTorch's (nonzero = masked): a row of an attn_mask and a key_padding_mask, read in place (the
+/// masked set is the union, as PyTorch combines them). A mask with no array is a prefix [0,
+/// key_end): the variants' fast paths take only those.
+/// add: an optional row of an additive float mask (PyTorch's float attn_mask): the score of an
+/// allowed key j is (q·k_j) / √head_dim + add[j], in that order, before the softmax; a key whose
+/// add[j] is -inf is masked (never read, as the others: a row of -inf is a fully masked row).
 struct RowMask {
   index_t key_end;
   const std::uint8_t* allow;
+  const std::uint8_t* masked = nullptr;
+  const std::uint8_t* key_masked = nullptr;
+  const float* add = nullptr;
+
+  /// Whether the allowed keys are the prefix [0, key_end) with nothing added (no array to read).
+  constexpr bool prefix() const { return !allow && !masked && !key_masked && !add; }
+  /// Whether key j is allowed.
+  constexpr bool allows(index_t j) const {
+    return j < key_end && (!allow || allow[j] != 0) && (!masked || masked[j] == 0) &&
+           (!key_masked || key_masked[j] == 0) && (!add || add[j] != -std::numeric_limits<float>::infinity());
+  }
 };
 }  // namespace ref
 

@@ -48,7 +48,8 @@ void log_softmax_row(float* x, index_t n) noexcept;
 /// their maximum bm; the running maximum m' = max(m, bm); what came before is rescaled by
 /// c = exp(m - m'): l = l·c, out = out·c; the block's weights p_j = exp(s_j - m') (0 for masked
 /// keys), l = l + (their canonical 16-lane sum), and out[d] = fma(p_j, v_j[d], out[d]) over the
-/// allowed keys in order. At the end out = out / l. Masked keys are never read.
+/// allowed keys in order. At the end out = out / l. Masked keys are never read. With an additive
+/// mask (RowMask::add) an allowed key's score is (Σ_d q[d] · k_j[d]) / √head_dim + add[j].
 /// A row whose every key is masked: with MaskFill::neg_1e9, uniform weights 1/n_keys over all keys
 /// (what PyTorch computes with masked_fill(-1e9)); with MaskFill::neg_inf, output 0 (PyTorch
 /// would produce NaN). Never NaN from the mask alone.

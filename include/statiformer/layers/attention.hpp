@@ -8,13 +8,23 @@
 
 namespace stf {
 
-/// Which keys each query may attend to. Everything here is runtime data of one forward call.
+/// Which keys each query may attend to. Everything here is runtime data of one forward call. The
+/// masked set is the union of what each field masks (PyTorch combines attn_mask and
+/// key_padding_mask so); the arrays are read in place by the kernels, never copied into scores.
 struct AttentionMask {
   index_t valid_keys = 0;  ///< key padding: keys at positions >= valid_keys are masked
   bool causal = false;     ///< key j is masked for query i when j > i + causal_offset
   index_t causal_offset = 0;
-  const std::uint8_t* allow = nullptr;  ///< optional [SeqQ, SeqK] mask, 1 = attend, 0 = masked
+  const std::uint8_t* allow = nullptr;  ///< optional [SeqQ, SeqK] mask, 1 = attend, 0 = masked (BoolMask)
   MaskFill fill = MaskFill::neg_inf;
+  /// optional [SeqQ, SeqK] mask in PyTorch's convention: nonzero (True) = masked (TorchBoolMask)
+  const std::uint8_t* masked = nullptr;
+  /// optional [SeqK] key-padding mask in PyTorch's convention: nonzero (True) = padding, masked
+  /// for every query (KeyPaddingMask); gaps allowed
+  const std::uint8_t* key_padding = nullptr;
+  /// optional [SeqQ, SeqK] additive float mask (PyTorch's float attn_mask): added to the scaled
+  /// scores before the softmax; -inf masks the key (TorchFloatMask)
+  const float* additive = nullptr;
 
   static constexpr AttentionMask padding(index_t valid_keys, MaskFill fill = MaskFill::neg_inf) {
     return {valid_keys, false, 0, nullptr, fill};
@@ -26,15 +36,42 @@ struct AttentionMask {
   ref::RowMask row(index_t query, index_t seq_k) const {
     index_t end = valid_keys < seq_k ? valid_keys : seq_k;
     if (causal && query + causal_offset + 1 < end) end = query + causal_offset + 1;
-    return {end, allow ? allow + query * seq_k : nullptr};
+    return {end, allow ? allow + query * seq_k : nullptr, masked ? masked + query * seq_k : nullptr, key_padding,
+            additive ? additive + query * seq_k : nullptr};
   }
 };
 
-/// A boolean attention mask with its shape in the type: allow[i * SeqK + j] = 1 lets query i
-/// attend to key j. Converting it for a layer of another [SeqQ, SeqK] is a compile error.
+/// A boolean attention mask in statiformer's first convention, with its shape in the type:
+/// allow[i * SeqK + j] = 1 lets query i attend to key j (the complement of PyTorch's bool
+/// attn_mask: to copy a PyTorch mask use TorchBoolMask). Converting it for a layer of another
+/// [SeqQ, SeqK] is a compile error.
 template <index_t SeqQ, index_t SeqK>
 struct BoolMask {
   std::uint8_t allow[SeqQ * SeqK];
+};
+
+/// PyTorch's boolean attn_mask (nn.MultiheadAttention's attn_mask, nn.TransformerEncoderLayer's
+/// src_mask, the decoder's tgt_mask / memory_mask): masked[i * SeqK + j] = 1 (True) forbids query
+/// i to attend to key j. The field's name says the convention; it is a distinct type from
+/// BoolMask, so one is never taken for the other.
+template <index_t SeqQ, index_t SeqK>
+struct TorchBoolMask {
+  std::uint8_t masked[SeqQ * SeqK];
+};
+
+/// PyTorch's float attn_mask: add[i * SeqK + j] is added to the score of query i and key j (after
+/// the division by √head_dim, before the softmax); -inf masks the key. Only the general attention
+/// path reads it (the variants' prefix fast paths decline such rows).
+template <index_t SeqQ, index_t SeqK>
+struct TorchFloatMask {
+  float add[SeqQ * SeqK];
+};
+
+/// PyTorch's key_padding_mask [SeqK]: pad[j] = 1 (True) masks key j for every query. Any keys,
+/// not only trailing ones.
+template <index_t SeqK>
+struct KeyPaddingMask {
+  std::uint8_t pad[SeqK];
 };
 
 /// The AttentionMask of a boolean mask, checked against the attention's [SeqQ, SeqK].
@@ -42,6 +79,36 @@ template <index_t SeqQ, index_t SeqK, index_t MaskRows, index_t MaskCols>
 constexpr AttentionMask bool_mask(const BoolMask<MaskRows, MaskCols>& m, MaskFill fill = MaskFill::neg_inf) {
   static_assert(check::mask_shape<MaskRows, MaskCols, SeqQ, SeqK>());
   return {SeqK, false, 0, m.allow, fill};
+}
+
+/// The masks nn.MultiheadAttention takes, for an attention of [SeqQ, SeqK] (all optional,
+/// combined as the union of their masked sets): attn_mask (True = masked) and/or float_mask (a
+/// float attn_mask, added to the scores), key_padding_mask (True = padding), is_causal (key j
+/// masked for query i when j > i, as nn.Transformer.generate_square_subsequent_mask's mask), and
+/// trailing padding as a length (keys >= valid_keys masked).
+template <index_t SeqQ, index_t SeqK>
+struct TorchMasks {
+  const TorchBoolMask<SeqQ, SeqK>* attn_mask = nullptr;
+  const KeyPaddingMask<SeqK>* key_padding_mask = nullptr;
+  bool is_causal = false;
+  index_t valid_keys = SeqK;
+  /// PyTorch's attn_mask as floats (added to the scores), with or instead of the bool one
+  const TorchFloatMask<SeqQ, SeqK>* float_mask = nullptr;
+
+  constexpr AttentionMask attention(MaskFill fill = MaskFill::neg_inf) const {
+    AttentionMask m{valid_keys, is_causal, 0, nullptr, fill};
+    m.masked = attn_mask ? attn_mask->masked : nullptr;
+    m.key_padding = key_padding_mask ? key_padding_mask->pad : nullptr;
+    m.additive = float_mask ? float_mask->add : nullptr;
+    return m;
+  }
+};
+
+/// The AttentionMask of PyTorch-convention masks for an attention of [SeqQ, SeqK] (masks of
+/// another shape do not compile).
+template <index_t SeqQ, index_t SeqK>
+constexpr AttentionMask torch_mask(const TorchMasks<SeqQ, SeqK>& m, MaskFill fill = MaskFill::neg_inf) {
+  return m.attention(fill);
 }
 
 namespace detail {
@@ -179,6 +246,15 @@ struct MultiHeadAttention {
     if (mask.valid_keys == 0 || mask.valid_keys > SeqK) return Status::invalid_length;
     run(data_of(xq), data_of(xkv), mask, scratch, data_of(y), weights);
     return Status::ok;
+  }
+
+  /// y = MHA(xq, xkv) under PyTorch-convention masks, as nn.MultiheadAttention's attn_mask (bool,
+  /// True = masked), key_padding_mask (True = padding) and is_causal take them, e.g.
+  /// `mha.forward(x, x, y, {.key_padding_mask = &pad, .is_causal = true}, scratch)`.
+  template <class XQ, class XKV, class Y>
+  Status forward(const XQ& xq, const XKV& xkv, Y&& y, const TorchMasks<SeqQ, SeqK>& masks, float* scratch,
+                 float* weights = nullptr, MaskFill fill = MaskFill::neg_inf) const {
+    return forward(xq, xkv, static_cast<Y&&>(y), masks.attention(fill), scratch, weights);
   }
 
   /// Shape-erased body, also used by the layers that own their buffers.

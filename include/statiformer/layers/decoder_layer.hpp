@@ -64,6 +64,49 @@ struct DecoderLayer {
   };
   static constexpr index_t cache_floats = 2 * SeqLen * DModel + 2 * MemLen * DModel;
 
+  /// The masks nn.TransformerDecoderLayer takes (all optional; each attention's masked set is the
+  /// union of its masks): tgt_mask [SeqLen, SeqLen] and memory_mask [SeqLen, MemLen] (bool, True
+  /// = masked; as floats added to the scores: tgt_float_mask, memory_float_mask),
+  /// tgt_key_padding_mask [SeqLen] and memory_key_padding_mask [MemLen] (True = padding, gaps
+  /// allowed); tgt_is_causal (key j masked for query i when j > i) is on by default, as the
+  /// decoder is causal unless told otherwise (PyTorch's layer called without a tgt_mask is not:
+  /// pass tgt_is_causal = false then); trailing memory padding as a length. A query row left with
+  /// no key follows the kernels' fully-masked-row convention (MaskFill::neg_inf: output 0).
+  struct Masks {
+    const TorchBoolMask<SeqLen, SeqLen>* tgt_mask = nullptr;
+    const TorchBoolMask<SeqLen, MemLen>* memory_mask = nullptr;
+    const KeyPaddingMask<SeqLen>* tgt_key_padding_mask = nullptr;
+    const KeyPaddingMask<MemLen>* memory_key_padding_mask = nullptr;
+    bool tgt_is_causal = true;
+    index_t mem_valid_len = MemLen;
+    const TorchFloatMask<SeqLen, SeqLen>* tgt_float_mask = nullptr;     ///< a float tgt_mask (added)
+    const TorchFloatMask<SeqLen, MemLen>* memory_float_mask = nullptr;  ///< a float memory_mask
+
+    constexpr AttentionMask self_attention() const {
+      return TorchMasks<SeqLen, SeqLen>{tgt_mask, tgt_key_padding_mask, tgt_is_causal, SeqLen, tgt_float_mask}
+          .attention(Opt.fill);
+    }
+    constexpr AttentionMask cross_attention() const {
+      return TorchMasks<SeqLen, MemLen>{memory_mask, memory_key_padding_mask, false, mem_valid_len, memory_float_mask}
+          .attention(Opt.fill);
+    }
+  };
+
+  /// y = layer(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask),
+  /// e.g. `layer.forward(x, m, y, {.memory_key_padding_mask = &pad}, scratch)`. y may alias x.
+  template <class X, class M, class Y>
+  Status forward(const X& x, const M& memory, Y&& y, const Masks& masks, float* scratch) const {
+    static_assert(check::input_seq_len<rows_of<X>, SeqLen>());
+    static_assert(check::input_dmodel<cols_of<X>, DModel>());
+    static_assert(check::memory_len<rows_of<M>, MemLen>());
+    static_assert(check::memory_dmodel<cols_of<M>, DModel>());
+    static_assert(check::input_seq_len<rows_of<Y>, SeqLen>());
+    static_assert(check::input_dmodel<cols_of<Y>, DModel>());
+    if (masks.mem_valid_len == 0 || masks.mem_valid_len > MemLen) return Status::invalid_length;
+    run(data_of(x), data_of(memory), data_of(y), masks.self_attention(), masks.cross_attention(), scratch);
+    return Status::ok;
+  }
+
   /// Whole-sequence forward (teacher forcing): causal self-attention over the SeqLen target rows,
   /// cross-attention to memory rows < mem_valid_len. y may alias x.
   template <class X, class M, class Y>
@@ -80,6 +123,14 @@ struct DecoderLayer {
   }
 
   void run(const float* x, const float* memory, float* y, index_t mem_valid_len, float* scratch) const {
+    run(x, memory, y, AttentionMask::causal_mask(SeqLen, Opt.fill), AttentionMask::padding(mem_valid_len, Opt.fill),
+        scratch);
+  }
+
+  /// Shape-erased body under any self-attention mask [SeqLen, SeqLen] and cross-attention mask
+  /// [SeqLen, MemLen] (valid_keys already checked). y may alias x.
+  void run(const float* x, const float* memory, float* y, const AttentionMask& self_mask,
+           const AttentionMask& cross_mask, float* scratch) const {
     constexpr index_t n = SeqLen * DModel;
     float* t = scratch;
     float* inner = scratch + n;
@@ -87,8 +138,6 @@ struct DecoderLayer {
     const CrossAttention cross_attn{params.cross_attn};
     const FF ff{params.ff};
     const Norm norm1{params.norm1}, norm2{params.norm2}, norm3{params.norm3};
-    const AttentionMask self_mask = AttentionMask::causal_mask(SeqLen, Opt.fill);
-    const AttentionMask cross_mask = AttentionMask::padding(mem_valid_len, Opt.fill);
     if (x != y)
       for (index_t i = 0; i < n; ++i) y[i] = x[i];
     if constexpr (Opt.norm == NormPlacement::post) {
@@ -123,7 +172,11 @@ struct DecoderLayer {
   /// One incremental step: row x (the target at position pos) → row y, appending this position's
   /// self-attention key/value to the cache. Costs O(pos) attention, and gives the same bits as row
   /// pos of `run` over the whole prefix. y may alias x. pos < SeqLen is the caller's contract.
-  void step(const float* x, index_t pos, index_t mem_valid_len, Cache& cache, float* y, float* scratch) const {
+  /// memory_key_padding_mask: optional [MemLen] (True = padding), as Masks' (the self-attention
+  /// stays causal over the cache: a target key-padding mask has no meaning for positions not yet
+  /// decoded).
+  void step(const float* x, index_t pos, index_t mem_valid_len, Cache& cache, float* y, float* scratch,
+            const KeyPaddingMask<MemLen>* memory_key_padding_mask = nullptr) const {
     float* t = scratch;     // [DModel] sublayer output
     float* q = t + DModel;  // [DModel] query, then context
     float* p = q + DModel;  // streaming attention scratch
@@ -137,14 +190,15 @@ struct DecoderLayer {
       detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.bias>(params.self_attn, in, pos, 1, cache.self,
                                                                       Opt.fill, q, out);
     };
+    const std::uint8_t* memory_pad = memory_key_padding_mask ? memory_key_padding_mask->pad : nullptr;
     auto cross_attend = [&](const float* in, float* out) {
       const auto& ca = params.cross_attn;
       ActiveKernels::linear(in, 1, DModel, ca.q.weight.data, ca.q.bias_or_null(), DModel, q);
       for (index_t h = 0; h < NHeads; ++h) {
         const index_t off = h * head_dim;
         ActiveKernels::attention_row(q + off, cache.cross_kt.data + off * MemLen, MemLen, cache.cross_v.data + off,
-                                     DModel, head_dim, MemLen, ref::RowMask{mem_valid_len, nullptr}, Opt.fill, p,
-                                     q + off);
+                                     DModel, head_dim, MemLen,
+                                     ref::RowMask{mem_valid_len, nullptr, nullptr, memory_pad}, Opt.fill, p, q + off);
       }
       ActiveKernels::linear(q, 1, DModel, ca.o.weight.data, ca.o.bias_or_null(), DModel, out);
     };

@@ -11,8 +11,8 @@ namespace stf {
 
 /// post-norm: x = LN1(x + SelfAttn(x));  y = LN2(x + FF(x))      (nn.TransformerEncoderLayer)
 /// pre-norm:  x = x + SelfAttn(LN1(x));  y = x + FF(LN2(x))      (norm_first=True; annotated)
-/// Keys at positions >= valid_len are masked (key padding). y may alias x, so a stack of layers
-/// runs in place on one activation buffer.
+/// Keys at positions >= valid_len are masked (key padding), or any masks PyTorch's layer takes
+/// (Masks). y may alias x, so a stack of layers runs in place on one activation buffer.
 template <index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOptions Opt = LayerOptions{}>
 struct EncoderLayer {
   using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
@@ -41,6 +41,38 @@ struct EncoderLayer {
   };
   Params params;
 
+  /// The masks nn.TransformerEncoderLayer takes (all optional; the masked set is their union):
+  /// src_mask [SeqLen, SeqLen] (bool, True = masked; or as floats added to the scores:
+  /// src_float_mask), src_key_padding_mask [SeqLen] (True = padding, gaps allowed), is_causal (key
+  /// j masked for query i when j > i), and trailing padding as a length (keys >= valid_len
+  /// masked). A query row left with no key follows the kernels' fully-masked-row convention
+  /// (MaskFill::neg_inf: attention output 0; PyTorch: NaN).
+  struct Masks {
+    const TorchBoolMask<SeqLen, SeqLen>* src_mask = nullptr;
+    const KeyPaddingMask<SeqLen>* src_key_padding_mask = nullptr;
+    bool is_causal = false;
+    index_t valid_len = SeqLen;
+    const TorchFloatMask<SeqLen, SeqLen>* src_float_mask = nullptr;  ///< a float src_mask (added)
+
+    constexpr AttentionMask attention() const {
+      return TorchMasks<SeqLen, SeqLen>{src_mask, src_key_padding_mask, is_causal, valid_len, src_float_mask}.attention(
+          Opt.fill);
+    }
+  };
+
+  /// y = layer(x, src_mask, src_key_padding_mask), e.g. `layer.forward(x, y, {.src_key_padding_mask
+  /// = &pad}, scratch)`. y may alias x.
+  template <class X, class Y>
+  Status forward(const X& x, Y&& y, const Masks& masks, float* scratch) const {
+    static_assert(check::input_seq_len<rows_of<X>, SeqLen>());
+    static_assert(check::input_dmodel<cols_of<X>, DModel>());
+    static_assert(check::input_seq_len<rows_of<Y>, SeqLen>());
+    static_assert(check::input_dmodel<cols_of<Y>, DModel>());
+    if (masks.valid_len == 0 || masks.valid_len > SeqLen) return Status::invalid_length;
+    run(data_of(x), data_of(y), masks.attention(), scratch);
+    return Status::ok;
+  }
+
   template <class X, class Y>
   Status forward(const X& x, Y&& y, index_t valid_len, float* scratch) const {
     static_assert(check::input_seq_len<rows_of<X>, SeqLen>());
@@ -63,13 +95,17 @@ struct EncoderLayer {
   }
 
   void run(const float* x, float* y, index_t valid_len, float* scratch) const {
+    run(x, y, AttentionMask::padding(valid_len, Opt.fill), scratch);
+  }
+
+  /// Shape-erased body under any mask of [SeqLen, SeqLen] (its valid_keys already checked).
+  void run(const float* x, float* y, const AttentionMask& mask, float* scratch) const {
     constexpr index_t n = SeqLen * DModel;
     float* t = scratch;
     float* inner = scratch + n;
     const SelfAttention attn{params.self_attn};
     const FF ff{params.ff};
     const Norm norm1{params.norm1}, norm2{params.norm2};
-    const AttentionMask mask = AttentionMask::padding(valid_len, Opt.fill);
     if constexpr (Opt.norm == NormPlacement::post) {
       attn.run(x, x, mask, inner, t);
       copy_if_distinct(x, y, n);

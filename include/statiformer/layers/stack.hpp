@@ -48,6 +48,19 @@ struct EncoderStack {
     run(data_of(x), data_of(y), valid_len, scratch);
     return Status::ok;
   }
+  /// The masks nn.TransformerEncoder takes (mask, src_key_padding_mask, is_causal; see
+  /// EncoderLayer::Masks), the same for every layer.
+  using Masks = typename Layer::Masks;
+  template <class X, class Y>
+  Status forward(const X& x, Y&& y, const Masks& masks, float* scratch) const {
+    static_assert(check::input_seq_len<rows_of<X>, seq_len>());
+    static_assert(check::input_dmodel<cols_of<X>, d_model>());
+    static_assert(check::input_seq_len<rows_of<Y>, seq_len>());
+    static_assert(check::input_dmodel<cols_of<Y>, d_model>());
+    if (masks.valid_len == 0 || masks.valid_len > seq_len) return Status::invalid_length;
+    run(data_of(x), data_of(y), masks.attention(), scratch);
+    return Status::ok;
+  }
   // Sequential node
   static constexpr index_t in_cols = d_model, out_cols = d_model;
   static constexpr bool in_place = true;
@@ -70,10 +83,15 @@ struct EncoderStack {
   template <class Prof = NullProfiler>
   void run(const float* x, float* y, index_t valid_len, float* scratch, Prof&& prof = Prof{},
            const LayerPath& path = {}) const {
+    run(x, y, AttentionMask::padding(valid_len, Layer::options.fill), scratch, prof, path);
+  }
+  template <class Prof = NullProfiler>
+  void run(const float* x, float* y, const AttentionMask& mask, float* scratch, Prof&& prof = Prof{},
+           const LayerPath& path = {}) const {
     for (index_t i = 0; i < NLayers; ++i) {
       const LayerPath layer = path / "layers" / i;  // built outside the timed span
       prof.begin(layer);
-      Layer{params.layers[i]}.run(i == 0 ? x : y, y, valid_len, scratch);
+      Layer{params.layers[i]}.run(i == 0 ? x : y, y, mask, scratch);
       prof.end(layer);
     }
     if constexpr (FinalNorm) {
@@ -119,14 +137,34 @@ struct DecoderStack {
       Layer{params.layers[i]}.run(i == 0 ? x : y, memory, y, mem_valid_len, scratch);
     if constexpr (FinalNorm) Norm{params.norm}.run(y, seq_len, y);
   }
+  /// The masks nn.TransformerDecoder takes (tgt_mask, memory_mask, tgt_key_padding_mask,
+  /// memory_key_padding_mask; see DecoderLayer::Masks), the same for every layer.
+  using Masks = typename Layer::Masks;
+  template <class X, class M, class Y>
+  Status forward(const X& x, const M& memory, Y&& y, const Masks& masks, float* scratch) const {
+    static_assert(check::input_seq_len<rows_of<X>, seq_len>());
+    static_assert(check::input_dmodel<cols_of<X>, d_model>());
+    static_assert(check::memory_len<rows_of<M>, mem_len>());
+    static_assert(check::memory_dmodel<cols_of<M>, d_model>());
+    static_assert(check::input_seq_len<rows_of<Y>, seq_len>());
+    static_assert(check::input_dmodel<cols_of<Y>, d_model>());
+    if (masks.mem_valid_len == 0 || masks.mem_valid_len > mem_len) return Status::invalid_length;
+    const AttentionMask self_mask = masks.self_attention(), cross_mask = masks.cross_attention();
+    for (index_t i = 0; i < NLayers; ++i)
+      Layer{params.layers[i]}.run(i == 0 ? data_of(x) : data_of(y), data_of(memory), data_of(y), self_mask, cross_mask,
+                                  scratch);
+    if constexpr (FinalNorm) Norm{params.norm}.run(data_of(y), seq_len, data_of(y));
+    return Status::ok;
+  }
 
   void prepare_memory(const float* memory, Cache* caches) const {
     for (index_t i = 0; i < NLayers; ++i) Layer{params.layers[i]}.prepare_memory(memory, caches[i]);
   }
   /// One target row at position pos through every layer (and the final norm). y may alias x.
-  void step(const float* x, index_t pos, index_t mem_valid_len, Cache* caches, float* y, float* scratch) const {
+  void step(const float* x, index_t pos, index_t mem_valid_len, Cache* caches, float* y, float* scratch,
+            const KeyPaddingMask<mem_len>* memory_key_padding_mask = nullptr) const {
     for (index_t i = 0; i < NLayers; ++i)
-      Layer{params.layers[i]}.step(i == 0 ? x : y, pos, mem_valid_len, caches[i], y, scratch);
+      Layer{params.layers[i]}.step(i == 0 ? x : y, pos, mem_valid_len, caches[i], y, scratch, memory_key_padding_mask);
     if constexpr (FinalNorm) Norm{params.norm}.run(y, 1, y);
   }
 };

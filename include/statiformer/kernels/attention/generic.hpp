@@ -54,7 +54,7 @@ struct Attention : AttentionRegisterBlock<Tag> {
       // (the same key_end in every mask; ends past n_keys that differ go the general way)
       const index_t key_end = n_rows == 0 ? 0 : masks[0].key_end;
       bool same = key_end > 0 && n_keys > 0;
-      for (index_t r = 0; same && r < n_rows; ++r) same = !masks[r].allow && masks[r].key_end == key_end;
+      for (index_t r = 0; same && r < n_rows; ++r) same = masks[r].prefix() && masks[r].key_end == key_end;
       if (same) {
         const index_t e = key_end < n_keys ? key_end : n_keys;
         const float scale = std::sqrt(static_cast<float>(head_dim));
@@ -180,7 +180,7 @@ struct Attention : AttentionRegisterBlock<Tag> {
   /// divided by scale, then exp(s - max) (0 for masked), the canonical sum, and the division.
   /// Returns false, leaving the row unnormalized, when every key is masked.
   static bool softmax_scores(float* p, index_t n_keys, const ref::RowMask& mask, float scale) {
-    if (!mask.allow) {  // the allowed keys are the prefix [0, e): the same operations, vectorized
+    if (mask.prefix()) {  // the allowed keys are the prefix [0, e): the same operations, vectorized
       const index_t e = mask.key_end < n_keys ? mask.key_end : n_keys;
       if (e == 0) {
         for (index_t j = 0; j < n_keys; ++j) p[j] = -INFINITY;
@@ -200,6 +200,7 @@ struct Attention : AttentionRegisterBlock<Tag> {
         continue;
       }
       p[j] = p[j] / scale;
+      if (mask.add) p[j] = p[j] + mask.add[j];
       m = (!any || p[j] > m) ? p[j] : m;
       any = true;
     }

@@ -41,9 +41,7 @@ struct AttentionStreaming : Product<Tag> {
   static constexpr index_t kTallRowGroup = AttentionSelect<Tag>::tall ? 2 * kAttentionRowGroup : kAttentionRowGroup;
   static constexpr index_t kTallHeadVecs = 2;
 
-  static bool allowed(const ref::RowMask& mask, index_t j) {
-    return j < mask.key_end && (!mask.allow || mask.allow[j] != 0);
-  }
+  static bool allowed(const ref::RowMask& mask, index_t j) { return mask.allows(j); }
 
   /// A streaming row's running sum l and outputs o rescaled from the maximum m to m_new:
   /// multiplied by exp(m - m_new). Skipped when the maximum did not move: exp(0) is exactly 1, so
@@ -69,7 +67,7 @@ struct AttentionStreaming : Product<Tag> {
                               float& m, float& l, float* o, index_t head_dim) {
     index_t cnt = nb;  // keys [0, cnt) of the block may be allowed
     float bm;
-    if (!mask.allow) {
+    if (mask.prefix()) {
       cnt = mask.key_end > kb ? (mask.key_end - kb < nb ? mask.key_end - kb : nb) : 0;
       if (cnt == 0) return 0;
       div_map(s, s, cnt, scale);
@@ -83,6 +81,7 @@ struct AttentionStreaming : Product<Tag> {
           continue;
         }
         s[i] = s[i] / scale;
+        if (mask.add) s[i] = s[i] + mask.add[kb + i];
         bm = (!any || s[i] > bm) ? s[i] : bm;
         any = true;
       }
@@ -96,7 +95,7 @@ struct AttentionStreaming : Product<Tag> {
     l = seen ? l + bsum : bsum;
     m = m_new;
     seen = true;
-    return mask.allow ? nb : cnt;
+    return mask.prefix() ? cnt : nb;
   }
 
   /// Score vectors per key block.
@@ -186,7 +185,7 @@ struct AttentionStreaming : Product<Tag> {
   }
 
   /// What the masks of a group of nr rows ask: keys scored (the largest allowed end, at most
-  /// n_keys), whether every mask is a prefix (no allow array), and whether every row has a key.
+  /// n_keys), whether every mask is a prefix (no array), and whether every row has a key.
   struct GroupKeys {
     index_t n_scored;
     bool prefixes, every_key;
@@ -196,7 +195,7 @@ struct AttentionStreaming : Product<Tag> {
     for (index_t r = 0; r < nr; ++r) {
       const index_t e = mg[r].key_end < n_keys ? mg[r].key_end : n_keys;
       g.n_scored = e > g.n_scored ? e : g.n_scored;
-      g.prefixes = g.prefixes && !mg[r].allow;
+      g.prefixes = g.prefixes && mg[r].prefix();
       g.every_key = g.every_key && mg[r].key_end > 0;
     }
     return g;
