@@ -97,9 +97,12 @@ struct WeightBlock {
   }
 };
 
-/// Activation fused into a linear layer's output.
-enum class Fuse : std::uint8_t { none, relu, gelu };
-constexpr Fuse fuse(Activation a) { return a == Activation::relu ? Fuse::relu : Fuse::gelu; }
+/// Activation fused into a linear layer's output. The GELUs come last: `act >= Fuse::gelu` tests for
+/// either (kernels/product/: one branch, as many as before the tanh GELU on the paths without one).
+enum class Fuse : std::uint8_t { none, relu, gelu, gelu_tanh };
+constexpr Fuse fuse(Activation a) {
+  return a == Activation::relu ? Fuse::relu : (a == Activation::gelu ? Fuse::gelu : Fuse::gelu_tanh);
+}
 
 namespace ref {
 /// Which keys one query row may attend to: key j is allowed iff j < key_end and (allow is null or
