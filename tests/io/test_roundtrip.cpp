@@ -250,7 +250,7 @@ TEST_CASE("bind_table compares the generated header's hyperparameter records wit
   CHECK(values_of(other) == bound);
 }
 
-TEST_CASE("the hyperparameters carry the model's LayerNorm eps and tanh GELU; a file's other eps is rejected",
+TEST_CASE("the hyperparameters carry the model's LayerNorm eps and tanh GELU, and a file's other eps is rejected",
           "[io][bind][hparams]") {
   // the same shapes as stf_io::EncStack (the fixture's 1e-05 model), its norms' eps 1e-3
   using Eps3 = EncoderStack<EncoderLayer<5, 8, 2, 100, LayerOptions{.layer_norm_eps = 1e-3f}>, 2, true>;

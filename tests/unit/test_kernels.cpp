@@ -159,7 +159,7 @@ static double gelu_tanh_f64(double x) {
 // (at x = -9.30). For x < 0 the result is x · e^(2u) / (1 + e^(2u)): the rounding errors of -2u's few float steps
 // (each within half an ulp of |2u|, up to 88) pass to the result relatively, |2u| · 2^-24 each.
 TEST_CASE(
-    "own tanh GELU: within 2 ulp of the float64 formula for x in [0, 10], 16 on [-3, 3], 176 on [-10, 10]; "
+    "own tanh GELU: within 2 ulp of the float64 formula for x in [0, 10], 16 on [-3, 3], 176 on [-10, 10], "
     "bounded, never NaN",
     "[kernels][math]") {
   const auto tanh_gelu = [](float x) {
