@@ -161,11 +161,30 @@ def load_state_dict(path):
 
 
 def _activation_text(fn):
+    """relu, gelu (erf) or gelu_tanh. F.relu, F.gelu, nn.ReLU and nn.GELU are recognised as such;
+    any other callable (a lambda such as PyTorch 1.13 needs for the tanh GELU in
+    nn.TransformerEncoderLayer, a functools.partial) cannot be inspected reliably, so it is run on
+    fixed probe values and named by the activation whose outputs it reproduces exactly; none: an
+    "unsupported (...)" text, which no schema value equals."""
     F = torch.nn.functional
     if fn is F.relu or isinstance(fn, torch.nn.ReLU):
         return "relu"
     if fn is F.gelu or (isinstance(fn, torch.nn.GELU) and fn.approximate == "none"):
         return "gelu"
+    if isinstance(fn, torch.nn.GELU) and fn.approximate == "tanh":
+        return "gelu_tanh"
+    probe = torch.linspace(-6.0, 6.0, 241)
+    try:
+        with torch.no_grad():
+            got = fn(probe.clone())
+    except Exception:  # noqa: BLE001  (any failure: not an activation we know)
+        got = None
+    if isinstance(got, torch.Tensor) and got.shape == probe.shape and got.dtype == probe.dtype:
+        known = (("relu", F.relu), ("gelu", F.gelu),
+                 ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh")))
+        for text, ref in known:
+            if torch.equal(got, ref(probe)):
+                return text
     return f"unsupported ({getattr(fn, '__name__', type(fn).__name__)})"
 
 

@@ -121,11 +121,19 @@ def small_vectors(module, inputs, exclude=()):
         st.scale_vectors(module, float(inputs["scale"]), exclude)
 
 
-def torch_layer(kind, p, norm_first, activation):
+def torch_activation(name):
+    """The activation argument nn.Transformer*Layer takes for a plan's word: "relu" and "gelu" as
+    they are; gelu_tanh, which PyTorch 1.13 has no word for, as a callable."""
+    if name == "gelu_tanh":
+        return lambda x: F.gelu(x, approximate="tanh")
+    return name
+
+
+def torch_layer(kind, p, norm_first, activation, eps=1e-5):
     """nn.TransformerEncoderLayer/DecoderLayer in train mode with dropout 0 (no fast path)."""
     cls = nn.TransformerEncoderLayer if kind == "encoder" else nn.TransformerDecoderLayer
-    layer = cls(p["D"], p["H"], p["F"], dropout=0.0, activation=activation, batch_first=True,
-                norm_first=norm_first)
+    layer = cls(p["D"], p["H"], p["F"], dropout=0.0, activation=torch_activation(activation),
+                batch_first=True, norm_first=norm_first, layer_norm_eps=eps)
     return layer.train()
 
 
@@ -221,7 +229,8 @@ class FeedForward(nn.Module):
         super().__init__()
         self.linear1 = nn.Linear(d, f)
         self.linear2 = nn.Linear(f, d)
-        self.act = F.relu if activation == "relu" else F.gelu
+        self.act = {"relu": F.relu, "gelu": F.gelu,
+                    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}[activation]
         self.out_activation = out_activation
 
     def forward(self, x):
@@ -240,13 +249,15 @@ def gen_ffn(p, inputs):
 
 
 def gen_layernorm(p, inputs):
-    """nn.LayerNorm (eps 1e-5) or the annotated LayerNorm (unbiased std + 1e-6)."""
+    """nn.LayerNorm (eps 1e-5) or the annotated LayerNorm (unbiased std + 1e-6); layernorm_eps:
+    the eps p["eps"]."""
+    eps = p.get("eps")
     if p["flavour"] == "torch":
-        norm = nn.LayerNorm(p["D"])
+        norm = nn.LayerNorm(p["D"]) if eps is None else nn.LayerNorm(p["D"], eps=eps)
     else:
         if p["D"] < 2:
             raise ValueError("annotated LayerNorm needs D >= 2 (unbiased std)")
-        norm = st.LayerNorm(p["D"])
+        norm = st.LayerNorm(p["D"]) if eps is None else st.LayerNorm(p["D"], eps=eps)
     st.randomize_vectors(norm)
     x = small_inputs(torch.randn(p["S"], p["D"]), inputs)
     with torch.no_grad():
@@ -256,8 +267,8 @@ def gen_layernorm(p, inputs):
 
 
 def gen_encoder_layer(p, inputs):
-    """nn.TransformerEncoderLayer with src_key_padding_mask."""
-    layer = torch_layer("encoder", p, p["norm_first"], p["activation"])
+    """nn.TransformerEncoderLayer with src_key_padding_mask; encoder_layer_eps: layer_norm_eps p["eps"]."""
+    layer = torch_layer("encoder", p, p["norm_first"], p["activation"], p.get("eps", 1e-5))
     st.randomize_vectors(layer)
     small_vectors(layer, inputs)
     vl = batch_valid_len(inputs, "valid_len", p["B"], p["S"])
@@ -554,8 +565,12 @@ MODULES = {
             ["B", "Sq", "Sk", "D", "H", "bias", "packed", "is_self", "mask", "fill"], gen_mha),
     "ffn": ("STF_GOLDEN_FFN", ["S", "D", "F", "activation", "out_activation"], gen_ffn),
     "layernorm": ("STF_GOLDEN_LAYERNORM", ["S", "D", "flavour"], gen_layernorm),
+    "layernorm_eps": ("STF_GOLDEN_LAYERNORM_EPS", ["S", "D", "flavour", "eps"], gen_layernorm),
     "encoder_layer": ("STF_GOLDEN_ENCODER_LAYER",
                       ["B", "S", "D", "H", "F", "norm_first", "activation"], gen_encoder_layer),
+    "encoder_layer_eps": ("STF_GOLDEN_ENCODER_LAYER_EPS",
+                          ["B", "S", "D", "H", "F", "norm_first", "activation", "eps"],
+                          gen_encoder_layer),
     "decoder_layer": ("STF_GOLDEN_DECODER_LAYER",
                       ["B", "S", "Sm", "D", "H", "F", "norm_first", "activation"],
                       gen_decoder_layer),
@@ -584,7 +599,7 @@ MODULES = {
                       "block"], gen_decoder_only),
 }
 
-WORDS = {"relu", "gelu", "none", "padding", "causal", "bool", "neg_inf", "neg_1e9", "torch",
+WORDS = {"relu", "gelu", "gelu_tanh", "none", "padding", "causal", "bool", "neg_inf", "neg_1e9", "torch",
          "annotated", "padding_causal", "gpt"}
 
 # --------------------------------------------------------------------------------------------
@@ -602,7 +617,10 @@ def ordered_params(case):
         v = params[k]
         if isinstance(v, str) and v not in WORDS:
             raise ValueError(f"{case['name']}: unknown word {v!r} for {k}")
-        if not isinstance(v, (bool, int, str)):
+        if k == "eps":
+            if not (isinstance(v, float) and v > 0):
+                raise ValueError(f"{case['name']}: eps must be a float > 0")
+        elif not isinstance(v, (bool, int, str)):
             raise ValueError(f"{case['name']}: {k} must be an int, bool or word")
     if "D" in params and "H" in params and params["D"] % params["H"]:
         raise ValueError(f"{case['name']}: D must be a multiple of H")

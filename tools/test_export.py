@@ -297,6 +297,23 @@ class Writers(unittest.TestCase):
         self.assertEqual(export.float_text(1e-6), "1e-06")
         self.assertEqual(export.float_text(0.25), "2.5e-01")
 
+    def test_activation_text_names_modules_functions_and_callables(self):
+        import functools
+        F = torch.nn.functional
+        cases = ((F.relu, "relu"), (nn.ReLU(), "relu"), (F.gelu, "gelu"), (nn.GELU(), "gelu"),
+                 (nn.GELU(approximate="tanh"), "gelu_tanh"),
+                 (lambda x: F.gelu(x, approximate="tanh"), "gelu_tanh"),  # how PyTorch 1.13's layer takes it
+                 (functools.partial(F.gelu, approximate="tanh"), "gelu_tanh"), (lambda x: F.gelu(x), "gelu"))
+        for fn, want in cases:
+            self.assertEqual(export._activation_text(fn), want)
+        for other in (torch.tanh, F.silu, lambda x: x * 0.5, lambda x: F.gelu(x * 1.0000001, approximate="tanh")):
+            self.assertTrue(export._activation_text(other).startswith("unsupported"))
+        layer = nn.TransformerEncoderLayer(8, 2, 16, activation=lambda x: F.gelu(x, approximate="tanh"),
+                                           layer_norm_eps=1e-12)
+        hp = export.module_hparams(layer, [])
+        self.assertEqual(hp["activation"], "gelu_tanh")
+        self.assertEqual(hp["layer_norm_eps"], "1e-12")
+
     def test_whole_module_hyperparameters_are_checked_against_the_schema(self):
         tmp = Tmp()
         torch.save(self.layer, tmp.path("m.pt"))  # nn.TransformerEncoderLayer(8, 2, 16): 2 heads, post-norm, relu

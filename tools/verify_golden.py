@@ -42,20 +42,24 @@ def linear(P, prefix, x):
 
 
 def act(name, x):
-    """relu or exact-erf gelu."""
+    """relu, exact-erf gelu or tanh gelu (0.5 x (1 + tanh(u)) as x / (1 + exp(-2u)), the same
+    without the cancellation of 1 + tanh(u) for negative x)."""
     if name == "relu":
         return np.maximum(x, 0.0)
+    if name == "gelu_tanh":
+        u = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)
+        return x / (1.0 + np.exp(-2.0 * u))
     erf = np.vectorize(math.erf)
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
-def layernorm(P, prefix, x, flavour):
-    """torch: biased var, eps 1e-5 inside the sqrt; annotated: unbiased std + 1e-6."""
+def layernorm(P, prefix, x, flavour, eps=None):
+    """torch: biased var, eps (1e-5) inside the sqrt; annotated: unbiased std + eps (1e-6)."""
     mean = x.mean(-1, keepdims=True)
     if flavour == "torch":
-        y = (x - mean) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+        y = (x - mean) / np.sqrt(x.var(-1, keepdims=True) + (1e-5 if eps is None else eps))
     else:
-        y = (x - mean) / (x.std(-1, ddof=1, keepdims=True) + 1e-6)
+        y = (x - mean) / (x.std(-1, ddof=1, keepdims=True) + (1e-6 if eps is None else eps))
     return y * P[prefix + "weight"] + P[prefix + "bias"]
 
 
@@ -102,7 +106,7 @@ def mha(P, prefix, xq, xkv, h, allowed, uniform_dead=False, add=None):
     return linear(P, prefix + "o.", np.concatenate(outs, -1)), np.stack(weights)
 
 
-def encoder_layer(P, pre, x, allowed, h, norm_first, activation, flavour):
+def encoder_layer(P, pre, x, allowed, h, norm_first, activation, flavour, eps=None):
     """Post- or pre-norm encoder layer of one batch item."""
     def sa(y):
         return mha(P, pre + "self_attn.", y, y, h, allowed)[0]
@@ -111,7 +115,7 @@ def encoder_layer(P, pre, x, allowed, h, norm_first, activation, flavour):
         return linear(P, pre + "ff.linear2.", act(activation, linear(P, pre + "ff.linear1.", y)))
 
     def ln(n, y):
-        return layernorm(P, pre + f"norm{n}.", y, flavour)
+        return layernorm(P, pre + f"norm{n}.", y, flavour, eps)
     if norm_first:
         x = x + sa(ln(1, x))
         return x + ff(ln(2, x))
@@ -260,10 +264,22 @@ def ref_layernorm(p, T):
     return {"y": layernorm(T, "", T["x"], p["flavour"])}
 
 
+def ref_layernorm_eps(p, T):
+    return {"y": layernorm(T, "", T["x"], p["flavour"], float(p["eps"]))}
+
+
 def ref_encoder_layer(p, T):
     s, h = int(p["S"]), int(p["H"])
     ys = [encoder_layer(T, "", T["x"][i], attend_mask(s, s, int(T["valid_len"][i]), False), h,
                         p["norm_first"] == "1", p["activation"], "torch")
+          for i in range(int(p["B"]))]
+    return {"y": np.stack(ys)}
+
+
+def ref_encoder_layer_eps(p, T):
+    s, h = int(p["S"]), int(p["H"])
+    ys = [encoder_layer(T, "", T["x"][i], attend_mask(s, s, int(T["valid_len"][i]), False), h,
+                        p["norm_first"] == "1", p["activation"], "torch", float(p["eps"]))
           for i in range(int(p["B"]))]
     return {"y": np.stack(ys)}
 

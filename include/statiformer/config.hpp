@@ -95,11 +95,15 @@ constexpr const char* to_string(Status s) noexcept {
 }
 
 /// Enumerations of the modules' compile-time options.
-enum class Activation : std::uint8_t { relu, gelu };
+/// Activation: `gelu` the exact (erf) GELU, nn.GELU(); `gelu_tanh` nn.GELU(approximate='tanh').
+enum class Activation : std::uint8_t { relu, gelu, gelu_tanh };
 enum class NormPlacement : std::uint8_t { post, pre };
 /// `torch`: nn.LayerNorm (biased variance, eps inside the sqrt, eps 1e-5).
 /// `annotated`: the annotated transformer's (unbiased std, eps added to the std, eps 1e-6).
 enum class LayerNormKind : std::uint8_t { torch, annotated };
+/// The kind's own eps (nn.LayerNorm's 1e-5, the annotated transformer's 1e-6): the default of
+/// LayerOptions::layer_norm_eps and of LayerNorm's Eps.
+constexpr float default_layer_norm_eps(LayerNormKind k) { return k == LayerNormKind::torch ? 1e-5f : 1e-6f; }
 /// Value written into masked attention scores before the softmax. Both give identical results
 /// unless every key of a query row is masked; see kernels/attention.hpp for that case.
 enum class MaskFill : std::uint8_t { neg_inf, neg_1e9 };

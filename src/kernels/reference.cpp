@@ -17,6 +17,7 @@ constexpr index_t kLanes = 16;
 float exp1(float x) { return simd_math::exp<S>(x); }
 float log1(float x) { return simd_math::log<S>(x); }
 float gelu1(float x) { return simd_math::gelu<S>(x); }
+float gelu_tanh1(float x) { return simd_math::gelu_tanh<S>(x); }
 
 /// Folds 16 lane accumulators in halves: i + (i+8), then +4, +2, +1.
 float fold16(const float* lane) { return S::reduce16(lane); }
@@ -49,6 +50,7 @@ void linear(const float* x, index_t rows, index_t in, const float* w, const floa
     }
     if (act == Fuse::relu) activation(Activation::relu, y + r * out, out);
     if (act == Fuse::gelu) activation(Activation::gelu, y + r * out, out);
+    if (act == Fuse::gelu_tanh) activation(Activation::gelu_tanh, y + r * out, out);
   }
 }
 
@@ -99,6 +101,7 @@ void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw
     }
     if (act == Fuse::relu) activation(Activation::relu, yr, out);
     if (act == Fuse::gelu) activation(Activation::gelu, yr, out);
+    if (act == Fuse::gelu_tanh) activation(Activation::gelu_tanh, yr, out);
   }
 }
 
@@ -114,11 +117,14 @@ void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* q
     }
     if (act == Fuse::relu) activation(Activation::relu, yr, out);
     if (act == Fuse::gelu) activation(Activation::gelu, yr, out);
+    if (act == Fuse::gelu_tanh) activation(Activation::gelu_tanh, yr, out);
   }
 }
 
 void activation(Activation a, float* x, index_t n) noexcept {
-  for (index_t i = 0; i < n; ++i) x[i] = a == Activation::relu ? (x[i] > 0.0f ? x[i] : 0.0f) : gelu1(x[i]);
+  for (index_t i = 0; i < n; ++i)
+    x[i] =
+        a == Activation::relu ? (x[i] > 0.0f ? x[i] : 0.0f) : (a == Activation::gelu ? gelu1(x[i]) : gelu_tanh1(x[i]));
 }
 
 void add(float* y, const float* x, index_t n) noexcept {

@@ -9,4 +9,10 @@ constexpr LayerOptions golden_options(bool norm_first, LayerNormKind ln, Activat
   if (ln == LayerNormKind::annotated) return kAnnotated;
   return {norm_first ? NormPlacement::pre : NormPlacement::post, act, ln, true, MaskFill::neg_inf};
 }
+/// nn.Transformer*Layer's options with its layer_norm_eps.
+constexpr LayerOptions golden_options_eps(bool norm_first, Activation act, float eps) {
+  LayerOptions o = golden_options(norm_first, LayerNormKind::torch, act);
+  o.layer_norm_eps = eps;
+  return o;
+}
 }  // namespace stf::test

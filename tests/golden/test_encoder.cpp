@@ -78,6 +78,11 @@ void run_masks(const char* name, bool causal) {
     run_batched<EncoderLayer<S, D, H, F, golden_options(norm_first, LayerNormKind::torch, STF_ACT_##act)>, B, S, D>( \
         #name);                                                                                                      \
   }
+#define STF_GOLDEN_ENCODER_LAYER_EPS(name, B, S, D, H, F, norm_first, act, eps)                                       \
+  TEST_CASE("golden encoder layer " #name, "[golden][encoder]") {                                                     \
+    run_batched<EncoderLayer<S, D, H, F, stf::test::golden_options_eps(norm_first, STF_ACT_##act, float(eps))>, B, S, \
+                D>(#name);                                                                                            \
+  }
 #define STF_GOLDEN_ENCODER_STACK(name, B, S, D, H, F, N, norm_first, final_norm, ln)                                  \
   TEST_CASE("golden encoder stack " #name, "[golden][encoder]") {                                                     \
     run_batched<EncoderStack<EncoderLayer<S, D, H, F, golden_options(norm_first, STF_LN_##ln)>, N, bool(final_norm)>, \

@@ -1,4 +1,4 @@
-// Parity with PyTorch: feed-forward, LayerNorm (both flavours), positional encoding, embedding,
+// Parity with PyTorch: feed-forward, LayerNorm (both flavours, any eps), positional encoding, embedding,
 // generator.
 #include <catch2/catch.hpp>
 
@@ -31,10 +31,10 @@ void run_ffn(const char* name) {
   CHECK(std::equal(z.data, z.data + S * D, y.data));
 }
 
-template <index_t S, index_t D, LayerNormKind Kind>
+template <index_t S, index_t D, LayerNormKind Kind, float Eps = default_layer_norm_eps(Kind)>
 void run_layernorm(const char* name) {
   const GoldenCase c = stf::test::load_golden(name);
-  LayerNorm<D, Kind> ln{};
+  LayerNorm<D, Kind, Eps> ln{};
   stf::test::bind_golden(ln.params, c);
   Tensor<S, D> y{};
   ln.forward(CMat<S, D>(c.data("x", S * D)), y);
@@ -75,6 +75,10 @@ void run_generator(const char* name) {
   TEST_CASE("golden ffn " #name, "[golden][ffn]") { run_ffn<S, D, F, STF_ACT_##act, bool(out_act)>(#name); }
 #define STF_GOLDEN_LAYERNORM(name, S, D, flavour) \
   TEST_CASE("golden layernorm " #name, "[golden][layernorm]") { run_layernorm<S, D, STF_LN_##flavour>(#name); }
+#define STF_GOLDEN_LAYERNORM_EPS(name, S, D, flavour, eps)                 \
+  TEST_CASE("golden layernorm " #name, "[golden][layernorm]") {            \
+    run_layernorm<S, D, STF_LN_##flavour, static_cast<float>(eps)>(#name); \
+  }
 #define STF_GOLDEN_POSENC(name, S, D) \
   TEST_CASE("golden posenc " #name, "[golden][posenc]") { run_posenc<S, D>(#name); }
 #define STF_GOLDEN_EMBEDDING(name, S, V, D) \

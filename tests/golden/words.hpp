@@ -8,6 +8,7 @@
 #define STF_FILL_neg_1e9 ::stf::MaskFill::neg_1e9
 #define STF_ACT_relu ::stf::Activation::relu
 #define STF_ACT_gelu ::stf::Activation::gelu
+#define STF_ACT_gelu_tanh ::stf::Activation::gelu_tanh
 #define STF_LN_torch ::stf::LayerNormKind::torch
 #define STF_LN_annotated ::stf::LayerNormKind::annotated
 
@@ -23,8 +24,14 @@
 #ifndef STF_GOLDEN_LAYERNORM
 #define STF_GOLDEN_LAYERNORM(...)
 #endif
+#ifndef STF_GOLDEN_LAYERNORM_EPS
+#define STF_GOLDEN_LAYERNORM_EPS(...)
+#endif
 #ifndef STF_GOLDEN_ENCODER_LAYER
 #define STF_GOLDEN_ENCODER_LAYER(...)
+#endif
+#ifndef STF_GOLDEN_ENCODER_LAYER_EPS
+#define STF_GOLDEN_ENCODER_LAYER_EPS(...)
 #endif
 #ifndef STF_GOLDEN_DECODER_LAYER
 #define STF_GOLDEN_DECODER_LAYER(...)

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <statiformer/io/safetensors.hpp>
@@ -247,4 +248,41 @@ TEST_CASE("bind_table compares the generated header's hyperparameter records wit
   other = Params{};
   REQUIRE(bind_table(other, bare).status == Status::ok);
   CHECK(values_of(other) == bound);
+}
+
+TEST_CASE("the hyperparameters carry the model's LayerNorm eps and tanh GELU, and a file's other eps is rejected",
+          "[io][bind][hparams]") {
+  // the same shapes as stf_io::EncStack (the fixture's 1e-05 model), its norms' eps 1e-3
+  using Eps3 = EncoderStack<EncoderLayer<5, 8, 2, 100, LayerOptions{.layer_norm_eps = 1e-3f}>, 2, true>;
+  using Tanh = EncoderStack<EncoderLayer<5, 8, 2, 100, LayerOptions{.activation = Activation::gelu_tanh}>, 2, true>;
+  const auto value = [](const auto& table, const char* key) {
+    std::string found;
+    for_each_hparam(table, [&](const char* k, const char* v) {
+      if (std::strcmp(k, key) == 0) found = v;
+    });
+    return found;
+  };
+  CHECK(value(hparam_table<Eps3::Params>, "layers.0.layer_norm_eps") == "1e-03");
+  CHECK(value(hparam_table<Eps3::Params>, "layers.1.layer_norm_eps") == "1e-03");
+  CHECK(value(hparam_table<Eps3::Params>, "norm.eps") == "1e-03");
+  CHECK(value(hparam_table<Tanh::Params>, "layers.0.activation") == "gelu_tanh");
+  CHECK(value(hparam_table<Tanh::Params>, "norm.eps") == "1e-05");
+  CHECK(value(hparam_table<LayerNorm<8, LayerNormKind::torch, 1e-12f>::Params>, "eps") == "1e-12");
+  CHECK(value(hparam_table<LayerNorm<8, LayerNormKind::annotated>::Params>, "eps") == "1e-06");
+  // the default eps is the kind's: the same type as before the option existed
+  STATIC_REQUIRE(std::is_same_v<Tanh::Norm, LayerNorm<8>>);
+  STATIC_REQUIRE(LayerOptions{.layer_norm = LayerNormKind::annotated}.layer_norm_eps == 1e-6f);
+
+  static Eps3::Params eps3;
+  const BindResult r = bind_table(eps3, stf_io_enc_stack::table);
+  CHECK(r.status == Status::hyperparameter_mismatch);
+  CHECK(std::string(r.name.c_str()) == "layers.0.layer_norm_eps");
+  REQUIRE(r.file_value != nullptr);
+  REQUIRE(r.model_value != nullptr);
+  CHECK(std::string(r.file_value) == "1e-05");
+  CHECK(std::string(r.model_value) == "1e-03");
+  static Tanh::Params tanh_params;
+  const BindResult t = bind_table(tanh_params, stf_io_enc_stack::table);
+  CHECK(t.status == Status::hyperparameter_mismatch);
+  CHECK(std::string(t.name.c_str()) == "layers.0.activation");
 }

@@ -153,14 +153,15 @@ void check_linear(Env& env) {
   for (index_t rows : kLinearRows)
     for (index_t in : kLinearIns)
       for (index_t out : kLinearOuts)
-        for (Fuse act : {Fuse::none, Fuse::relu, Fuse::gelu})
+        for (Fuse act : {Fuse::none, Fuse::relu, Fuse::gelu, Fuse::gelu_tanh})
           for (int with_bias = 0; with_bias < 2; ++with_bias) {
             const float* bias = with_bias ? b.bias : nullptr;
             // guard floats past the end: a store beyond the outputs shows up as a difference
             for (index_t i = 0; i < rows * out + 8; ++i) b.got[i] = b.want[i] = -7.0f;
             K::linear(b.x, rows, in, b.w, bias, out, b.got, act);
             ref::linear(b.x, rows, in, b.w, bias, out, b.want, act);
-            // (GELU of a large negative input goes through a denormal)
+            // (the erf GELU of a large negative input goes through a denormal; the tanh GELU's
+            // results and steps stay normal: it is held to the bits here too)
             env.expect("linear", b.got, b.want, rows * out + 8,
                        {{"rows", rows}, {"in", in}, {"out", out}, {"act", index_t(act)}, {"bias", index_t(with_bias)}},
                        act == Fuse::gelu && env.flushes_denormals);
@@ -203,7 +204,7 @@ void check_linear_w8a8(Env& env) {
   for (index_t rows : kLinearRows)
     for (index_t in : kLinearIns)
       for (index_t out : kLinearOuts)
-        for (Fuse act : {Fuse::none, Fuse::relu, Fuse::gelu})
+        for (Fuse act : {Fuse::none, Fuse::relu, Fuse::gelu, Fuse::gelu_tanh})
           for (int with_bias = 0; with_bias < 2; ++with_bias)
             run("linear_w8a8", b.x, rows, in, qb.qw, out, with_bias ? b.bias : nullptr, act);
   for (index_t rows : kLongRows)
@@ -365,12 +366,12 @@ void check_rows(Env& env) {
     K::log_softmax_row(b.got, n);
     ref::log_softmax_row(b.want, n);
     env.expect("log_softmax_row", b.got, b.want, n, {{"n", n}}, false);
-    for (Activation a : {Activation::relu, Activation::gelu}) {
+    for (Activation a : {Activation::relu, Activation::gelu, Activation::gelu_tanh}) {
       fill(b.got, n, 15, 6.0f);
       std::memcpy(b.want, b.got, n * sizeof(float));
       K::activation(a, b.got, n);
       ref::activation(a, b.want, n);
-      env.expect("activation", b.got, b.want, n, {{"n", n}, {"gelu", index_t(a == Activation::gelu)}}, false);
+      env.expect("activation", b.got, b.want, n, {{"n", n}, {"activation", index_t(a)}}, false);
     }
     fill(b.got, n, 17, 3.0f);
     std::memcpy(b.want, b.got, n * sizeof(float));
@@ -394,7 +395,7 @@ void check_rows(Env& env) {
   env.expect("exp (dense -100..100)", b.got, b.want, dense, {{"n", dense}}, false);
 }
 
-/// exp, GELU and log of special values (0, -0, ±inf, NaN, huge, tiny; denormal inputs left out where
+/// exp, both GELUs and log of special values (0, -0, ±inf, NaN, huge, tiny; denormal inputs left out where
 /// the variant flushes them: the one documented exception to bit-identity).
 template <class K, class Env>
 void check_specials(Env& env) {
@@ -413,6 +414,11 @@ void check_specials(Env& env) {
   K::gelu(b.x, b.got, n);
   ref::gelu(b.x, b.want, n);
   env.expect("gelu (special values)", b.got, b.want, n, {{"n", n}}, false);
+  std::memcpy(b.got, b.x, n * sizeof(float));
+  std::memcpy(b.want, b.x, n * sizeof(float));
+  K::activation(Activation::gelu_tanh, b.got, n);
+  ref::activation(Activation::gelu_tanh, b.want, n);
+  env.expect("tanh gelu (special values)", b.got, b.want, n, {{"n", n}}, false);
   K::log(b.x, b.got, n);
   ref::log(b.x, b.want, n);
   env.expect("log (special values)", b.got, b.want, n, {{"n", n}}, false);

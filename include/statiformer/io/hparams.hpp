@@ -15,7 +15,7 @@
 // struct the library does not know has no hyperparameters (nothing written, nothing checked).
 //
 // Values: integers in decimal; bool as true/false; enums by name (norm_first true/false, activation
-// relu/gelu, layer_norm torch/annotated, mask_fill -inf/-1e9); eps as the shortest %.Ne text
+// relu/gelu/gelu_tanh, layer_norm torch/annotated, mask_fill -inf/-1e9); eps as the shortest %.Ne text
 // (Python's "%.*e") that reads back as the same float: 1e-05, 1e-06.
 #pragma once
 
@@ -62,7 +62,9 @@ constexpr Text text(index_t v) {
   return t;
 }
 constexpr Text text(bool v) { return text(v ? "true" : "false"); }
-constexpr Text text(Activation a) { return text(a == Activation::relu ? "relu" : "gelu"); }
+constexpr Text text(Activation a) {
+  return text(a == Activation::relu ? "relu" : (a == Activation::gelu ? "gelu" : "gelu_tanh"));
+}
 constexpr Text text(LayerNormKind k) { return text(k == LayerNormKind::torch ? "torch" : "annotated"); }
 constexpr Text text(MaskFill f) { return text(f == MaskFill::neg_inf ? "-inf" : "-1e9"); }
 
@@ -119,11 +121,11 @@ using detail::hparams::text;
 template <class H>
 constexpr void describe(H&, const Name&, const void*) {}
 
-template <class H, index_t DModel, LayerNormKind Kind>
-constexpr void describe(H& h, const Name& p, const LayerNorm<DModel, Kind>*) {
+template <class H, index_t DModel, LayerNormKind Kind, float Eps>
+constexpr void describe(H& h, const Name& p, const LayerNorm<DModel, Kind, Eps>*) {
   h(p / "normalized_shape", text(DModel));
   h(p / "layer_norm", text(Kind));
-  h(p / "eps", text(LayerNorm<DModel, Kind>::eps));
+  h(p / "eps", text(Eps));
 }
 
 template <class H, index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool Bias>
@@ -153,7 +155,7 @@ constexpr void describe_layer(H& h, const Name& p) {
   h(p / "norm_first", text(Opt.norm == NormPlacement::pre));
   h(p / "activation", text(Opt.activation));
   h(p / "layer_norm", text(Opt.layer_norm));
-  h(p / "layer_norm_eps", text(LayerNorm<DModel, Opt.layer_norm>::eps));
+  h(p / "layer_norm_eps", text(LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>::eps));
   h(p / "bias", text(Opt.bias));
   h(p / "mask_fill", text(Opt.fill));
 }

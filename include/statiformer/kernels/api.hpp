@@ -112,9 +112,17 @@ constexpr index_t linear_w8a8_scratch_bytes(index_t rows, index_t in) {
   return (rows < kQuantizedRowGroup ? rows : kQuantizedRowGroup) * quantized_row_stride(in) * 2;
 }
 
-/// Activation fused into a linear layer's output.
-enum class Fuse : std::uint8_t { none, relu, gelu };
-constexpr Fuse fuse(Activation a) { return a == Activation::relu ? Fuse::relu : Fuse::gelu; }
+/// Activation fused into a linear layer's output. The GELUs come last: `act >= Fuse::gelu` tests for
+/// either (kernels/product/: one branch, as many as before the tanh GELU on the paths without one).
+enum class Fuse : std::uint8_t { none, relu, gelu, gelu_tanh };
+constexpr Fuse fuse(Activation a) {
+  return a == Activation::relu ? Fuse::relu : (a == Activation::gelu ? Fuse::gelu : Fuse::gelu_tanh);
+}
+/// The activation a fused epilogue applies (act != Fuse::none): for the kernels that run it as a
+/// pass over their stored outputs.
+constexpr Activation activation_of(Fuse act) {
+  return act == Fuse::relu ? Activation::relu : (act == Fuse::gelu ? Activation::gelu : Activation::gelu_tanh);
+}
 
 namespace ref {
 /// Which keys one query row may attend to: key j is allowed iff j < key_end, (allow is null or

@@ -19,7 +19,7 @@ template <index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOpti
 struct CausalLayer {
   using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
   using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;
-  using Norm = LayerNorm<DModel, Opt.layer_norm>;
+  using Norm = LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>;
   using Params = typename EncoderLayer<SeqLen, DModel, NHeads, DFf, Opt>::Params;
   using Cache = SelfAttentionCache<SeqLen, DModel>;
 
@@ -91,7 +91,7 @@ template <class LayerT, index_t NLayers, bool FinalNorm = false>
 struct CausalStack {
   using Layer = LayerT;
   static_assert(check::stack_layers<NLayers>());
-  using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm>;
+  using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm, Layer::options.layer_norm_eps>;
   using Cache = typename Layer::Cache;
   static constexpr index_t seq_len = Layer::seq_len, d_model = Layer::d_model, n_layers = NLayers;
   static constexpr bool final_norm = FinalNorm;

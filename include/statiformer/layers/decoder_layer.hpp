@@ -19,7 +19,7 @@ struct DecoderLayer {
   using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
   using CrossAttention = MultiHeadAttention<SeqLen, MemLen, DModel, NHeads, Opt.bias>;
   using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;
-  using Norm = LayerNorm<DModel, Opt.layer_norm>;
+  using Norm = LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>;
 
   static constexpr index_t seq_len = SeqLen, mem_len = MemLen, d_model = DModel, n_heads = NHeads, d_ff = DFf,
                            head_dim = SelfAttention::head_dim;

@@ -17,7 +17,7 @@ template <index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOpti
 struct EncoderLayer {
   using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
   using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;
-  using Norm = LayerNorm<DModel, Opt.layer_norm>;
+  using Norm = LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>;
 
   static constexpr index_t seq_len = SeqLen, d_model = DModel, n_heads = NHeads, d_ff = DFf;
   static constexpr LayerOptions options = Opt;

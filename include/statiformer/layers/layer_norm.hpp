@@ -1,4 +1,4 @@
-// statiformer — LayerNorm, both flavours (see LayerNormKind).
+// statiformer — LayerNorm, both flavours (see LayerNormKind), with the kind's eps or another.
 #pragma once
 
 #include <statiformer/kernels/api.hpp>
@@ -7,13 +7,15 @@
 
 namespace stf {
 
-template <index_t DModel, LayerNormKind Kind = LayerNormKind::torch>
+/// Eps: nn.LayerNorm's eps (torch: added to the variance) or the annotated transformer's (added to
+/// the std); by default the kind's own, nn.LayerNorm's 1e-5, the annotated transformer's 1e-6.
+template <index_t DModel, LayerNormKind Kind = LayerNormKind::torch, float Eps = default_layer_norm_eps(Kind)>
 struct LayerNorm {
   static_assert(check::layernorm_dmodel<Kind == LayerNormKind::annotated, DModel>());
+  static_assert(Eps >= 0.0f && Eps <= 3.40282347e38f, "LayerNorm: eps must be a finite number >= 0");
   static constexpr index_t d_model = DModel;
   static constexpr LayerNormKind kind = Kind;
-  /// nn.LayerNorm's default 1e-5; the annotated transformer's 1e-6.
-  static constexpr float eps = Kind == LayerNormKind::torch ? 1e-5f : 1e-6f;
+  static constexpr float eps = Eps;
   static constexpr const char* name = "LayerNorm";
   static constexpr index_t scratch_floats = 0;
 

@@ -12,9 +12,13 @@ struct LayerOptions {
   LayerNormKind layer_norm = LayerNormKind::torch;
   bool bias = true;                   ///< biases of the attention projections
   MaskFill fill = MaskFill::neg_inf;  ///< see AttentionMask
+  /// The layers' LayerNorm eps (nn.Transformer*Layer's layer_norm_eps), and the stacks' final norm's. Default:
+  /// the kind's own (1e-5 torch, 1e-6 annotated), so `LayerOptions{.layer_norm = LayerNormKind::annotated}`
+  /// has 1e-6; another value: `.layer_norm_eps = 1e-12f` (finite, >= 0).
+  float layer_norm_eps = default_layer_norm_eps(layer_norm);
 };
 
-/// The annotated transformer's layers: pre-norm, its LayerNorm, -1e9 mask fill.
+/// The annotated transformer's layers: pre-norm, its LayerNorm (eps 1e-6), -1e9 mask fill.
 inline constexpr LayerOptions kAnnotated{NormPlacement::pre, Activation::relu, LayerNormKind::annotated, true,
                                          MaskFill::neg_1e9};
 

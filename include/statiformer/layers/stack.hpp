@@ -12,7 +12,7 @@ namespace stf {
 /// Parameters of a stack: `layers.<i>.*` for each layer, then `norm.*` with a final norm.
 template <class Layer, index_t NLayers, bool FinalNorm>
 struct StackParams {
-  using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm>;
+  using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm, Layer::options.layer_norm_eps>;
   typename Layer::Params layers[NLayers];
   typename Norm::Params norm;  ///< unused unless FinalNorm
   static constexpr index_t param_count =
@@ -29,7 +29,7 @@ template <class LayerT, index_t NLayers, bool FinalNorm = false>
 struct EncoderStack {
   using Layer = LayerT;
   static_assert(check::stack_layers<NLayers>());
-  using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm>;
+  using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm, Layer::options.layer_norm_eps>;
   static constexpr index_t seq_len = Layer::seq_len, d_model = Layer::d_model, n_layers = NLayers;
   static constexpr bool final_norm = FinalNorm;
   static constexpr const char* name = "EncoderStack";
@@ -108,7 +108,7 @@ template <class LayerT, index_t NLayers, bool FinalNorm = false>
 struct DecoderStack {
   using Layer = LayerT;
   static_assert(check::stack_layers<NLayers>());
-  using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm>;
+  using Norm = LayerNorm<Layer::d_model, Layer::options.layer_norm, Layer::options.layer_norm_eps>;
   using Cache = typename Layer::Cache;
   static constexpr index_t seq_len = Layer::seq_len, mem_len = Layer::mem_len, d_model = Layer::d_model,
                            n_layers = NLayers;

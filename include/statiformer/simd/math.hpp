@@ -1,7 +1,7 @@
 // statiformer — exp, log and GELU written once on the SIMD vocabulary. Every step is a single IEEE
 // operation (add, sub, mul, div, fma, sqrt, exponent bit manipulation), never libm, so every ISA and
 // the scalar reference compute the same bits. Accuracy: exp within 2 ulp, log within 2 ulp on
-// normal inputs, GELU within 1e-6 relative (fit: tools/fit_erfc.py).
+// normal inputs, GELU within 1e-6 relative (fit: tools/fit_erfc.py), tanh GELU: see gelu_tanh.
 #pragma once
 
 #include <limits>
@@ -170,6 +170,23 @@ template <class I>
 typename I::V gelu(typename I::V x) {
   const auto arg = I::mul(x, I::set1(-0.707106781186547524f));
   return I::mul(I::mul(x, I::set1(0.5f)), erfc<I>(arg));
+}
+
+/// tanh-approximated GELU (PyTorch's approximate='tanh'): 0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³),
+/// computed as x / (1 + e^(-2u)) (1 + tanh(u) = 2 / (1 + e^(-2u)): one exp and one division, and no
+/// 1 + tanh(u) that cancels for negative x), with -2u = (-2√(2/π)·x) · (1 + 0.044715·x²). For every
+/// finite x, 1 + e^(-2u) >= 1: the result has x's sign and |result| <= |x|. e^(-2u) saturates to 0
+/// for u > 43.6 (the result is x) and to +inf for u < -44.4, x < -10.04 (x / inf: -0, where the exact
+/// result is under 3e-38; PyTorch's float 1 + tanh(u) is 0 from x < -5.5 on); x² or -2u overflowing
+/// to ±inf saturate the same way (never 0 · inf or inf / inf), so never NaN (x = -inf: NaN, as
+/// PyTorch's). Accuracy: tests/unit/test_kernels.cpp ("own tanh GELU").
+template <class I>
+typename I::V gelu_tanh(typename I::V x) {
+  using V = typename I::V;
+  const V s = I::fma(I::mul(x, x), I::set1(0.044715f), I::set1(1.0f));  // 1 + 0.044715·x²
+  const V a = I::mul(x, I::set1(-1.59576912160573071f));                // -2·√(2/π)·x
+  const V e = exp<I>(I::mul(a, s));                                     // e^(-2u)
+  return I::div(x, I::add(I::set1(1.0f), e));
 }
 
 template <class I>

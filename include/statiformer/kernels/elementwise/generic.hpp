@@ -184,8 +184,10 @@ struct Elementwise {
   static void activation(Activation a, float* x, index_t n) {
     if (a == Activation::relu)
       map(x, x, n, [](V v) { return simd_math::relu<I>(v); });
-    else
+    else if (a == Activation::gelu)
       map(x, x, n, [](V v) { return simd_math::gelu<I>(v); });
+    else
+      map(x, x, n, [](V v) { return simd_math::gelu_tanh<I>(v); });
   }
 
   static void add(float* y, const float* x, index_t n) {

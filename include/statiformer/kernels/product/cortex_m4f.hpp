@@ -15,12 +15,12 @@ struct Product : ProductTiles {
   /// A linear layer's product over a block of a panel-stored weight (generic::Product::linear_block calls
   /// it): generic::Product::product's tiles (rows in tiles of 6, the last two even; 4 outputs each, tile4),
   /// walked directly, with the whole reduction in one pass (parking partial sums in y would not
-  /// change their bits). false: GELU, no reduction, or outputs not in whole groups of 4, left to
+  /// change their bits). false: a GELU, no reduction, or outputs not in whole groups of 4, left to
   /// generic::Product::product.
   template <class None, class Relu>
   static bool linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
                             index_t ldy, const float* bias, bool accumulate, Fuse act, None, Relu) {
-    if (in == 0 || act == Fuse::gelu || out % 4 != 0 || w.o0 % 4 != 0 || w.out_total % 4 != 0) return false;
+    if (in == 0 || act >= Fuse::gelu || out % 4 != 0 || w.o0 % 4 != 0 || w.out_total % 4 != 0) return false;
     for (index_t o = 0; o < out; o += 4) {
       index_t ld = 0, run = 0;
       const float* wo = w.column(o, ld, run);

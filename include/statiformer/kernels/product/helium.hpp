@@ -42,7 +42,7 @@ struct Product {
     const index_t full = width / 6, rest = width % 6;
     const RowPanel a{x + k0, w + k0 * ldw, y, bias, ldx, ldw, ldy, k1 - k0, rows, first};
     index_t o = 0;
-    if constexpr (Epilogue::fuse != Fuse::gelu) {  // (the epilogue types say)
+    if constexpr (Epilogue::fuse == Fuse::none || Epilogue::fuse == Fuse::relu) {  // (the epilogue types say)
       // without GELU (in registers too big for the asm's), the full panels in one assembly loop,
       // and a last panel of 4 or 2 outputs in the same call
       const index_t tail = rest == 4 || rest == 2 ? rest : 0;
@@ -82,11 +82,11 @@ struct Product {
   /// it): the row tiles of generic::Product::product (rows in tiles of 4, the last two even; each weight
   /// panel of kWeightPanel outputs as one row_tile), walked directly, with the whole reduction in
   /// one pass (no cache here to block for; parking partial sums in y would not change their
-  /// bits). false: one row, GELU or no reduction, left to generic::Product::product.
+  /// bits). false: one row, a GELU or no reduction, left to generic::Product::product.
   template <class None, class Relu>
   static bool linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
                             index_t ldy, const float* bias, bool accumulate, Fuse act, None none, Relu relu) {
-    if (rows < 2 || in == 0 || act == Fuse::gelu) return false;
+    if (rows < 2 || in == 0 || act >= Fuse::gelu) return false;
     for (index_t o = 0; o < out;) {
       index_t ld = 0, width = 0;
       const float* wo = w.column(o, ld, width);

@@ -79,8 +79,7 @@ struct ProductInt8 : Elementwise<Tag> {
             yr[p0 + o] = bias ? std::fma(t, scale, bias[p0 + o]) : t * scale;
           }
         }
-        if (act != Fuse::none)
-          Elementwise<Tag>::activation(act == Fuse::relu ? Activation::relu : Activation::gelu, yr, out);
+        if (act != Fuse::none) Elementwise<Tag>::activation(activation_of(act), yr, out);
       }
     }
   }

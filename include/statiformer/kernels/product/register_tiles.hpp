@@ -81,12 +81,12 @@ struct ProductTiles : Elementwise<Tag> {
     // Cortex-M4F/M7's full-width scalar tile in assembly (kernels/product/cortex_m4f.hpp), ReLU
     // fused
     if constexpr (NV == 4 && !Partial && !std::is_void_v<Tile4>) {
-      if constexpr (kSizeFirstTiles) {  // GELU after the tile's bias, as the pass the generic tile makes
+      if constexpr (kSizeFirstTiles) {  // a GELU after the tile's bias, as the pass the generic tile makes
         Tile4::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
-        if (act == Fuse::gelu) gelu_outputs(y, ldy, R, NV * L);
+        if (act >= Fuse::gelu) gelu_outputs(y, ldy, R, NV * L, act);
         return;
-      } else {
-        if (act != Fuse::gelu) return Tile4::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
+      } else {  // (a GELU: the generic tile below)
+        if (act <= Fuse::relu) return Tile4::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
       }
     }
     V acc[R][NV];
@@ -122,12 +122,21 @@ struct ProductTiles : Elementwise<Tag> {
 #pragma GCC unroll 16
         for (index_t i = 0; i < NV; ++i) acc[r][i] = simd_math::relu<I>(acc[r][i]);
       }
-    } else if (act == Fuse::gelu && !kSizeFirstTiles) {
+    } else if (act >= Fuse::gelu && !kSizeFirstTiles) {
+      // (one test for both GELUs: a product without them takes as many branches as before there were two)
       // (unrolled like every loop over acc: a runtime index would keep acc in memory)
+      if (act == Fuse::gelu) {
 #pragma GCC unroll 16
-      for (index_t r = 0; r < R; ++r) {
+        for (index_t r = 0; r < R; ++r) {
 #pragma GCC unroll 16
-        for (index_t i = 0; i < NV; ++i) acc[r][i] = simd_math::gelu<I>(acc[r][i]);
+          for (index_t i = 0; i < NV; ++i) acc[r][i] = simd_math::gelu<I>(acc[r][i]);
+        }
+      } else {
+#pragma GCC unroll 16
+        for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+          for (index_t i = 0; i < NV; ++i) acc[r][i] = simd_math::gelu_tanh<I>(acc[r][i]);
+        }
       }
     }
 #pragma GCC unroll 16
@@ -141,15 +150,19 @@ struct ProductTiles : Elementwise<Tag> {
       }
     }
     if constexpr (kSizeFirstTiles) {
-      if (act == Fuse::gelu) gelu_outputs(y, ldy, R, NV * L);
+      if (act >= Fuse::gelu) gelu_outputs(y, ldy, R, NV * L, act);
     }
   }
 
-  /// y[r, o] = gelu(y[r, o]) for r < rows, o < cols (L == 1): the size-first tiles' GELU, one
-  /// function for every tile (a stored float reloads exactly, so the bits are the fused GELU's).
-  [[gnu::noinline]] static void gelu_outputs(float* y, index_t ldy, index_t rows, index_t cols) {
+  /// y[r, o] = gelu(y[r, o]) (act: Fuse::gelu) or gelu_tanh(y[r, o]) (Fuse::gelu_tanh) for r < rows,
+  /// o < cols (L == 1): the size-first tiles' GELU, one function for every tile (a stored float
+  /// reloads exactly, so the bits are the fused GELU's).
+  [[gnu::noinline]] static void gelu_outputs(float* y, index_t ldy, index_t rows, index_t cols, Fuse act) {
     for (index_t r = 0; r < rows; ++r)
-      for (index_t o = 0; o < cols; ++o) I::store(y + r * ldy + o, simd_math::gelu<I>(I::load(y + r * ldy + o)));
+      for (index_t o = 0; o < cols; ++o) {
+        const V v = I::load(y + r * ldy + o);
+        I::store(y + r * ldy + o, act == Fuse::gelu ? simd_math::gelu<I>(v) : simd_math::gelu_tanh<I>(v));
+      }
   }
 
   /// The activation fused into a product's epilogue (api.hpp's Fuse) as a type: one instantiation
@@ -163,6 +176,8 @@ struct ProductTiles : Elementwise<Tag> {
         return simd_math::relu<I>(v);
       else if constexpr (F == Fuse::gelu)
         return simd_math::gelu<I>(v);
+      else if constexpr (F == Fuse::gelu_tanh)
+        return simd_math::gelu_tanh<I>(v);
       else
         return v;
     }
@@ -173,6 +188,8 @@ struct ProductTiles : Elementwise<Tag> {
       RowTile::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Epilogue<Fuse::relu>{});
     else if (act == Fuse::gelu)
       RowTile::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Epilogue<Fuse::gelu>{});
+    else if (act == Fuse::gelu_tanh)
+      RowTile::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Epilogue<Fuse::gelu_tanh>{});
     else
       RowTile::row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, Epilogue<Fuse::none>{});
   }

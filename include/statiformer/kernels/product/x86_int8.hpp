@@ -477,8 +477,7 @@ struct ProductInt8 {
       }
       if (act != Fuse::none)
         for (index_t r = 0; r < n; ++r)
-          generic::Elementwise<Tag>::activation(act == Fuse::relu ? Activation::relu : Activation::gelu,
-                                                y + (r0 + r) * out, out);
+          generic::Elementwise<Tag>::activation(activation_of(act), y + (r0 + r) * out, out);
     }
   }
 
