@@ -564,7 +564,8 @@ CONFIG_KEYS = {"module": None, "d_model": None, "nhead": None, "dim_feedforward"
                "activation": "relu", "layer_norm_eps": 1e-5, "norm_first": False, "batch_first": False,
                "final_norm": False}
 CONFIG_MODULES = ("TransformerEncoder", "TransformerEncoderLayer")
-CPP_ACTIVATION = {"relu": "stf::Activation::relu", "gelu": "stf::Activation::gelu"}
+CPP_ACTIVATION = {"relu": "stf::Activation::relu", "gelu": "stf::Activation::gelu",
+                  "gelu_tanh": "stf::Activation::gelu_tanh"}
 TORCH_LAYER_NORM_EPS = "1e-05"  # statiformer's `torch` LayerNorm (stf::LayerNormKind::torch)
 _LAYER_CHILDREN = {"self_attn", "linear1", "dropout", "linear2", "norm1", "norm2", "dropout1", "dropout2",
                    "activation"}  # an activation module (nn.ReLU(), nn.GELU()) is checked as the activation
@@ -650,7 +651,7 @@ def _layer_spec(layer, where):
             raise ExportError([f"{where}: {what}: not supported"])
     act = _activation_text(layer.activation)
     if act not in CPP_ACTIVATION:
-        raise ExportError([f"{where}: activation {act}: statiformer has relu and gelu (erf form) only"])
+        raise ExportError([f"{where}: activation {act}: statiformer has relu, gelu (erf form) and gelu_tanh only"])
     eps1, eps2 = float_text(layer.norm1.eps), float_text(layer.norm2.eps)
     if eps1 != eps2:
         raise ExportError([f"{where}: norm1.eps {eps1} and norm2.eps {eps2} differ: statiformer's layer has one eps"])
@@ -685,15 +686,14 @@ def describe_module(module):
         if float_text(norm.eps) != specs[0]["layer_norm_eps"]:
             raise ExportError([f"norm.eps {float_text(norm.eps)} differs from the layers' "
                                f"{specs[0]['layer_norm_eps']}: "
-                               "statiformer has one eps per LayerNorm kind"])
+                               "statiformer's stack gives its final norm the layers' eps"])
     return spec
 
 
 def _check_expressible(spec):
     eps = spec["layer"]["layer_norm_eps"]
-    if eps != TORCH_LAYER_NORM_EPS:
-        raise ExportError([f"layer_norm_eps {eps}: statiformer's LayerNorm (torch kind) has eps {TORCH_LAYER_NORM_EPS} "
-                           "only"])
+    if not math.isfinite(float(eps)) or float(eps) < 0:
+        raise ExportError([f"layer_norm_eps {eps}: statiformer's LayerNorm takes a finite eps >= 0"])
 
 
 def derived_schema(spec, seq_len, model_name):
@@ -741,8 +741,10 @@ def derived_schema(spec, seq_len, model_name):
 
 def cpp_model_type(spec, seq_len):
     lay = spec["layer"]
+    eps = lay["layer_norm_eps"]
+    eps_opt = "" if eps == TORCH_LAYER_NORM_EPS else f", .layer_norm_eps = {cpp_float(float(eps))}"
     opts = (f"stf::LayerOptions{{.norm = stf::NormPlacement::{'pre' if lay['norm_first'] else 'post'}, "
-            f".activation = {CPP_ACTIVATION[lay['activation']]}}}")
+            f".activation = {CPP_ACTIVATION[lay['activation']]}{eps_opt}}}")
     layer = f"stf::EncoderLayer<{seq_len}, {lay['d_model']}, {lay['nhead']}, {lay['dim_feedforward']}, {opts}>"
     if spec["kind"] == "layer":
         return layer

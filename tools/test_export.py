@@ -355,7 +355,7 @@ def torch_safetensors(state, metadata=None, dtype_text="F32"):
 
 
 def my_activation(x):  # a callable the exporter cannot identify
-    return torch.relu(x)
+    return torch.tanh(x)
 
 
 class EmitModel(unittest.TestCase):
@@ -467,13 +467,23 @@ class EmitModel(unittest.TestCase):
         self.emit_error(nn.TransformerEncoder(Sub(8, 2, 16), 2, enable_nested_tensor=False),
                         "layers.0: Sub is not an nn.TransformerEncoderLayer")
         self.emit_error(nn.TransformerEncoderLayer(8, 2, 16, activation=my_activation),
-                        "activation unsupported (my_activation): statiformer has relu and gelu (erf form) only")
-        self.emit_error(nn.TransformerEncoderLayer(8, 2, 16, activation=nn.GELU(approximate="tanh")),
-                        "statiformer has relu and gelu (erf form) only")
+                        "activation unsupported (my_activation): statiformer has relu, gelu (erf form) and "
+                        "gelu_tanh only")
+
+    def test_tanh_gelu_and_eps_are_expressed(self):
+        # PyTorch 1.13's layer takes the tanh GELU as a module or a callable; any eps > 0 is a LayerOption
+        layer = nn.TransformerEncoderLayer(8, 2, 16, activation=nn.GELU(approximate="tanh"), layer_norm_eps=1e-6)
+        spec = export.describe_module(layer)
+        self.assertEqual(export.cpp_model_type(spec, 5),
+                         "stf::EncoderLayer<5, 8, 2, 16, stf::LayerOptions{.norm = stf::NormPlacement::post, "
+                         ".activation = stf::Activation::gelu_tanh, .layer_norm_eps = 1e-06f}>")
+        self.assertEqual(export.derived_schema(spec, 5, "m")["hparams"]["layer_norm_eps"], "1e-06")
+        default = export.describe_module(nn.TransformerEncoderLayer(8, 2, 16))
+        self.assertNotIn("layer_norm_eps", export.cpp_model_type(default, 5))
 
     def test_eps(self):
-        self.emit_error(nn.TransformerEncoderLayer(8, 2, 16, layer_norm_eps=1e-6),
-                        "layer_norm_eps 1e-06: statiformer's LayerNorm (torch kind) has eps 1e-05 only")
+        self.emit_error(nn.TransformerEncoderLayer(8, 2, 16, layer_norm_eps=float("inf")),
+                        "layer_norm_eps inf: statiformer's LayerNorm takes a finite eps >= 0")
         self.enc.layers[1].norm1.eps = 1e-6
         self.emit_error(self.enc, "layers.1: norm1.eps 1e-06 and norm2.eps 1e-05 differ")
         self.enc.layers[1].norm2.eps = 1e-6
