@@ -158,6 +158,7 @@ TEST_CASE("decoder-only: greedy generation follows the argmax of each step", "[d
   CHECK(m == first + 1);
   CHECK(std::equal(stopped.begin(), stopped.begin() + static_cast<std::ptrdiff_t>(m), out.begin()));
   // the capacity: 12 positions hold a 4-token prompt and 8 fed tokens, so 9 new ones fit
+  out.assign(9, -1);
   REQUIRE(model->generate(prompt.data(), 4, 9, out.data(), n) == Status::ok);
   CHECK(n == 9);
   CHECK(model->position() == 12);
