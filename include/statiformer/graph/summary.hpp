@@ -95,7 +95,7 @@ struct LayerCost<DecoderLayer<SeqLen, MemLen, DModel, NHeads, DFf, Opt>> {
            cost::feed_forward(SeqLen, DModel, DFf);
   }
 };
-template <index_t DModel, LayerNormKind Kind, float Eps>
+template <index_t DModel, LayerNormKind Kind, LayerNormEps Eps>
 struct LayerCost<LayerNorm<DModel, Kind, Eps>> {
   static constexpr bool known = true;
   static constexpr index_t mult_adds(index_t) { return 0; }

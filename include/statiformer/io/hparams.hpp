@@ -121,11 +121,11 @@ using detail::hparams::text;
 template <class H>
 constexpr void describe(H&, const Name&, const void*) {}
 
-template <class H, index_t DModel, LayerNormKind Kind, float Eps>
+template <class H, index_t DModel, LayerNormKind Kind, LayerNormEps Eps>
 constexpr void describe(H& h, const Name& p, const LayerNorm<DModel, Kind, Eps>*) {
   h(p / "normalized_shape", text(DModel));
   h(p / "layer_norm", text(Kind));
-  h(p / "eps", text(Eps));
+  h(p / "eps", text(Eps.value));
 }
 
 template <class H, index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool Bias>

@@ -9,13 +9,21 @@ namespace stf {
 
 /// Eps: nn.LayerNorm's eps (torch: added to the variance) or the annotated transformer's (added to
 /// the std); by default the kind's own, nn.LayerNorm's 1e-5, the annotated transformer's 1e-6.
-template <index_t DModel, LayerNormKind Kind = LayerNormKind::torch, float Eps = default_layer_norm_eps(Kind)>
+/// A LayerNorm eps as a template argument: a class holding the float, because clang 14 takes no
+/// template parameter of type float (it takes a class that holds one). It converts from a float, so
+/// `LayerNorm<D, Kind, 1e-3f>` is written as before.
+struct LayerNormEps {
+  float value;
+  constexpr LayerNormEps(float v) : value(v) {}  // NOLINT(google-explicit-constructor): the point
+};
+
+template <index_t DModel, LayerNormKind Kind = LayerNormKind::torch, LayerNormEps Eps = default_layer_norm_eps(Kind)>
 struct LayerNorm {
   static_assert(check::layernorm_dmodel<Kind == LayerNormKind::annotated, DModel>());
-  static_assert(Eps >= 0.0f && Eps <= 3.40282347e38f, "LayerNorm: eps must be a finite number >= 0");
+  static_assert(Eps.value >= 0.0f && Eps.value <= 3.40282347e38f, "LayerNorm: eps must be a finite number >= 0");
   static constexpr index_t d_model = DModel;
   static constexpr LayerNormKind kind = Kind;
-  static constexpr float eps = Eps;
+  static constexpr float eps = Eps.value;
   static constexpr const char* name = "LayerNorm";
   static constexpr index_t scratch_floats = 0;
 
