@@ -32,13 +32,14 @@ std::uint8_t allow[Cap::allow];
 std::int8_t qw[Cap::qw], q_scratch[Cap::q_scratch], q_row[Cap::q_row];
 alignas(16) float s_w[Cap::s_w];
 ref::RowMask masks[Cap::rows];
+ref::MaskArrays mask_arrays[Cap::rows];
 unsigned long checks = 0;
 
 /// The checks' runner here (tests/support/kernel_checks.hpp): static buffers up to the firmware's
 /// attention limits; the first difference prints the operation, the case and the element's bits,
 /// and exits 1.
 struct FirmwareEnv {
-  stf_checks::Buffers buf{x, w, bias, got, want, q, kt, vv, s_got, s_want, o_got, o_want, allow, masks};
+  stf_checks::Buffers buf{x, w, bias, got, want, q, kt, vv, s_got, s_want, o_got, o_want, allow, masks, mask_arrays};
   // MVE arithmetic flushes denormals to zero (qemu runs it with the Arm "standard FPSCR value",
   // like armv7 NEON: the documented exception of README.md), so results through a denormal may
   // differ.

@@ -170,10 +170,8 @@ void attention_row_weights(const float* q, const float* kt, index_t kt_stride, c
                            index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p,
                            float* out) noexcept {
   const float scale = std::sqrt(static_cast<float>(head_dim));
-  auto allowed = [&](index_t j) {
-    return j < mask.key_end && (!mask.allow || mask.allow[j] != 0) && (!mask.masked || mask.masked[j] == 0) &&
-           (!mask.key_masked || mask.key_masked[j] == 0) && (!mask.add || mask.add[j] != -INFINITY);
-  };
+  auto allowed = [&](index_t j) { return mask.allows(j); };
+  const float* add = mask.additive();
 
   // 1. scores of the allowed keys (masked: -inf), and their maximum
   bool any = false;
@@ -186,7 +184,7 @@ void attention_row_weights(const float* q, const float* kt, index_t kt_stride, c
     float score = 0.0f;
     for (index_t d = 0; d < head_dim; ++d) score = std::fma(q[d], kt[d * kt_stride + j], score);
     p[j] = score / scale;
-    if (mask.add) p[j] = p[j] + mask.add[j];  // an additive mask, after the scaling
+    if (add) p[j] = p[j] + add[j];  // an additive mask, after the scaling
     m = (!any || p[j] > m) ? p[j] : m;
     any = true;
   }
@@ -226,10 +224,8 @@ void attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, co
 void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
                    index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p, float* out) noexcept {
   const float scale = std::sqrt(static_cast<float>(head_dim));
-  auto allowed = [&](index_t j) {
-    return j < mask.key_end && (!mask.allow || mask.allow[j] != 0) && (!mask.masked || mask.masked[j] == 0) &&
-           (!mask.key_masked || mask.key_masked[j] == 0) && (!mask.add || mask.add[j] != -INFINITY);
-  };
+  auto allowed = [&](index_t j) { return mask.allows(j); };
+  const float* add = mask.additive();
   const index_t block = n_keys < kAttentionKeyBlock ? n_keys : kAttentionKeyBlock;
   float* qc = p + block;  // the query, since out may alias it
   for (index_t d = 0; d < head_dim; ++d) qc[d] = q[d];
@@ -246,7 +242,7 @@ void attention_row(const float* q, const float* kt, index_t kt_stride, const flo
       float s = 0.0f;
       for (index_t d = 0; d < head_dim; ++d) s = std::fma(qc[d], kt[d * kt_stride + kb + i], s);
       p[i] = s / scale;
-      if (mask.add) p[i] = p[i] + mask.add[kb + i];  // an additive mask, after the scaling
+      if (add) p[i] = p[i] + add[kb + i];  // an additive mask, after the scaling
       bm = (!any || p[i] > bm) ? p[i] : bm;
       any = true;
     }

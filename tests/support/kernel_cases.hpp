@@ -113,14 +113,17 @@ inline const float* torch_additive() {
   return add.f;
 }
 
-/// Fills masks[0..rows) for `kind`; `allow` holds rows × n_keys bytes.
-inline void make_masks(MaskKind kind, index_t rows, index_t n_keys, std::uint8_t* allow, stf::ref::RowMask* masks) {
+/// Fills masks[0..rows) for `kind`; `allow` holds rows × n_keys bytes, `arrays` rows entries (a
+/// row with arrays points to its own).
+inline void make_masks(MaskKind kind, index_t rows, index_t n_keys, std::uint8_t* allow, stf::ref::RowMask* masks,
+                       stf::ref::MaskArrays* arrays) {
   for (index_t i = 0; i < rows * n_keys; ++i)
     allow[i] = kind == MaskKind::none_by_allow ? 0 : static_cast<std::uint8_t>((i % 4 != 2) && (i % 7 != 3));
   if (kind == MaskKind::holes && rows > 1)
     for (index_t j = 0; j < n_keys; ++j) allow[n_keys + j] = 0;
   for (index_t r = 0; r < rows; ++r) {
     masks[r] = {n_keys, nullptr};
+    arrays[r] = {};
     switch (kind) {
       case MaskKind::all:
         break;
@@ -129,7 +132,8 @@ inline void make_masks(MaskKind kind, index_t rows, index_t n_keys, std::uint8_t
         break;
       case MaskKind::holes:
       case MaskKind::none_by_allow:
-        masks[r].allow = allow + r * n_keys;
+        arrays[r].allow = allow + r * n_keys;
+        masks[r].arrays = &arrays[r];
         break;
       case MaskKind::none_by_end:
         masks[r].key_end = 0;
@@ -144,12 +148,14 @@ inline void make_masks(MaskKind kind, index_t rows, index_t n_keys, std::uint8_t
         // the complement of the holes' pattern as an attn_mask (nonzero = masked), row 1 all masked
         for (index_t j = 0; j < n_keys; ++j)
           allow[r * n_keys + j] = r == 1 ? 1 : static_cast<std::uint8_t>(1 - allow[r * n_keys + j]);
-        masks[r].masked = allow + r * n_keys;
-        masks[r].key_masked = torch_key_padding();
+        arrays[r].masked = allow + r * n_keys;
+        arrays[r].key_masked = torch_key_padding();
+        masks[r].arrays = &arrays[r];
         masks[r].key_end = n_keys > rows ? n_keys - rows + r + 1 : n_keys;
         break;
       case MaskKind::additive:
-        masks[r].add = torch_additive();
+        arrays[r].add = torch_additive();
+        masks[r].arrays = &arrays[r];
         masks[r].key_end = n_keys > rows ? n_keys - rows + r + 1 : r + 1;
         break;
     }

@@ -86,6 +86,7 @@ struct Buffers {
   float *q, *kt, *vv, *s_got, *s_want, *o_got, *o_want;
   std::uint8_t* allow;
   ref::RowMask* masks;
+  ref::MaskArrays* mask_arrays;
 };
 
 /// Where the int8 checks work (sizes: Capacity's qw, s_w, q_scratch, q_row). limit_*: the case near
@@ -298,7 +299,7 @@ void check_attention(Env& env) {
             fill(b.kt, hd * kt_stride, 22 + static_cast<std::uint32_t>(hd), 1.5f);
             fill(b.vv, n_keys * d_model, 23);
             fill(b.q, rows * d_model, 21 + static_cast<std::uint32_t>(n_keys), 1.5f);
-            make_masks(kind, rows, n_keys, b.allow, b.masks);
+            make_masks(kind, rows, n_keys, b.allow, b.masks, b.mask_arrays);
             const std::initializer_list<Size> sizes = {
                 {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}, {"fill", index_t(mf)}};
             // streaming, outputs aliasing the query rows as in the layers
@@ -328,7 +329,7 @@ void check_attention(Env& env) {
           fill(b.kt, hd * (n_keys + 2), 8, 1.5f);
           fill(b.vv, n_keys * (hd + 3), 9);
           fill(b.q, hd, 7, 1.5f);
-          make_masks(kind, 1, n_keys, b.allow, b.masks);
+          make_masks(kind, 1, n_keys, b.allow, b.masks, b.mask_arrays);
           K::attention_row(b.q, b.kt, n_keys + 2, b.vv, hd + 3, hd, n_keys, b.masks[0], mf, b.s_got, b.o_got);
           ref::attention_row(b.q, b.kt, n_keys + 2, b.vv, hd + 3, hd, n_keys, b.masks[0], mf, b.s_want, b.o_want);
           env.expect("attention_row", b.o_got, b.o_want, hd,

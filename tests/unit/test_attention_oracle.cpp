@@ -337,9 +337,10 @@ std::string describe(const Problem& p, const char* via, const char* mode) {
 }
 
 /// The kernels' RowMasks for a problem (what a layer would pass): prefixes for padding / causal
-/// / ragged, the pattern with every key for bool.
-std::vector<ref::RowMask> row_masks(const Problem& p) {
+/// / ragged, the pattern with every key for bool (its rows' arrays in `arrays`).
+std::vector<ref::RowMask> row_masks(const Problem& p, std::vector<ref::MaskArrays>& arrays) {
   std::vector<ref::RowMask> rows(p.nq);
+  arrays.assign(p.nq, ref::MaskArrays{});
   for (index_t i = 0; i < p.nq; ++i) {
     switch (p.kind) {
       case MaskKind::none:
@@ -352,7 +353,8 @@ std::vector<ref::RowMask> row_masks(const Problem& p) {
         rows[i] = {std::min(p.nk, i + p.causal_offset + 1), nullptr};
         break;
       case MaskKind::boolean:
-        rows[i] = {p.nk, p.allow.data() + i * p.nk};
+        arrays[i].allow = p.allow.data() + i * p.nk;
+        rows[i] = {p.nk, &arrays[i]};
         break;
       case MaskKind::ragged:
         rows[i] = {p.key_end[i], nullptr};
@@ -378,7 +380,8 @@ void check_kernels(const Problem& p, const Oracle& o) {
       kt[c * kt_stride + j] = p.k[j * p.d + c];
       v[j * v_stride + c] = p.v[j * p.d + c];
     }
-  const auto rows = row_masks(p);
+  std::vector<ref::MaskArrays> arrays;
+  const auto rows = row_masks(p, arrays);
   for (int mode = 0; mode < 2; ++mode) {
     const bool with_weights = mode == 1;
     std::vector<float> out(p.nq * out_stride + 16, kCanary);

@@ -52,9 +52,10 @@ struct CatchEnv {
                      o_got = std::vector<float>(Cap::q), o_want = std::vector<float>(Cap::q);
   std::vector<std::uint8_t> allow_bytes = std::vector<std::uint8_t>(Cap::allow);
   std::vector<ref::RowMask> row_masks = std::vector<ref::RowMask>(Cap::rows);
-  stf_checks::Buffers buf{x.data(),     w.data(),      bias.data(),        got.data(),      want.data(),
-                          q.data(),     kt.data(),     vv.data(),          s_got.data(),    s_want.data(),
-                          o_got.data(), o_want.data(), allow_bytes.data(), row_masks.data()};
+  std::vector<ref::MaskArrays> mask_arrays = std::vector<ref::MaskArrays>(Cap::rows);
+  stf_checks::Buffers buf{x.data(),     w.data(),      bias.data(),        got.data(),       want.data(),
+                          q.data(),     kt.data(),     vv.data(),          s_got.data(),     s_want.data(),
+                          o_got.data(), o_want.data(), allow_bytes.data(), row_masks.data(), mask_arrays.data()};
   // int8 (check_linear_w8a8), with the case near the int32 limit
   std::vector<std::int8_t> qw = std::vector<std::int8_t>(Cap::qw),
                            q_scratch = std::vector<std::int8_t>(std::max(Cap::q_scratch, Cap::limit_scratch)),

@@ -42,6 +42,7 @@ std::vector<float> reference_mha(const std::vector<float>& xq, const std::vector
   ref::linear(xkv.data(), SeqK, DModel, w[2].data(), b[2].data(), DModel, v.data());
   std::vector<std::uint8_t> allow(SeqQ * SeqK);
   std::vector<ref::RowMask> rows(SeqQ);
+  std::vector<ref::MaskArrays> arrays(SeqQ);
   for (index_t qi = 0; qi < SeqQ; ++qi) {
     for (index_t ki = 0; ki < SeqK; ++ki) {
       bool masked = ki >= em.valid;
@@ -49,7 +50,8 @@ std::vector<float> reference_mha(const std::vector<float>& xq, const std::vector
       if (em.pattern && em.pattern[qi * SeqK + ki] == 0) masked = true;
       allow[qi * SeqK + ki] = masked ? 0 : 1;
     }
-    rows[qi] = {SeqK, allow.data() + qi * SeqK};
+    arrays[qi].allow = allow.data() + qi * SeqK;
+    rows[qi] = {SeqK, &arrays[qi]};
   }
   std::vector<float> p(attention_scratch_floats(SeqQ, SeqK, hd));
   for (index_t h = 0; h < NHeads; ++h)

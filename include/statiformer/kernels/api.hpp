@@ -125,29 +125,39 @@ constexpr Activation activation_of(Fuse act) {
 }
 
 namespace ref {
-/// Which keys one query row may attend to: key j is allowed iff j < key_end, (allow is null or
-/// allow[j] != 0), (masked is null or masked[j] == 0) and (key_masked is null or key_masked[j] ==
-/// 0). allow is statiformer's BoolMask convention (nonzero = attend); masked and key_masked are
-/// PyTorch's (nonzero = masked): a row of an attn_mask and a key_padding_mask, read in place (the
-/// masked set is the union, as PyTorch combines them). A mask with no array is a prefix [0,
-/// key_end): the variants' fast paths take only those.
-/// add: an optional row of an additive float mask (PyTorch's float attn_mask): the score of an
-/// allowed key j is (q·k_j) / √head_dim + add[j], in that order, before the softmax; a key whose
-/// add[j] is -inf is masked (never read, as the others: a row of -inf is a fully masked row).
-struct RowMask {
-  index_t key_end;
-  const std::uint8_t* allow;
+/// The arrays a query row's mask reads, in place, besides its key end (RowMask::arrays): allow is
+/// statiformer's BoolMask convention (nonzero = attend); masked and key_masked are PyTorch's
+/// (nonzero = masked): a row of an attn_mask and a key_padding_mask (the masked set is the union,
+/// as PyTorch combines them). add: a row of an additive float mask (PyTorch's float attn_mask):
+/// the score of an allowed key j is (q·k_j) / √head_dim + add[j], in that order, before the
+/// softmax; a key whose add[j] is -inf is masked (never read, as the others: a row of -inf is a
+/// fully masked row). Each is nullable.
+struct MaskArrays {
+  const std::uint8_t* allow = nullptr;
   const std::uint8_t* masked = nullptr;
   const std::uint8_t* key_masked = nullptr;
   const float* add = nullptr;
 
-  /// Whether the allowed keys are the prefix [0, key_end) with nothing added (no array to read).
-  constexpr bool prefix() const { return !allow && !masked && !key_masked && !add; }
-  /// Whether key j is allowed.
   constexpr bool allows(index_t j) const {
-    return j < key_end && (!allow || allow[j] != 0) && (!masked || masked[j] == 0) &&
-           (!key_masked || key_masked[j] == 0) && (!add || add[j] != -std::numeric_limits<float>::infinity());
+    return (!allow || allow[j] != 0) && (!masked || masked[j] == 0) && (!key_masked || key_masked[j] == 0) &&
+           (!add || add[j] != -std::numeric_limits<float>::infinity());
   }
+};
+
+/// Which keys one query row may attend to: key j is allowed iff j < key_end and, where the row
+/// has arrays, arrays->allows(j). A row without arrays is a prefix [0, key_end): the variants'
+/// fast paths take only those. Two words, as the fast paths' test is one pointer (the Cortex-M
+/// attention builds and tests one per row of every call).
+struct RowMask {
+  index_t key_end;
+  const MaskArrays* arrays = nullptr;
+
+  /// Whether the allowed keys are the prefix [0, key_end) with nothing added (no array to read).
+  constexpr bool prefix() const { return !arrays; }
+  /// Whether key j is allowed.
+  constexpr bool allows(index_t j) const { return j < key_end && (!arrays || arrays->allows(j)); }
+  /// The row of an additive float mask, or null.
+  constexpr const float* additive() const { return arrays ? arrays->add : nullptr; }
 };
 }  // namespace ref
 

@@ -190,15 +190,16 @@ struct DecoderLayer {
       detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.bias>(params.self_attn, in, pos, 1, cache.self,
                                                                       Opt.fill, q, out);
     };
-    const std::uint8_t* memory_pad = memory_key_padding_mask ? memory_key_padding_mask->pad : nullptr;
+    const ref::MaskArrays memory_pad{nullptr, nullptr,
+                                     memory_key_padding_mask ? memory_key_padding_mask->pad : nullptr};
+    const ref::RowMask memory_row{mem_valid_len, memory_key_padding_mask ? &memory_pad : nullptr};
     auto cross_attend = [&](const float* in, float* out) {
       const auto& ca = params.cross_attn;
       ActiveKernels::linear(in, 1, DModel, ca.q.weight.data, ca.q.bias_or_null(), DModel, q);
       for (index_t h = 0; h < NHeads; ++h) {
         const index_t off = h * head_dim;
         ActiveKernels::attention_row(q + off, cache.cross_kt.data + off * MemLen, MemLen, cache.cross_v.data + off,
-                                     DModel, head_dim, MemLen,
-                                     ref::RowMask{mem_valid_len, nullptr, nullptr, memory_pad}, Opt.fill, p, q + off);
+                                     DModel, head_dim, MemLen, memory_row, Opt.fill, p, q + off);
       }
       ActiveKernels::linear(q, 1, DModel, ca.o.weight.data, ca.o.bias_or_null(), DModel, out);
     };

@@ -194,13 +194,14 @@ struct Attention : AttentionRegisterBlock<Tag> {
     }
     bool any = false;
     float m = 0.0f;
+    const float* add = mask.additive();
     for (index_t j = 0; j < n_keys; ++j) {
       if (!allowed(mask, j)) {
         p[j] = -INFINITY;
         continue;
       }
       p[j] = p[j] / scale;
-      if (mask.add) p[j] = p[j] + mask.add[j];
+      if (add) p[j] = p[j] + add[j];
       m = (!any || p[j] > m) ? p[j] : m;
       any = true;
     }

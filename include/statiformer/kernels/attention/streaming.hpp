@@ -75,13 +75,14 @@ struct AttentionStreaming : Product<Tag> {
     } else {
       bool any = false;
       bm = 0.0f;
+      const float* add = mask.additive();
       for (index_t i = 0; i < nb; ++i) {
         if (!allowed(mask, kb + i)) {
           s[i] = -INFINITY;
           continue;
         }
         s[i] = s[i] / scale;
-        if (mask.add) s[i] = s[i] + mask.add[kb + i];
+        if (add) s[i] = s[i] + add[kb + i];
         bm = (!any || s[i] > bm) ? s[i] : bm;
         any = true;
       }
