@@ -19,7 +19,9 @@ Benchmark names it understands:
   anything else (bench_layers)          listed per layer with its latency and FLOP/s
 
 Latency of a benchmark: its "median" aggregate when it was repeated, else the median over its
-repetitions (real time by default; --time cpu for CPU time). The targets of issue 26 (≥ 1.4× faster
+repetitions (CPU time by default: every timed program is single-threaded, and on a shared virtual
+machine wall-clock time also counts the time the VM was not running, which spread the last
+wall-clock run's repetitions by up to 226 %; --time real for wall-clock time). The targets of issue 26 (≥ 1.4× faster
 than every peer or ≥ 90 % of the FMA peak at every shape, ≥ 90 % at both 128-row shapes, ≥ 50 % at
 10×16×2×32) are judged per shape, each flagged when its margin is within the repetitions' spread. Only the standard library and
 matplotlib (Debian: python3-matplotlib) are used; without matplotlib no PNG is written.
@@ -582,7 +584,8 @@ def main():
     ap.add_argument("inputs", nargs="+", help="Google Benchmark JSON files")
     ap.add_argument("--md", default="report.md", help="Markdown output (default report.md)")
     ap.add_argument("--png", default="report.png", help="PNG output (default report.png)")
-    ap.add_argument("--time", choices=("real", "cpu"), default="real", help="which time is the latency")
+    ap.add_argument("--time", choices=("real", "cpu"), default="cpu",
+                    help="which time is the latency (default cpu: single-threaded programs)")
     ap.add_argument("--note", action="append", default=[], help="a line quoted at the top of the report")
     args = ap.parse_args()
     field = "real_time" if args.time == "real" else "cpu_time"
