@@ -36,15 +36,16 @@ struct AttentionMask {
   /// Whether some array is read (else every row is a prefix of the keys).
   constexpr bool has_arrays() const { return allow || masked || key_padding || additive; }
 
-  /// Query row `query`'s mask over seq_k keys. Where the mask has arrays, the row's are written
-  /// into `slot`, which the returned RowMask points to (so it must outlive the RowMask).
-  ref::RowMask row(index_t query, index_t seq_k, ref::MaskArrays& slot) const {
+  /// The end of query row `query`'s allowed keys over seq_k keys (valid keys, causal).
+  constexpr index_t key_end(index_t query, index_t seq_k) const {
     index_t end = valid_keys < seq_k ? valid_keys : seq_k;
     if (causal && query + causal_offset + 1 < end) end = query + causal_offset + 1;
-    if (!has_arrays()) return {end, nullptr};
-    slot = {allow ? allow + query * seq_k : nullptr, masked ? masked + query * seq_k : nullptr, key_padding,
+    return end;
+  }
+  /// Query row `query`'s arrays over seq_k keys (where has_arrays()).
+  constexpr ref::MaskArrays arrays(index_t query, index_t seq_k) const {
+    return {allow ? allow + query * seq_k : nullptr, masked ? masked + query * seq_k : nullptr, key_padding,
             additive ? additive + query * seq_k : nullptr};
-    return {end, &slot};
   }
 };
 
@@ -143,7 +144,12 @@ inline void attention_head(const float* q, index_t q_stride, const float* kt, in
     const index_t n = seq_q - i < kAttentionCallRows ? seq_q - i : kAttentionCallRows;
     ref::RowMask rows[kAttentionCallRows];
     ref::MaskArrays arrays[kAttentionCallRows];
-    for (index_t r = 0; r < n; ++r) rows[r] = mask.row(i + r, seq_k, arrays[r]);
+    for (index_t r = 0; r < n; ++r) rows[r] = {mask.key_end(i + r, seq_k), nullptr};
+    if (mask.has_arrays())
+      for (index_t r = 0; r < n; ++r) {
+        arrays[r] = mask.arrays(i + r, seq_k);
+        rows[r].arrays = &arrays[r];
+      }
     if (weights)
       ActiveKernels::attention_rows_weights(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k,
                                             rows, mask.fill, weights + i * seq_k, out + i * out_stride, out_stride);
