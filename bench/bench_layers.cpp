@@ -218,27 +218,34 @@ void register_kernels(const std::string& name, Linear linear, Attention attentio
   });
 }
 
-/// The w8a8 linear of variant K (kernels/QUANTIZATION.md) at the layers' products, next to K's float
-/// linear at the same shape: counter "int8/f32 speed" = the float linear's time / the int8 one's
-/// (both measured here, best of 5 batches of calls, after the benchmark's own loop).
+/// The int8 linears of variant K (kernels/QUANTIZATION.md: w8a8, and w8a32 with `w8a32`) at the
+/// layers' products (and a decoding step's single row), next to K's float linear at the same shape:
+/// counter "int8/f32 speed" = the float linear's time / the int8 one's (both measured here, best of
+/// 5 batches of calls, after the benchmark's own loop).
 template <class K>
-void register_int8(const std::string& name) {
+void register_int8(const std::string& name, bool w8a32) {
   struct Shape {
     index_t rows, in, out;
   };
-  for (Shape sh : {Shape{10, 16, 32}, Shape{32, 64, 256}, Shape{64, 128, 512}, Shape{128, 512, 2048}}) {
-    const std::string label = "kernel/linear_w8a8/" + name + "/" + std::to_string(sh.rows) + "x" +
-                              std::to_string(sh.in) + "x" + std::to_string(sh.out);
+  for (Shape sh : {Shape{1, 64, 256}, Shape{10, 16, 32}, Shape{32, 64, 256}, Shape{64, 128, 512},
+                   Shape{128, 512, 2048}}) {
+    const std::string label = std::string(w8a32 ? "kernel/linear_w8a32/" : "kernel/linear_w8a8/") + name + "/" +
+                              std::to_string(sh.rows) + "x" + std::to_string(sh.in) + "x" + std::to_string(sh.out);
     benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {
       const auto x = random_input(sh.rows * sh.in), w = random_input(sh.out * sh.in), b = random_input(sh.out),
                  s_w = random_input(sh.out);
       std::vector<std::int8_t> qw(quad_padded(sh.in) * sh.out), scratch(linear_w8a8_scratch_bytes(sh.rows, sh.in));
+      stf_bench::AlignedFloats w32_scratch(linear_w8a32_scratch_floats(sh.in));
       for (std::size_t i = 0; i < qw.size(); ++i)
         qw[i] = static_cast<std::int8_t>(static_cast<int>(i * 37 % 255) - 127);
       stf_bench::AlignedFloats y(sh.rows * sh.out);
       auto int8 = [&] {
-        K::linear_w8a8(x.data(), sh.rows, sh.in, qw.data(), s_w.data(), b.data(), sh.out, y.data(), scratch.data(),
-                       Fuse::none);
+        if (w8a32)
+          K::linear_w8a32(x.data(), sh.rows, sh.in, qw.data(), s_w.data(), b.data(), sh.out, y.data(),
+                          w32_scratch.data(), Fuse::none);
+        else
+          K::linear_w8a8(x.data(), sh.rows, sh.in, qw.data(), s_w.data(), b.data(), sh.out, y.data(), scratch.data(),
+                         Fuse::none);
       };
       auto f32 = [&] { K::linear(x.data(), sh.rows, sh.in, w.data(), b.data(), sh.out, y.data(), Fuse::none); };
       for (auto _ : state) {
@@ -271,7 +278,8 @@ int main(int argc, char** argv) {
     using K = Kernels<typename decltype(t)::type>;
     if (!K::supported()) return;  // this CPU cannot run it
     register_kernels(K::name(), K::linear, K::attention_row, K::layer_norm_row, K::exp, K::transpose);
-    register_int8<K>(K::name());
+    register_int8<K>(K::name(), false);
+    register_int8<K>(K::name(), true);
     // which variant of each operation these figures are (kernels/registry.hpp), in the report
     std::string variants;
     for (const kernel_registry::Selected& s : kernel_registry::selected<typename decltype(t)::type>()) {

@@ -152,6 +152,21 @@ int main() {
     put_grouped(count([&] { K::attention_rows(a, 64, 4, b, 64, b, 64, 16, 64, masks, MaskFill::neg_inf, p, c, 64); }),
                 0);
     fw_puts("  (8,192 multiply-adds, 256 exp)\n");
+    // the int8 formats' linears at the same shape (kernels/QUANTIZATION.md), and a decoding step's row
+    static std::int8_t qw[64 * 64], q_scratch[linear_w8a8_scratch_bytes(64, 64)];
+    alignas(kTensorAlign) static float w32_scratch[linear_w8a32_scratch_floats(64)];
+    for (index_t i = 0; i < 64 * 64; ++i) qw[i] = static_cast<std::int8_t>(static_cast<int>(i * 37 % 255) - 127);
+    fw_puts("  linear_w8a8 64x64 -> 64:  ");
+    put_grouped(count([&] { K::linear_w8a8(a, 64, 64, qw, b, b, 64, c, q_scratch); }), 0);
+    fw_puts("\n  linear_w8a32 64x64 -> 64: ");
+    put_grouped(count([&] { K::linear_w8a32(a, 64, 64, qw, b, b, 64, c, w32_scratch); }), 0);
+    fw_puts("\n  one row, 1x64 -> 64: linear ");
+    put_grouped(count([&] { K::linear(a, 1, 64, b, b, 64, c); }), 0);
+    fw_puts(", linear_w8a8 ");
+    put_grouped(count([&] { K::linear_w8a8(a, 1, 64, qw, b, b, 64, c, q_scratch); }), 0);
+    fw_puts(", linear_w8a32 ");
+    put_grouped(count([&] { K::linear_w8a32(a, 1, 64, qw, b, b, 64, c, w32_scratch); }), 0);
+    fw_puts("\n");
   }
   fw_puts(exact ? "counts exact: every phase sum was a whole number of instructions\n"
                 : "WARNING: a phase sum was not a whole number of instructions, or an output was not finite\n");

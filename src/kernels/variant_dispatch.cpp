@@ -23,6 +23,7 @@ struct Table {
   decltype(&Kernels<isa::scalar>::linear) linear;
   decltype(&Kernels<isa::scalar>::linear_block) linear_block;
   decltype(&Kernels<isa::scalar>::linear_w8a8) linear_w8a8;
+  decltype(&Kernels<isa::scalar>::linear_w8a32) linear_w8a32;
   decltype(&Kernels<isa::scalar>::attention_row) attention_row;
   decltype(&Kernels<isa::scalar>::attention_rows) attention_rows;
   decltype(&Kernels<isa::scalar>::attention_rows_weights) attention_rows_weights;
@@ -46,6 +47,7 @@ Table table_of() noexcept {
   return {.linear = &K::linear,
           .linear_block = &K::linear_block,
           .linear_w8a8 = &K::linear_w8a8,
+          .linear_w8a32 = &K::linear_w8a32,
           .attention_row = &K::attention_row,
           .attention_rows = &K::attention_rows,
           .attention_rows_weights = &K::attention_rows_weights,
@@ -106,6 +108,7 @@ constexpr Table kFirstCall = {
     .linear = first_call<&Table::linear>(&Table::linear),
     .linear_block = first_call<&Table::linear_block>(&Table::linear_block),
     .linear_w8a8 = first_call<&Table::linear_w8a8>(&Table::linear_w8a8),
+    .linear_w8a32 = first_call<&Table::linear_w8a32>(&Table::linear_w8a32),
     .attention_row = first_call<&Table::attention_row>(&Table::attention_row),
     .attention_rows = first_call<&Table::attention_rows>(&Table::attention_rows),
     .attention_rows_weights = first_call<&Table::attention_rows_weights>(&Table::attention_rows_weights),
@@ -208,6 +211,12 @@ void Kernels<isa::dispatch>::linear_w8a8(const float* x, index_t rows, index_t i
                                          const float* s_w, const float* bias, index_t out, float* y,
                                          std::int8_t* scratch, Fuse act) noexcept {
   table().linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+}
+template <>
+void Kernels<isa::dispatch>::linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw,
+                                          const float* s_w, const float* bias, index_t out, float* y, float* scratch,
+                                          Fuse act) noexcept {
+  table().linear_w8a32(x, rows, in, qw, s_w, bias, out, y, scratch, act);
 }
 template <>
 void Kernels<isa::dispatch>::attention_row(const float* q, const float* kt, index_t kt_stride, const float* v,

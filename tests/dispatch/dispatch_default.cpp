@@ -153,8 +153,10 @@ struct DispatchEnv {
                            q_scratch = std::vector<std::int8_t>(std::max(Cap::q_scratch, Cap::limit_scratch)),
                            q_row = std::vector<std::int8_t>(std::max(Cap::q_row, ref::kMaxQuantizedIn)),
                            limit_qw = std::vector<std::int8_t>(Cap::limit_qw);
-  std::vector<float> s_w = std::vector<float>(Cap::s_w), limit_x = std::vector<float>(Cap::limit_x);
-  stf_checks::QuantBuffers qbuf{qw.data(), q_scratch.data(), q_row.data(), s_w.data(), limit_x.data(), limit_qw.data()};
+  std::vector<float> s_w = std::vector<float>(Cap::s_w), limit_x = std::vector<float>(Cap::limit_x),
+                     w32_scratch = std::vector<float>(Cap::w32_scratch);
+  stf_checks::QuantBuffers qbuf{qw.data(),      q_scratch.data(), q_row.data(),      s_w.data(),
+                                limit_x.data(), limit_qw.data(),  w32_scratch.data()};
   bool flushes_denormals = false;
   index_t max_head_dim = largest(kHeadDims), max_keys = largest(kKeyCounts);
 
@@ -178,6 +180,7 @@ void check_kernels() {
   stf_checks::check_transpose<K>(env);
   stf_checks::check_linear<K>(env);
   stf_checks::check_linear_w8a8<K>(env);
+  stf_checks::check_linear_w8a32<K>(env);
   stf_checks::check_linear_blocks<K>(env);
   stf_checks::check_attention<K>(env);
   stf_checks::check_rows<K>(env);

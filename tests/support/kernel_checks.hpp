@@ -77,6 +77,9 @@ struct Capacity {
   static constexpr index_t q_row = kLongIn > largest(kLinearIns) ? kLongIn : largest(kLinearIns);
   static constexpr index_t limit_x = kQuantLimitRows * ref::kMaxQuantizedIn;
   static constexpr index_t limit_qw = quad_padded(ref::kMaxQuantizedIn) * kQuantLimitOuts;
+  // w8a32 (check_linear_w8a32): the float scratch of one chunk of a weight panel
+  static constexpr index_t w32_scratch = linear_w8a32_scratch_floats(kLongIn > largest(kLinearIns) ? kLongIn
+                                                                                                   : largest(kLinearIns));
   static constexpr index_t limit_scratch = linear_w8a8_scratch_bytes(kQuantLimitRows, ref::kMaxQuantizedIn);
 };
 
@@ -97,6 +100,7 @@ struct QuantBuffers {
   float* s_w;
   float* limit_x;
   std::int8_t* limit_qw;
+  float* w32_scratch;  ///< Capacity's w32_scratch floats
 };
 
 /// Index of the first element of got that differs from want, or n. flushed: a zero of the same sign
@@ -244,6 +248,54 @@ void check_linear_w8a8(Env& env) {
       run("linear_w8a8 (reduction near the int32 limit)", qb.limit_x, kQuantLimitRows, in, qb.limit_qw, out,
           with_bias ? b.bias : nullptr, Fuse::none);
   }
+}
+
+/// linear_w8a32 (int8 weights, float rows and product) against ref::linear_w8a32, bit for bit: the
+/// linear sizes (rows around the register tiles, in around the quads and kW8A32ChunkK, out around
+/// the 64-wide panels), each activation, with and without bias; the long reduction (many chunks);
+/// rows of zeros, NaN, ±inf and huge values. The weights' padding bytes are not zero: the kernels
+/// must not read them.
+template <class K, class Env>
+void check_linear_w8a32(Env& env) {
+  Buffers& b = env.buf;
+  QuantBuffers& qb = env.qbuf;
+  auto run = [&](const char* what, const float* x, index_t rows, index_t in, index_t out, const float* bias,
+                 Fuse act) {
+    for (index_t i = 0; i < rows * out + 8; ++i) b.got[i] = b.want[i] = -7.0f;
+    K::linear_w8a32(x, rows, in, qb.qw, qb.s_w, bias, out, b.got, qb.w32_scratch, act);
+    ref::linear_w8a32(x, rows, in, qb.qw, qb.s_w, bias, out, b.want, act);
+    env.expect(what, b.got, b.want, rows * out + 8,
+               {{"rows", rows}, {"in", in}, {"out", out}, {"act", index_t(act)}, {"bias", index_t(bias != nullptr)}},
+               act == Fuse::gelu && env.flushes_denormals);
+  };
+  fill(b.x, Capacity<1, 1>::x, 71);
+  fill_i8(qb.qw, Capacity<1, 1>::qw, 72);
+  fill(b.bias, Capacity<1, 1>::bias, 73);
+  for (index_t o = 0; o < Capacity<1, 1>::s_w; ++o) qb.s_w[o] = static_cast<float>(o % 5 + 1) * 0.0043f;
+  for (index_t rows : kLinearRows)
+    for (index_t in : kLinearIns)
+      for (index_t out : kLinearOuts)
+        for (Fuse act : {Fuse::none, Fuse::relu, Fuse::gelu, Fuse::gelu_tanh})
+          for (int with_bias = 0; with_bias < 2; ++with_bias)
+            run("linear_w8a32", b.x, rows, in, out, with_bias ? b.bias : nullptr, act);
+  for (index_t rows : kLongRows)
+    for (index_t out : kLongOuts) run("linear_w8a32 (long reduction)", b.x, rows, kLongIn, out, b.bias, Fuse::none);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (index_t in : kQuantSpecialIns)
+    for (index_t out : kQuantSpecialOuts) {
+      float* x = b.x;
+      fill(x, kQuantSpecialRows * in, 74 + static_cast<std::uint32_t>(in));
+      for (index_t i = 0; i < in; ++i) {
+        x[1 * in + i] = (i % 2 ? -0.0f : 0.0f);
+        x[6 * in + i] *= 3e38f;  // sums that overflow
+      }
+      x[2 * in + in / 2] = std::numeric_limits<float>::quiet_NaN();
+      x[3 * in + in - 1] = inf;
+      x[4 * in] = -inf;
+      for (Fuse act : {Fuse::none, Fuse::relu})
+        for (int with_bias = 0; with_bias < 2; ++with_bias)
+          run("linear_w8a32 (special rows)", x, kQuantSpecialRows, in, out, with_bias ? b.bias : nullptr, act);
+    }
 }
 
 /// linear_block over blocks of the reduction and of the outputs (what FeedForward does with its

@@ -61,8 +61,10 @@ struct CatchEnv {
                            q_scratch = std::vector<std::int8_t>(std::max(Cap::q_scratch, Cap::limit_scratch)),
                            q_row = std::vector<std::int8_t>(std::max(Cap::q_row, ref::kMaxQuantizedIn)),
                            limit_qw = std::vector<std::int8_t>(Cap::limit_qw);
-  std::vector<float> s_w = std::vector<float>(Cap::s_w), limit_x = std::vector<float>(Cap::limit_x);
-  stf_checks::QuantBuffers qbuf{qw.data(), q_scratch.data(), q_row.data(), s_w.data(), limit_x.data(), limit_qw.data()};
+  std::vector<float> s_w = std::vector<float>(Cap::s_w), limit_x = std::vector<float>(Cap::limit_x),
+                     w32_scratch = std::vector<float>(Cap::w32_scratch);
+  stf_checks::QuantBuffers qbuf{qw.data(),      q_scratch.data(), q_row.data(),      s_w.data(),
+                                limit_x.data(), limit_qw.data(),  w32_scratch.data()};
   bool flushes_denormals = ::flushes_denormals<K>();
   index_t max_head_dim = largest(kHeadDims), max_keys = largest(kKeyCounts);
 
@@ -141,6 +143,12 @@ TEST_CASE("kernel variants: linear (bias, fused activations, a long reduction) e
 TEST_CASE("kernel variants: linear_w8a8 (int8: sizes, activations, special rows, the int32 limit) equals the reference",
           "[kernels][int8]") {
   run_check([](auto k, auto& env) { stf_checks::check_linear_w8a8<decltype(k)>(env); });
+}
+
+TEST_CASE("kernel variants: linear_w8a32 (int8 weights, float product: sizes, activations, special rows) equals the "
+          "reference",
+          "[kernels][int8]") {
+  run_check([](auto k, auto& env) { stf_checks::check_linear_w8a32<decltype(k)>(env); });
 }
 
 #if defined(__x86_64__)

@@ -112,6 +112,22 @@ constexpr index_t linear_w8a8_scratch_bytes(index_t rows, index_t in) {
   return (rows < kQuantizedRowGroup ? rows : kQuantizedRowGroup) * quantized_row_stride(in) * 2;
 }
 
+/// Reduction rows of one weight panel a w8a32 linear (Kernels::linear_w8a32) converts to float at a
+/// time, into its scratch (kernels/product/int8.hpp). The chunks compose in the float product's
+/// canonical order, so this size changes no bit: 32 (8 KB of scratch) on a microcontroller, 128
+/// (32 KB) elsewhere, where longer chunks keep the product's tiles busy (AVX-512, 128×512→2048:
+/// 0.97× the float linear's speed with 128, 0.75× with 32).
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+inline constexpr index_t kW8A32ChunkK = 32;
+#else
+inline constexpr index_t kW8A32ChunkK = 128;
+#endif
+
+/// Floats of the scratch of one linear_w8a32 call over `in` inputs: one chunk of a weight panel.
+constexpr index_t linear_w8a32_scratch_floats(index_t in) {
+  return (in < kW8A32ChunkK ? in : kW8A32ChunkK) * kWeightPanel;
+}
+
 /// Activation fused into a linear layer's output. The GELUs come last: `act >= Fuse::gelu` tests for
 /// either (kernels/product/: one branch, as many as before the tanh GELU on the paths without one).
 enum class Fuse : std::uint8_t { none, relu, gelu, gelu_tanh };
@@ -183,6 +199,14 @@ struct Kernels {
   static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                           const float* bias, index_t out, float* y, std::int8_t* scratch,
                           Fuse act = Fuse::none) noexcept;
+  /// w8a32 linear (kernels/QUANTIZATION.md): x [rows, in] stays float; the int8 weight qw (Wᵀ
+  /// [in, out] in k-quads and panels: qweight_index) is converted to float (exactly), kW8A32ChunkK
+  /// reduction rows of one panel at a time, and multiplied by this variant's float product
+  /// (linear_block, the canonical order over k from +0), then y[r, o] = fma(acc, s_w[o], bias[o])
+  /// (acc · s_w[o] without a bias) and act: the bits of ref::linear_w8a32. y must not alias x.
+  /// scratch: linear_w8a32_scratch_floats(in) floats.
+  static void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
+                           const float* bias, index_t out, float* y, float* scratch, Fuse act = Fuse::none) noexcept;
   /// One query row of scaled dot-product attention over n_keys keys of one head, keys given
   /// transposed, streaming over key blocks (see ref::attention_row for the contract); p: scratch
   /// of attention_scratch_floats(1, n_keys, head_dim).
@@ -239,6 +263,9 @@ void Kernels<isa::dispatch>::linear_block(const float*, index_t, index_t, index_
 template <>
 void Kernels<isa::dispatch>::linear_w8a8(const float*, index_t, index_t, const std::int8_t*, const float*, const float*,
                                          index_t, float*, std::int8_t*, Fuse) noexcept;
+template <>
+void Kernels<isa::dispatch>::linear_w8a32(const float*, index_t, index_t, const std::int8_t*, const float*,
+                                          const float*, index_t, float*, float*, Fuse) noexcept;
 template <>
 void Kernels<isa::dispatch>::attention_row(const float*, const float*, index_t, const float*, index_t, index_t, index_t,
                                            ref::RowMask, MaskFill, float*, float*) noexcept;

@@ -64,6 +64,11 @@ void Kernels<Tag>::linear_w8a8(const float* x, index_t rows, index_t in, const s
   kernels_detail::generic::ProductInt8<Tag>::linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
 }
 template <class Tag>
+void Kernels<Tag>::linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
+                                const float* bias, index_t out, float* y, float* scratch, Fuse act) noexcept {
+  kernels_detail::generic::ProductInt8<Tag>::linear_w8a32(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+}
+template <class Tag>
 void Kernels<Tag>::attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
                                  index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill, float* p,
                                  float* out) noexcept {

@@ -55,7 +55,8 @@ inline constexpr std::array<OperationVariant, 17> operation_variants = {{
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
     {"product", "helium", "helium.hpp generic.hpp register_tiles.hpp", "mve (Cortex-M55)"},
     // the int8 number format of the products (kernels/QUANTIZATION.md): its own selection, ProductInt8Select
-    {"product", "int8_generic", "int8.hpp", "every target without one of its own (int8)"},
+    {"product", "int8_generic", "int8.hpp",
+     "every target without one of its own (int8; w8a32 on every target, through the float product)"},
     {"product", "int8_x86", "x86_int8.hpp int8.hpp", "avx2, avx512 (int8; VNNI where the CPU has it)"},
     {"attention", "generic", "generic.hpp streaming.hpp", "every target without one of its own"},
     {"attention", "x86", "generic.hpp streaming.hpp wide_spans.hpp register_block.hpp", "avx2, avx512"},

@@ -2,7 +2,9 @@
 // second format of the product operation. The w8a8 linear written once for every target (plain
 // integer loops: exact in any order, so the compiler may vectorize them as it likes); a target's own
 // kernel where kernels/product/select.hpp's ProductInt8Select names one (x86: x86_int8.hpp). The
-// bits are ref::linear_w8a8's. See kernels/README.md.
+// bits are ref::linear_w8a8's. The w8a32 linear, written once: int8 weights converted to float a
+// chunk at a time and multiplied by the target's own float product (its selection, ProductSelect);
+// the bits are ref::linear_w8a32's. See kernels/README.md.
 #pragma once
 
 #include <cmath>
@@ -12,6 +14,7 @@
 
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/kernels/elementwise/generic.hpp>
+#include <statiformer/kernels/product/generic.hpp>
 #include <statiformer/kernels/product/select.hpp>
 #include <statiformer/kernels/product/x86_int8.hpp>
 
@@ -81,6 +84,52 @@ struct ProductInt8 : Elementwise<Tag> {
         }
         if (act != Fuse::none) Elementwise<Tag>::activation(activation_of(act), yr, out);
       }
+    }
+  }
+
+  /// Kernels::linear_w8a32 (kernels/api.hpp), on every target through its float product: per
+  /// weight panel, chunks of kW8A32ChunkK reduction rows converted to float into `scratch` (a
+  /// [chunk, width] float weight of one panel: float(int8) is exact), each chunk one call of the
+  /// variant's linear_block that continues the sums of the chunk before (so the chunks compose into
+  /// the canonical order over k from +0, whatever the chunk size), then the epilogue
+  /// fma(acc, s_w[o], bias[o]) and act. The conversion is done once per call for all rows: with
+  /// few rows (a decoding step) it costs more than the product.
+  static void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
+                           const float* bias, index_t out, float* y, float* scratch, Fuse act) {
+    const index_t in4 = quad_padded(in);
+    for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+      const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+      const std::int8_t* wp = qw + p0 * in4;  // the panel: k-quads of `width` outputs
+      for (index_t k0 = 0; k0 < in; k0 += kW8A32ChunkK) {
+        const index_t kc = in - k0 < kW8A32ChunkK ? in - k0 : kW8A32ChunkK;
+        for (index_t q = 0; q < kc; q += kQuadK) {  // k0 + q starts a quad: its bytes are [o][k % 4]
+          const std::int8_t* wq = wp + (k0 + q) * width;
+          float* sq = scratch + q * width;
+          if (kc - q >= kQuadK) {
+            for (index_t o = 0; o < width; ++o) {
+              sq[o] = static_cast<float>(wq[4 * o]);
+              sq[width + o] = static_cast<float>(wq[4 * o + 1]);
+              sq[2 * width + o] = static_cast<float>(wq[4 * o + 2]);
+              sq[3 * width + o] = static_cast<float>(wq[4 * o + 3]);
+            }
+          } else {
+            for (index_t j = 0; j < kc - q; ++j)
+              for (index_t o = 0; o < width; ++o) sq[j * width + o] = static_cast<float>(wq[4 * o + j]);
+          }
+        }
+        Kernels<Tag>::linear_block(x + k0, in, rows, kc, WeightBlock{scratch, kc, width}, width, y + p0, out, nullptr,
+                                   k0 > 0, Fuse::none);
+      }
+    }
+    if (in == 0)  // no product: acc = +0
+      for (index_t i = 0; i < rows * out; ++i) y[i] = 0.0f;
+    for (index_t r = 0; r < rows; ++r) {
+      float* yr = y + r * out;
+      if (bias)
+        for (index_t o = 0; o < out; ++o) yr[o] = std::fma(yr[o], s_w[o], bias[o]);
+      else
+        for (index_t o = 0; o < out; ++o) yr[o] = yr[o] * s_w[o];
+      if (act != Fuse::none) Elementwise<Tag>::activation(activation_of(act), yr, out);
     }
   }
 };
