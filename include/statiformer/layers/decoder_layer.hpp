@@ -172,11 +172,13 @@ struct DecoderLayer {
   /// One incremental step: row x (the target at position pos) → row y, appending this position's
   /// self-attention key/value to the cache. Costs O(pos) attention, and gives the same bits as row
   /// pos of `run` over the whole prefix. y may alias x. pos < SeqLen is the caller's contract.
-  /// memory_key_padding_mask: optional [MemLen] (True = padding), as Masks' (the self-attention
-  /// stays causal over the cache: a target key-padding mask has no meaning for positions not yet
+  /// memory_key_padding_mask: optional [MemLen] (True = padding), as Masks'; memory_mask: optional
+  /// [SeqLen, MemLen] (True = masked), of which this step reads row pos (the self-attention stays
+  /// causal over the cache: a target key-padding mask has no meaning for positions not yet
   /// decoded).
   void step(const float* x, index_t pos, index_t mem_valid_len, Cache& cache, float* y, float* scratch,
-            const KeyPaddingMask<MemLen>* memory_key_padding_mask = nullptr) const {
+            const KeyPaddingMask<MemLen>* memory_key_padding_mask = nullptr,
+            const TorchBoolMask<SeqLen, MemLen>* memory_mask = nullptr) const {
     float* t = scratch;     // [DModel] sublayer output
     float* q = t + DModel;  // [DModel] query, then context
     float* p = q + DModel;  // streaming attention scratch
@@ -191,14 +193,15 @@ struct DecoderLayer {
                                                                       Opt.fill, q, out);
     };
     const std::uint8_t* memory_pad = memory_key_padding_mask ? memory_key_padding_mask->pad : nullptr;
+    const std::uint8_t* memory_row = memory_mask ? memory_mask->masked + pos * MemLen : nullptr;
     auto cross_attend = [&](const float* in, float* out) {
       const auto& ca = params.cross_attn;
       ActiveKernels::linear(in, 1, DModel, ca.q.weight.data, ca.q.bias_or_null(), DModel, q);
       for (index_t h = 0; h < NHeads; ++h) {
         const index_t off = h * head_dim;
-        ActiveKernels::attention_row(q + off, cache.cross_kt.data + off * MemLen, MemLen, cache.cross_v.data + off,
-                                     DModel, head_dim, MemLen,
-                                     ref::RowMask{mem_valid_len, nullptr, nullptr, memory_pad}, Opt.fill, p, q + off);
+        ActiveKernels::attention_row(
+            q + off, cache.cross_kt.data + off * MemLen, MemLen, cache.cross_v.data + off, DModel, head_dim, MemLen,
+            ref::RowMask{mem_valid_len, nullptr, memory_row, memory_pad}, Opt.fill, p, q + off);
       }
       ActiveKernels::linear(q, 1, DModel, ca.o.weight.data, ca.o.bias_or_null(), DModel, out);
     };
