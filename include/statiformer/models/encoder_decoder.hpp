@@ -100,8 +100,9 @@ class EncoderDecoder {
   ///   self-attention, as nn.TransformerEncoder's mask / src_key_padding_mask / is_causal.
   /// - memory_key_padding_mask [src_len]: the cross-attention's key padding; null means the
   ///   src_key_padding_mask (what nn.Transformer users pass for both; to attend to encoder-padded
-  ///   memory rows, give an all-false mask). Both key padding masks are copied into the model at
-  ///   encode (src_len bytes), so the caller's arrays need not outlive the call.
+  ///   memory rows, give an all-false mask). It is copied into the model at encode (src_len
+  ///   bytes); src_mask and src_key_padding_mask are read by encode only. So these arrays need not
+  ///   outlive the call.
   /// - memory_mask [tgt_len, src_len] (bool, True = masked): the step at position p reads row p.
   ///   It is NOT copied: the array must outlive decoding (every step until the next encode).
   /// - The target side: the steps are causal by construction (position p attends to the cached
