@@ -163,6 +163,13 @@ TEST_CASE("encoder-decoder masks: the length alone gives the length API's bits; 
   CHECK(std::memcmp(by_gap.data(), none.data(), none.size() * sizeof(float)) != 0);
   CHECK(std::memcmp(memory_gap.data(), none.data(), none.size() * sizeof(float)) != 0);
   CHECK(std::memcmp(memory_gap.data(), by_gap.data(), none.size() * sizeof(float)) != 0);
+  // a length and a key padding mask that agree (key 3 padding by both): the same decoding as the
+  // mask alone, whose pad token is embedded but never attended to
+  KeyPaddingMask<4> gap_tail{{0, 1, 0, 1}};
+  const auto both = decode([&] { return model.encode(src, {.src_key_padding_mask = &gap_tail, .src_valid_len = 3}); });
+  const auto mask_only = decode([&] { return model.encode(src, {.src_key_padding_mask = &gap_tail}); });
+  for (std::size_t i = 0; i < both.size(); ++i) CHECK(both[i] == Approx(mask_only[i]).margin(1e-6));
+  CHECK(std::memcmp(both.data(), by_gap.data(), both.size() * sizeof(float)) != 0);
   // a later length-only encode drops the masks of the one before
   const auto again = decode([&] { return model.encode(src, 4); });
   CHECK(std::memcmp(again.data(), none.data(), none.size() * sizeof(float)) == 0);
