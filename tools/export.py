@@ -4,7 +4,7 @@
     /usr/bin/python3 tools/export.py CHECKPOINT SCHEMA.json [--map auto] \\
         [--header OUT.hpp --namespace NS] [--safetensors OUT.safetensors]
     /usr/bin/python3 tools/export.py CHECKPOINT --emit-model NAME --seq-len N --header OUT.hpp \\
-        [--config CONFIG.json] [--seed S] [--safetensors OUT.safetensors]
+        [--config CONFIG.json] [--seed S] [--safetensors OUT.safetensors] [--tgt-len T --start-token B]
 
 --emit-model (no schema, one C++ compile; README "One compile"): the hyperparameters are read from
 the module (a whole nn.TransformerEncoder [+ final nn.LayerNorm] or nn.TransformerEncoderLayer saved
@@ -13,7 +13,10 @@ arguments), the schema is derived from them (derived_schema: what stf_schema pri
 and OUT.hpp holds `using Model = stf::...;`, the weights and their table with the hyperparameter
 records, bind(Model::Params&), `bound_model` (bound at compile time), a seeded test input with
 PyTorch's output and check(const Model&) -> max abs error. What it cannot express is one line on
-stderr, exit status 2.
+stderr, exit status 2. The encoder-decoder stf_torch.TorchEncoderDecoder (saved whole) becomes
+stf::Transformer<SEQ_LEN, --tgt-len, ...> with bound_model_params, a seeded source with PyTorch's
+greedy tokens (from --start-token) and per-step log-probs, and check(Model&) -> {max abs error,
+tokens equal}.
 
 CHECKPOINT: a state_dict or a whole module saved with torch.save. A whole module's hyperparameters
 (nn.Transformer*: nhead, d_model, dim_feedforward, norm_first, activation, eps, num_layers;
@@ -667,10 +670,13 @@ def describe_module(module):
     kind = type(module).__name__
     if type(module) is nn.TransformerEncoderLayer:
         return {"kind": "layer", "layer": _layer_spec(module, "the module"), "num_layers": 1, "final_norm": False}
+    if type(module) is stf_torch.TorchEncoderDecoder:
+        return describe_encdec(module)
     if type(module) is not nn.TransformerEncoder:
         hint = " (export its encoder, model.encoder, or use the schema path)" if kind == "Transformer" else ""
         raise ExportError([f"{kind}: not a module --emit-model supports{hint}: nn.TransformerEncoder "
-                           "(with an optional final nn.LayerNorm) or nn.TransformerEncoderLayer"])
+                           "(with an optional final nn.LayerNorm), nn.TransformerEncoderLayer or the "
+                           "encoder-decoder stf_torch.TorchEncoderDecoder"])
     specs = [_layer_spec(layer, f"layers.{i}") for i, layer in enumerate(module.layers)]
     for i, s in enumerate(specs[1:], 1):
         for k, v in s.items():
@@ -699,6 +705,8 @@ def _check_expressible(spec):
 def derived_schema(spec, seq_len, model_name):
     """The schema stf_schema prints for the C++ type of `spec` (params in visit order, every Linear
     weight stored transposed in column panels, hparams as io/hparams.hpp derives them)."""
+    if spec["kind"] == "encdec":
+        return derived_encdec_schema(spec, seq_len, model_name)
     lay = spec["layer"]
     d, f = lay["d_model"], lay["dim_feedforward"]
     params, hp = [], {}
@@ -740,6 +748,8 @@ def derived_schema(spec, seq_len, model_name):
 
 
 def cpp_model_type(spec, seq_len):
+    if spec["kind"] == "encdec":
+        return cpp_encdec_type(spec, seq_len)
     lay = spec["layer"]
     eps = lay["layer_norm_eps"]
     eps_opt = "" if eps == TORCH_LAYER_NORM_EPS else f", .layer_norm_eps = {cpp_float(float(eps))}"
@@ -752,6 +762,8 @@ def cpp_model_type(spec, seq_len):
 
 
 def torch_description(spec):
+    if spec["kind"] == "encdec":
+        return encdec_description(spec)
     lay = spec["layer"]
     layer = (f"nn.TransformerEncoderLayer(d_model={lay['d_model']}, nhead={lay['nhead']}, "
              f"dim_feedforward={lay['dim_feedforward']}, activation={lay['activation']!r}, "
@@ -793,7 +805,23 @@ def compile_time_binding(tensors, schema):
     assignment checked by the compiler (the member exists, the array has the view's size), with the
     hyperparameters compared with the type's (stf::hparam_table) in a static_assert: no name lookup
     is left for run time (firmware links no binding code)."""
-    pieces = "".join(f'    "{k}" "\\0" "{v}" "\\0"\n' for k, v in schema["hparams"].items())
+    return (binding_text([entry["name"] for entry, _ in tensors], schema["hparams"]) +
+            "/// The model, already bound (constant: in flash on a microcontroller).\n"
+            "inline constexpr Model bound_model{bound_params()};\n\n")
+
+
+def binding_text(names, hparams, array_of=ident, params_type=None):
+    """The compile-time binding every generated weight header carries: detail::view (an array's size
+    checked against its parameter's view), the hyperparameters as stf::hparam_table stores them and
+    their comparison, and bound_params() (each parameter's view set from its array, by member path).
+    params_type None: for `Model::Params`, with the static_assert; else a template over Params (the
+    header does not know the model type: its includer instantiates bound_params<Model::Params>() and
+    static_asserts same_hparams<Model::Params>()). array_of(name): the C++ expression of a parameter's
+    float array."""
+    pieces = "".join(f'    "{k}" "\\0" "{v}" "\\0"\n' for k, v in hparams.items())
+    generic = params_type is not None
+    head = "template <class Params>\n" if generic else ""
+    params = "Params" if generic else "Model::Params"
     out = ["namespace detail {\n",
            "template <class View, stf::index_t N>\n",
            "constexpr View view(const float (&array)[N]) {\n",
@@ -802,25 +830,26 @@ def compile_time_binding(tensors, schema):
            "}\n",
            "/// The weights' hyperparameters as stf::hparam_table stores them (\"key\\0value\\0\" pairs).\n",
            "inline constexpr char hparams_text[] =\n" + pieces + "    \"\";\n",
-           "constexpr bool same_hparams() {\n",
-           "  constexpr auto& model = stf::hparam_table<Model::Params>;\n",
+           head + "constexpr bool same_hparams() {\n",
+           f"  constexpr auto& model = stf::hparam_table<{params}>;\n",
            "  if (static_cast<stf::index_t>(sizeof(hparams_text)) - 1 != model.bytes) return false;\n",
            "  for (stf::index_t i = 0; i < model.bytes; ++i)\n",
            "    if (model.text[i] != hparams_text[i]) return false;\n",
            "  return true;\n",
            "}\n",
-           "}  // namespace detail\n",
-           "static_assert(detail::same_hparams(),\n",
-           "              \"the weights' hyperparameters differ from Model's (io/hparams.hpp)\");\n\n",
-           "/// Model's parameters bound at compile time, views into the arrays above.\n",
-           "constexpr Model::Params bound_params() {\n",
-           "  Model::Params p{};\n"]
-    for entry, _ in tensors:
-        m = _cpp_member(entry["name"])
-        out.append(f"  p.{m} = detail::view<decltype(p.{m})>({ident(entry['name'])});\n")
-    out += ["  return p;\n", "}\n",
-            "/// The model, already bound (constant: in flash on a microcontroller).\n",
-            "inline constexpr Model bound_model{bound_params()};\n\n"]
+           "}  // namespace detail\n"]
+    if generic:
+        out += ["\n/// The parameters bound at compile time, views into the arrays above (instantiate it for the\n",
+                "/// model's Params; static_assert detail::same_hparams<Params>() beside it).\n"]
+    else:
+        out += ["static_assert(detail::same_hparams(),\n",
+                "              \"the weights' hyperparameters differ from Model's (io/hparams.hpp)\");\n\n",
+                "/// Model's parameters bound at compile time, views into the arrays above.\n"]
+    out += [head + f"constexpr {params} bound_params() {{\n", f"  {params} p{{}};\n"]
+    for name in names:
+        m = _cpp_member(name)
+        out.append(f"  p.{m} = detail::view<decltype(p.{m})>({array_of(name)});\n")
+    out += ["  return p;\n", "}\n"]
     return "".join(out)
 
 
@@ -864,7 +893,8 @@ def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source):
     return "".join(out)
 
 
-def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetensors=None):
+def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetensors=None, tgt_len=None,
+               start_token=1):
     """--emit-model: the whole path. Returns (spec, schema, max |PyTorch output|)."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name or ""):
         raise ExportError([f"--emit-model {name!r}: a C++ identifier is needed (the header's namespace)"])
@@ -884,6 +914,9 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
                            "--config CONFIG.json (module, d_model, nhead, dim_feedforward, num_layers, ...)"])
     spec = describe_module(module)
     _check_expressible(spec)
+    if spec["kind"] == "encdec":
+        return emit_encdec(module, spec, state, name, seq_len, tgt_len, start_token, header, seed, source,
+                           safetensors)
     schema = derived_schema(spec, seq_len, name)
     tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
     x, y = reference_io(module, spec, seq_len, seed)
@@ -895,6 +928,281 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
         with open(safetensors, "wb") as f:
             f.write(safetensors_bytes(tensors, metadata))
     return spec, schema, float(y.abs().max())
+
+
+# ----------------------------------------------------------------------------------------------
+# --emit-model for the encoder-decoder: stf_torch.TorchEncoderDecoder (embeddings * sqrt(D) + the
+# sinusoidal PE, nn.TransformerEncoder/Decoder with final nn.LayerNorms, a log_softmax generator) as
+# stf::Transformer<SrcLen, TgtLen, ...>, --seq-len the source length, --tgt-len the target capacity.
+# ----------------------------------------------------------------------------------------------
+
+_DECODER_LAYER_CHILDREN = {"self_attn", "multihead_attn", "linear1", "dropout", "linear2", "norm1", "norm2",
+                           "norm3", "dropout1", "dropout2", "dropout3", "activation"}
+_ENCDEC_CHILDREN = {"src_embed", "tgt_embed", "pos", "encoder", "decoder", "generator"}
+
+
+def _attention_checks(attn, what):
+    nn = torch.nn
+    return [(type(attn) is nn.MultiheadAttention, f"{what} is not an nn.MultiheadAttention"),
+            (getattr(attn, "_qkv_same_embed_dim", False), f"{what} has kdim/vdim other than embed_dim"),
+            (attn.in_proj_bias is not None and attn.out_proj.bias is not None,
+             f"{what} without biases (statiformer's layer has them)"),
+            (attn.bias_k is None and attn.bias_v is None, f"{what} with add_bias_kv"),
+            (not attn.add_zero_attn, f"{what} with add_zero_attn")]
+
+
+def _decoder_layer_spec(layer, where):
+    """The hyperparameters of an nn.TransformerDecoderLayer as statiformer can express them."""
+    nn = torch.nn
+    if type(layer) is not nn.TransformerDecoderLayer:
+        raise ExportError([f"{where}: {type(layer).__name__} is not an nn.TransformerDecoderLayer (a subclass may "
+                           "compute something else): not supported"])
+    extra = sorted(set(dict(layer.named_children())) - _DECODER_LAYER_CHILDREN)
+    if extra:
+        raise ExportError([f"{where}: custom sublayer(s) {', '.join(extra)}: not supported"])
+    checks = _attention_checks(layer.self_attn, "self_attn") + _attention_checks(layer.multihead_attn,
+                                                                                 "multihead_attn")
+    checks.append((layer.multihead_attn.num_heads == layer.self_attn.num_heads,
+                   "multihead_attn and self_attn have different head counts"))
+    for n in ("linear1", "linear2"):
+        lin = getattr(layer, n)
+        checks.append((type(lin) is nn.Linear and lin.bias is not None, f"{n} is not an nn.Linear with bias"))
+    for n in ("norm1", "norm2", "norm3"):
+        norm = getattr(layer, n)
+        checks.append((type(norm) is nn.LayerNorm and norm.elementwise_affine, f"{n} is not an affine nn.LayerNorm"))
+    for ok, what in checks:
+        if not ok:
+            raise ExportError([f"{where}: {what}: not supported"])
+    act = _activation_text(layer.activation)
+    if act not in CPP_ACTIVATION:
+        raise ExportError([f"{where}: activation {act}: statiformer has relu, gelu (erf form) and gelu_tanh only"])
+    eps = [float_text(getattr(layer, n).eps) for n in ("norm1", "norm2", "norm3")]
+    if len(set(eps)) != 1:
+        raise ExportError([f"{where}: norm1/2/3.eps {', '.join(eps)} differ: statiformer's layer has one eps"])
+    attn = layer.self_attn
+    return {"d_model": attn.embed_dim, "nhead": attn.num_heads, "dim_feedforward": layer.linear1.out_features,
+            "norm_first": bool(layer.norm_first), "activation": act, "layer_norm_eps": eps[0],
+            "batch_first": bool(getattr(layer, "batch_first", False) or attn.batch_first)}
+
+
+def _stack_specs(stack, prefix, layer_spec):
+    specs = [layer_spec(layer, f"{prefix}.layers.{i}") for i, layer in enumerate(stack.layers)]
+    nn = torch.nn
+    norm = stack.norm
+    if norm is None or type(norm) is not nn.LayerNorm or not norm.elementwise_affine:
+        raise ExportError([f"{prefix}.norm: stf::Transformer has a final affine nn.LayerNorm on each stack"])
+    if float_text(norm.eps) != specs[0]["layer_norm_eps"]:
+        raise ExportError([f"{prefix}.norm.eps {float_text(norm.eps)} differs from the layers' "
+                           f"{specs[0]['layer_norm_eps']}: statiformer's stack gives its final norm the layers' eps"])
+    return specs
+
+
+def describe_encdec(module):
+    """The spec of a stf_torch.TorchEncoderDecoder as stf::Transformer expresses it (one layer type in
+    both stacks, as many encoder as decoder layers, final norms), else one ExportError line."""
+    extra = sorted(set(dict(module.named_children())) - _ENCDEC_CHILDREN)
+    if extra:
+        raise ExportError([f"TorchEncoderDecoder: custom sublayer(s) {', '.join(extra)}: not supported"])
+    enc = _stack_specs(module.encoder, "encoder", _layer_spec)
+    dec = _stack_specs(module.decoder, "decoder", _decoder_layer_spec)
+    first = enc[0]
+    for where, s in [(f"encoder.layers.{i}", x) for i, x in enumerate(enc)] + \
+                    [(f"decoder.layers.{i}", x) for i, x in enumerate(dec)]:
+        for k, v in s.items():
+            if v != first[k]:
+                raise ExportError([f"{where}.{k} {v} differs from encoder.layers.0.{k} {first[k]}: "
+                                   "stf::Transformer repeats one layer type in both stacks"])
+    if len(enc) != len(dec):
+        raise ExportError([f"{len(enc)} encoder and {len(dec)} decoder layers: stf::Transformer has as many of each"])
+    d = first["d_model"]
+    src, tgt, proj = module.src_embed.lut, module.tgt_embed.lut, module.generator.proj
+    for what, dim in (("src_embed", src.embedding_dim), ("tgt_embed", tgt.embedding_dim),
+                      ("generator.proj.in_features", proj.in_features)):
+        if dim != d:
+            raise ExportError([f"{what} {dim} differs from d_model {d}"])
+    if proj.out_features != tgt.num_embeddings or proj.bias is None:
+        raise ExportError([f"generator.proj: {proj.out_features} outputs (bias: {proj.bias is not None}) for a "
+                           f"target vocabulary of {tgt.num_embeddings}: an nn.Linear with bias onto the vocabulary "
+                           "is needed"])
+    return {"kind": "encdec", "layer": first, "num_layers": len(enc), "final_norm": True,
+            "src_vocab": src.num_embeddings, "tgt_vocab": tgt.num_embeddings, "tgt_len": None}
+
+
+def derived_encdec_schema(spec, src_len, model_name):
+    """What stf_schema prints for cpp_encdec_type(spec, src_len) (the order of EncoderDecoder::Params::
+    visit, the keys of io/hparams.hpp)."""
+    lay, n, tgt_len = spec["layer"], spec["num_layers"], spec["tgt_len"]
+    d, f = lay["d_model"], lay["dim_feedforward"]
+    params, hp = [], {}
+
+    def vector(name, size):
+        params.append({"name": name, "dtype": "F32", "shape": [size], "transposed": False, "stored_shape": [size],
+                       "panel": 0})
+
+    def linear(prefix, out_f, in_f):
+        params.append({"name": prefix + "weight", "dtype": "F32", "shape": [out_f, in_f], "transposed": True,
+                       "stored_shape": [in_f, out_f], "panel": stf_torch.WEIGHT_PANEL})
+        vector(prefix + "bias", out_f)
+
+    def norm(prefix):
+        vector(prefix + "weight", d)
+        vector(prefix + "bias", d)
+
+    def stack(prefix, attentions, norms, seq_len, mem_len=None):
+        hp[prefix + "num_layers"] = str(n)
+        for i in range(n):
+            p = f"{prefix}layers.{i}."
+            for a in attentions:
+                for x in "qkvo":
+                    linear(f"{p}{a}.{x}.", d, d)
+            linear(f"{p}ff.linear1.", f, d)
+            linear(f"{p}ff.linear2.", d, f)
+            for k in range(1, norms + 1):
+                norm(f"{p}norm{k}.")
+            hp.update({p + "d_model": str(d), p + "nhead": str(lay["nhead"]), p + "dim_feedforward": str(f),
+                       p + "norm_first": str(lay["norm_first"]).lower(), p + "activation": lay["activation"],
+                       p + "layer_norm": "torch", p + "layer_norm_eps": lay["layer_norm_eps"], p + "bias": "true",
+                       p + "mask_fill": "-inf", p + "seq_len": str(seq_len)})
+            if mem_len is not None:
+                hp[p + "mem_len"] = str(mem_len)
+        norm(prefix + "norm.")
+        hp.update({prefix + "norm.normalized_shape": str(d), prefix + "norm.layer_norm": "torch",
+                   prefix + "norm.eps": lay["layer_norm_eps"]})
+
+    for which, vocab in (("src_embed", spec["src_vocab"]), ("tgt_embed", spec["tgt_vocab"])):
+        params.append({"name": which + ".weight", "dtype": "F32", "shape": [vocab, d], "transposed": False,
+                       "stored_shape": [vocab, d], "panel": 0})
+        hp.update({which + ".num_embeddings": str(vocab), which + ".embedding_dim": str(d)})
+    hp.update({"positional_encoding.max_len": str(max(src_len, tgt_len)), "positional_encoding.d_model": str(d)})
+    stack("encoder.", ["self_attn"], 2, src_len)
+    stack("decoder.", ["self_attn", "cross_attn"], 3, tgt_len, src_len)
+    linear("generator.proj.", spec["tgt_vocab"], d)
+    hp.update({"generator.in_features": str(d), "generator.out_features": str(spec["tgt_vocab"]),
+               "generator.log_softmax": "true"})
+    return {"format": "statiformer-schema", "version": SUPPORTED_SCHEMA_VERSION, "model": model_name,
+            "param_count": sum(math.prod(p["shape"]) for p in params), "hparams": hp, "params": params}
+
+
+def cpp_encdec_type(spec, src_len):
+    lay = spec["layer"]
+    eps = lay["layer_norm_eps"]
+    eps_opt = "" if eps == TORCH_LAYER_NORM_EPS else f", .layer_norm_eps = {cpp_float(float(eps))}"
+    opts = (f"stf::LayerOptions{{.norm = stf::NormPlacement::{'pre' if lay['norm_first'] else 'post'}, "
+            f".activation = {CPP_ACTIVATION[lay['activation']]}{eps_opt}}}")
+    return (f"stf::Transformer<{src_len}, {spec['tgt_len']}, {spec['src_vocab']}, {spec['tgt_vocab']}, "
+            f"{lay['d_model']}, {lay['nhead']}, {lay['dim_feedforward']}, {spec['num_layers']}, {opts}>")
+
+
+def encdec_description(spec):
+    lay = spec["layer"]
+    return (f"stf_torch.TorchEncoderDecoder(src_vocab={spec['src_vocab']}, tgt_vocab={spec['tgt_vocab']}, "
+            f"n={spec['num_layers']}, d_model={lay['d_model']}, d_ff={lay['dim_feedforward']}, h={lay['nhead']}, "
+            f"norm_first={lay['norm_first']}, activation={lay['activation']!r}, "
+            f"layer_norm_eps={lay['layer_norm_eps']})")
+
+
+def encdec_reference_io(module, spec, src_len, start_token, seed):
+    """A seeded source of src_len tokens (all valid) and PyTorch's greedy decoding of it from
+    start_token to the target capacity: the tokens [tgt_len] and each step's log-probs [tgt_len-1, V]."""
+    gen = torch.Generator().manual_seed(seed)
+    src = torch.randint(0, spec["src_vocab"], (src_len,), generator=gen)
+    module = module.float().eval()
+    with torch.no_grad():
+        _, ys, logprobs, _ = stf_torch.greedy_decode(module, src[None], stf_torch.padding_mask([src_len], src_len),
+                                                     spec["tgt_len"], start_token)
+    if not bool(torch.isfinite(logprobs).all()):
+        raise ExportError(["PyTorch's log-probabilities for the test source hold NaN or Inf: nothing to check against"])
+    return src, ys[0], logprobs
+
+
+def _cpp_ints(name, values):
+    return f"inline constexpr int {name}[{len(values)}] = {{{', '.join(str(int(v)) for v in values)}}};\n"
+
+
+def encdec_header_text(name, spec, src_len, tensors, schema, src, tokens, logprobs, seed, source):
+    weights = header_text(tensors, name, "", schema["hparams"])
+    body = weights[weights.index(f"namespace {name} {{\n") + len(f"namespace {name} {{\n"):
+                   weights.rindex("}  // namespace")]
+    # the model holds its decoding state (arena, K/V caches), so it cannot be a constant: the
+    # parameters are, and a static model takes them by assignment (no name lookup)
+    binding = binding_text([entry["name"] for entry, _ in tensors], schema["hparams"]) + "\n"
+    t, v = spec["tgt_len"], spec["tgt_vocab"]
+    out = [f"// generated by tools/export.py --emit-model {name} --seq-len {src_len} --tgt-len {t} from {source} "
+           "— do not edit\n",
+           f"// PyTorch: {encdec_description(spec)}\n",
+           "#pragma once\n\n#include <statiformer/io/bind.hpp>\n#include <statiformer/statiformer.hpp>\n\n",
+           f"namespace {name} {{\n\n",
+           f"/// The C++ model of the module above: sources of {src_len} tokens, up to {t} target tokens.\n",
+           f"using Model = {cpp_encdec_type(spec, src_len)};\n",
+           f"static_assert(Model::Params::param_count == {schema['param_count']});  // PyTorch's parameter count\n\n",
+           body,
+           "\n/// Binds the weights above to `params` by name at run time (names, sizes and hyperparameters\n",
+           "/// checked; all or nothing). `bound_model_params` below needs no binding.\n",
+           "inline stf::BindResult bind(Model::Params& params) { return stf::bind_table(params, table); }\n\n",
+           binding,
+           "/// The parameters bound at compile time (constant: in flash on a microcontroller). The model\n",
+           "/// object holds its decoding state (arena, K/V caches) and so is not constant: declare it static\n",
+           "/// and assign `model.params = bound_model_params;` (a copy of the views, no name lookup).\n",
+           "inline constexpr Model::Params bound_model_params = bound_params();\n\n",
+           f"// A test source (torch.randint, seed {seed}; all {src_len} tokens valid) and PyTorch's greedy\n",
+           f"// decoding of it from token {int(tokens[0])} to the capacity: its tokens and each step's log-probs.\n",
+           f"inline constexpr stf::index_t test_src_valid_len = {src_len};\n",
+           f"inline constexpr int test_start_token = {int(tokens[0])};\n",
+           _cpp_ints("test_src", src.tolist()), _cpp_ints("test_tokens", tokens.tolist()),
+           _cpp_array("test_logprobs", logprobs),
+           f"inline constexpr float test_logprobs_max_abs = {cpp_float(float(logprobs.abs().max()))};\n\n",
+           "struct CheckResult {\n",
+           "  float max_abs_error;  ///< largest |statiformer - PyTorch| over the steps' log-probs (NaN sticks)\n",
+           "  bool tokens_equal;    ///< greedy decoding gave PyTorch's tokens\n",
+           "};\n\n",
+           "/// Runs `model` on test_src: every step's log-probabilities teacher-forced with PyTorch's tokens,\n",
+           "/// then greedy decoding (tokens compared). max_abs_error is +infinity if a call refused to run.\n",
+           "inline CheckResult check(Model& model) {\n",
+           "  CheckResult r{0.0f, false};\n",
+           "  if (model.encode(test_src, test_src_valid_len) != stf::Status::ok) return {__builtin_inff(), false};\n",
+           "  float logprobs[Model::tgt_vocab];\n",
+           "  for (stf::index_t s = 0; s + 1 < Model::tgt_len; ++s) {\n",
+           "    if (model.step(test_tokens[s], logprobs) != stf::Status::ok) return {__builtin_inff(), false};\n",
+           "    for (stf::index_t i = 0; i < Model::tgt_vocab; ++i) {\n",
+           "      const float d = logprobs[i] - test_logprobs[s * Model::tgt_vocab + i];\n",
+           "      const float e = d < 0.0f ? -d : d;\n",
+           "      if (!(e <= r.max_abs_error)) r.max_abs_error = e;  // a NaN sticks\n",
+           "    }\n",
+           "  }\n",
+           "  int out[Model::tgt_len];\n",
+           "  stf::index_t n = 0;\n",
+           "  const stf::Status st =\n",
+           "      model.greedy_decode(test_src, test_src_valid_len, test_start_token, -1, out, n);\n",
+           "  if (st != stf::Status::ok)\n",
+           "    return {__builtin_inff(), false};\n",
+           "  r.tokens_equal = n == Model::tgt_len;\n",
+           "  for (stf::index_t i = 0; r.tokens_equal && i < n; ++i) r.tokens_equal = out[i] == test_tokens[i];\n",
+           "  return r;\n",
+           "}\n\n",
+           f"}}  // namespace {name}\n"]
+    assert len(tokens) == t and logprobs.shape == (t - 1, v)
+    return "".join(out)
+
+
+def emit_encdec(module, spec, state, name, src_len, tgt_len, start_token, header, seed, source, safetensors):
+    """--emit-model for a TorchEncoderDecoder. Returns (spec, schema, max |PyTorch log-prob|)."""
+    tgt_len = src_len if tgt_len is None else tgt_len
+    if not isinstance(tgt_len, int) or tgt_len < 2:
+        raise ExportError([f"--tgt-len {tgt_len}: at least 2 target tokens are needed (the start and one decoded)"])
+    if not isinstance(start_token, int) or not 0 <= start_token < spec["tgt_vocab"]:
+        raise ExportError([f"--start-token {start_token}: not in the target vocabulary [0, {spec['tgt_vocab']})"])
+    spec = dict(spec, tgt_len=tgt_len)
+    schema = derived_encdec_schema(spec, src_len, name)
+    tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
+    src, tokens, logprobs = encdec_reference_io(module, spec, src_len, start_token, seed)
+    text = encdec_header_text(name, spec, src_len, tensors, schema, src, tokens, logprobs, seed, source)
+    with open(header, "w", newline="\n") as f:
+        f.write(text)
+    if safetensors:
+        metadata = {"format": LAYOUT_FORMAT, "layout": str(schema["version"]), "model": name} | schema["hparams"]
+        with open(safetensors, "wb") as f:
+            f.write(safetensors_bytes(tensors, metadata))
+    return spec, schema, float(logprobs.abs().max())
 
 
 def main(argv=None):
@@ -916,6 +1224,10 @@ def main(argv=None):
     emit.add_argument("--seq-len", type=int, help="the model's sequence length (tokens), with --emit-model")
     emit.add_argument("--config", help="JSON constructor arguments for a state_dict or .safetensors checkpoint")
     emit.add_argument("--seed", type=int, default=0, help="seed of the stored test input (default 0)")
+    emit.add_argument("--tgt-len", type=int, help="the encoder-decoder's target capacity in tokens (default: "
+                      "--seq-len, the source length)")
+    emit.add_argument("--start-token", type=int, default=1,
+                      help="the encoder-decoder's start token for the stored greedy decoding (default 1)")
     args = ap.parse_args(argv)
     if args.emit_model is not None:
         misuse = [f for f, v in (("SCHEMA", args.schema), ("--map-file", args.map_file),
@@ -929,7 +1241,7 @@ def main(argv=None):
             return 2
         try:
             spec, schema, _ = emit_model(args.checkpoint, args.emit_model, args.seq_len, args.header, args.config,
-                                         args.seed, args.safetensors)
+                                         args.seed, args.safetensors, args.tgt_len, args.start_token)
         except ExportError as e:
             print(f"export: {'; '.join(e.problems)}", file=sys.stderr)
             return 2

@@ -556,6 +556,52 @@ def gen_encdec_greedy(p, inputs):
                      ("min_margin", torch.tensor([margin]))]
 
 
+def gen_encdec_masks(p, inputs):
+    """nn.Transformer's masks through the encoder-decoder (stf_torch.TorchEncoderDecoder, torch
+    layers): a src_mask and a src_key_padding_mask with gaps for the encoder, the same key padding
+    as memory_key_padding_mask, optionally a memory_mask [T, S] (the decoder at length L reads its
+    first L rows), the causal tgt_mask; greedy decoding from the start token."""
+    s, t, v = p["S"], p["T"], p["V"]
+    model = st.TorchEncoderDecoder(v, v, p["N"], p["D"], p["F"], p["H"], p["norm_first"])
+    st.reinit_layers(model)
+    st.randomize_vectors(model)
+    model.train()  # dropout is 0; train mode only avoids the fast path
+    src = torch.tensor(inputs["src"], dtype=torch.long)
+    if src.shape != (s,) or not all(0 <= tok < v for tok in inputs["src"]):
+        raise ValueError("bad src")
+    src_mask, pad, _ = torch_masks(s, s, False)  # each encoder row keeps a key no mask takes
+    memory_mask = torch.rand(t, s) < 0.3
+    kept = [j for j in range(s) if not pad[j]]
+    for i in range(t):  # each decoding position keeps a memory key
+        memory_mask[i, kept[int(torch.randint(0, len(kept), ()))]] = False
+    if not p["memory_mask"]:
+        memory_mask[:] = False
+    start = int(inputs["start"])
+    with torch.no_grad():
+        memory = model.encoder(model.pos(model.src_embed(src[None])), mask=src_mask,
+                               src_key_padding_mask=pad[None])
+        ys = torch.full((1, 1), start, dtype=torch.long)
+        rows, margin = [], math.inf
+        for _ in range(t - 1):
+            n = ys.size(1)
+            out = model.decoder(model.pos(model.tgt_embed(ys)), memory,
+                                tgt_mask=causal_blocked(n, n),
+                                memory_mask=memory_mask[:n] if p["memory_mask"] else None,
+                                memory_key_padding_mask=pad[None])
+            prob = model.generator(out[:, -1])[0]
+            rows.append(prob)
+            top2 = torch.topk(prob, 2).values
+            margin = min(margin, float(top2[0] - top2[1]))
+            ys = torch.cat([ys, torch.argmax(prob).view(1, 1)], dim=1)
+    tensors = st.canonical_from_torch_encdec(model) + [("src", src), ("start", lengths_tensor([start])),
+                                                       ("src_mask", src_mask),
+                                                       ("src_key_padding_mask", pad)]
+    if p["memory_mask"]:
+        tensors.append(("memory_mask", memory_mask))
+    return tensors + [("memory", memory[0]), ("decoded", ys[0]), ("logprobs", torch.stack(rows)),
+                      ("min_margin", torch.tensor([margin]))]
+
+
 def gen_decoder_only(p, inputs):
     """Decoder-only model (nn.TransformerEncoder with a causal mask, or hand-written GPT blocks):
     every prompt position's log-probs, then greedy generation to the capacity S (no cache)."""
@@ -600,6 +646,9 @@ MODULES = {
     "decoder_stack": ("STF_GOLDEN_DECODER_STACK",
                       ["B", "S", "Sm", "D", "H", "F", "N", "norm_first", "final_norm", "ln"],
                       gen_decoder_stack),
+    "encdec_masks": ("STF_GOLDEN_ENCDEC_MASKS",
+                     ["S", "T", "V", "D", "H", "F", "N", "norm_first", "memory_mask"],
+                     gen_encdec_masks),
     "mha_masks": ("STF_GOLDEN_MHA_MASKS", ["Sq", "Sk", "D", "H", "is_self", "causal", "float"],
                   gen_mha_masks),
     "encoder_layer_masks": ("STF_GOLDEN_ENCODER_LAYER_MASKS",

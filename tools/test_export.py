@@ -13,6 +13,7 @@ import io
 import json
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 import types
@@ -550,6 +551,139 @@ class EmitModel(unittest.TestCase):
         with contextlib.redirect_stderr(err):
             self.assertEqual(export.main([t.path("junk.pt"), t.write_json("s.json", schema_for([]))]), 1)
         self.assertIn("not a torch.save file nor a .safetensors file", err.getvalue())
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# examples/exported/main.cpp's counterpart for an emitted encoder-decoder: bound by name and at compile
+# time, each checked against PyTorch's stored greedy decoding
+ENCDEC_MAIN = """#include <cstdio>
+
+#include "m.hpp"
+
+int main() {
+  static m::Model by_name, bound;
+  if (!m::bind(by_name.params)) return 2;
+  bound.params = m::bound_model_params;
+  const m::CheckResult a = m::check(by_name), b = m::check(bound);
+  const float ra = a.max_abs_error / m::test_logprobs_max_abs, rb = b.max_abs_error / m::test_logprobs_max_abs;
+  std::printf("by name %.3g tokens %s; bound %.3g tokens %s\\n", static_cast<double>(ra),
+              a.tokens_equal ? "equal" : "DIFFER", static_cast<double>(rb), b.tokens_equal ? "equal" : "DIFFER");
+  return a.tokens_equal && b.tokens_equal && ra <= 1e-5f && rb <= 1e-5f ? 0 : 1;
+}
+"""
+
+
+def small_encdec(norm_first=True):
+    torch.manual_seed(2)  # its greedy decoding of the stored source has 5 distinct tokens, margins >= 0.078
+    model = st.TorchEncoderDecoder(11, 9, 2, 16, 32, 2, norm_first)
+    st.reinit_layers(model)
+    st.randomize_vectors(model)
+    return model.eval()
+
+
+class EmitEncoderDecoder(unittest.TestCase):
+    """--emit-model for stf_torch.TorchEncoderDecoder: stf::Transformer, its schema, the stored greedy
+    decoding and check(), and what it refuses."""
+
+    def setUp(self):
+        self.tmp = Tmp()
+
+    def emit_error(self, module, expected, **kw):
+        with self.assertRaises(export.ExportError) as e:
+            export.emit_model(module, "m", 6, self.tmp.path("err.hpp"), **kw)
+        self.assertEqual(len(e.exception.problems), 1)
+        self.assertIn(expected, e.exception.problems[0])
+        self.assertFalse(os.path.exists(self.tmp.path("err.hpp")))
+
+    def test_derived_schema_is_stf_schemas(self):
+        # tests/io/schemas/demo.json: stf_schema's for the demo's stf::Transformer<10, 12, 13, 13, 32, 4, 64, 2>
+        # (a ctest checks the committed file against the C++ type); train_demo's model is a TorchEncoderDecoder
+        import train_demo
+        with open(os.path.join(ROOT, "tests", "io", "schemas", "demo.json")) as f:
+            want = json.load(f)
+        spec = dict(export.describe_module(train_demo.build_model()), tgt_len=train_demo.TGT_LEN)
+        got = export.derived_schema(spec, train_demo.SRC_LEN, "demo")
+        self.assertEqual(got, want)
+        self.assertEqual(list(got["hparams"]), list(want["hparams"]))
+        self.assertEqual([p["name"] for p in got["params"]], [p["name"] for p in want["params"]])
+        self.assertEqual(export.cpp_model_type(spec, 10),
+                         "stf::Transformer<10, 12, 13, 13, 32, 4, 64, 2, stf::LayerOptions{.norm = "
+                         "stf::NormPlacement::post, .activation = stf::Activation::relu}>")
+        # the records the demo's writer reads from the module are the same
+        self.assertEqual(got["hparams"], export.encdec_hparams(train_demo.build_model(), 10, 12))
+
+    def test_emitted_header_compiles_and_matches_pytorch(self):
+        t = self.tmp
+        model = small_encdec()
+        torch.save(model, t.path("m.pt"))
+        hpp = t.path("m.hpp")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = export.main([t.path("m.pt"), "--emit-model", "m", "--seq-len", "6", "--tgt-len", "7", "--header", hpp,
+                              "--seed", "2"])
+        self.assertEqual(rc, 0)
+        self.assertIn("m::Model = stf_torch.TorchEncoderDecoder(src_vocab=11, tgt_vocab=9", out.getvalue())
+        text = read(hpp, "r")
+        self.assertIn("using Model = stf::Transformer<6, 7, 11, 9, 16, 2, 32, 2, stf::LayerOptions{.norm = "
+                      "stf::NormPlacement::pre, .activation = stf::Activation::relu}>;", text)
+        self.assertIn('{"decoder.layers.1.mem_len=6", nullptr, 0},', text)
+        # the stored source and PyTorch's greedy decoding of it
+        src = torch.randint(0, 11, (6,), generator=torch.Generator().manual_seed(2))
+        with torch.no_grad():
+            _, ys, logprobs, _ = st.greedy_decode(model, src[None], st.padding_mask([6], 6), 7, 1)
+        self.assertIn(f"test_src[6] = {{{', '.join(str(v) for v in src.tolist())}}};", text)
+        self.assertIn(f"test_tokens[7] = {{{', '.join(str(v) for v in ys[0].tolist())}}};", text)
+        self.assertGreater(len(set(ys[0].tolist())), 2)  # a decoding worth comparing
+        self.assertIn("test_logprobs[54] = {\n    " + ", ".join(export.cpp_float(v) for v in logprobs[0, :8].tolist()),
+                      text)
+        def run(header_dir):
+            main_cpp, exe = os.path.join(header_dir, "main.cpp"), os.path.join(header_dir, "main")
+            with open(main_cpp, "w") as f:  # beside the header: "m.hpp" is looked up there first
+                f.write(ENCDEC_MAIN)
+            cxx = os.environ.get("CXX", "g++")
+            subprocess.run([cxx, "-std=c++20", "-O2", "-ffp-contract=off", "-DSTF_NO_DISPATCH", "-Wall", "-Wextra",
+                            "-Wpedantic", "-Werror", "-Wshadow", "-Wconversion", "-I" + os.path.join(ROOT, "include"),
+                            "-I" + header_dir, main_cpp, os.path.join(ROOT, "src/kernels/reference.cpp"),
+                            os.path.join(ROOT, "src/kernels/variant_scalar.cpp"), "-o", exe], check=True)
+            return subprocess.run([exe], capture_output=True, text=True)
+        r = run(t.dir.name)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"tokens equal; bound [0-9.e-]+ tokens equal")
+        # check() can fail: one stored token changed makes the tokens differ and the teacher-forced
+        # log-probs move
+        os.makedirs(t.path("bad"))
+        toks = ys[0].tolist()
+        bad_toks = toks[:3] + [(toks[3] + 1) % 9] + toks[4:]
+        with open(t.path("bad/m.hpp"), "w") as f:
+            f.write(text.replace(f"test_tokens[7] = {{{', '.join(str(v) for v in toks)}}};",
+                                 f"test_tokens[7] = {{{', '.join(str(v) for v in bad_toks)}}};"))
+        r = run(t.path("bad"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("tokens DIFFER", r.stdout)
+
+    def test_refusals(self):
+        m = small_encdec()
+        m.decoder.layers[1].norm_first = False
+        self.emit_error(m, "decoder.layers.1.norm_first False differs from encoder.layers.0.norm_first True: "
+                        "stf::Transformer repeats one layer type in both stacks")
+        m = small_encdec()
+        m.decoder.layers = m.decoder.layers[:1]
+        self.emit_error(m, "2 encoder and 1 decoder layers")
+        m = small_encdec()
+        m.decoder.norm = None
+        self.emit_error(m, "decoder.norm: stf::Transformer has a final affine nn.LayerNorm on each stack")
+        m = small_encdec()
+        m.decoder.layers[0].norm3.eps = 1e-6
+        self.emit_error(m, "decoder.layers.0: norm1/2/3.eps 1e-05, 1e-05, 1e-06 differ")
+        m = small_encdec()
+        m.generator.proj = nn.Linear(16, 9, bias=False)
+        self.emit_error(m, "generator.proj: 9 outputs (bias: False)")
+        m = small_encdec()
+        m.extra = nn.Linear(2, 2)
+        self.emit_error(m, "TorchEncoderDecoder: custom sublayer(s) extra")
+        self.emit_error(small_encdec(), "--tgt-len 1: at least 2 target tokens", tgt_len=1)
+        self.emit_error(small_encdec(), "--start-token 9: not in the target vocabulary [0, 9)", start_token=9)
 
 
 if __name__ == "__main__":

@@ -355,6 +355,30 @@ def ref_encdec_greedy(p, T):
     return {"memory": memory, "logprobs": np.stack(rows), "decoded": np.array(ys, float)}
 
 
+def ref_encdec_masks(p, T):
+    """The encoder under src_mask and src_key_padding_mask, the decoder's cross-attention under the
+    same key padding and the memory_mask's first L rows; the steps follow the golden tokens."""
+    s, t, h, d = int(p["S"]), int(p["T"]), int(p["H"]), int(p["D"])
+    nf = p["norm_first"] == "1"
+    pe = posenc(max(s, t), d)
+    pad = T["src_key_padding_mask"]
+    memory = encoder_stack(T, "encoder.", embed(T["src_embed.weight"], T["src"]) + pe[:s],
+                           torch_allowed(T["src_mask"], pad, False), h, nf, "torch")
+    memory_mask = T["memory_mask"] if "memory_mask" in T else np.zeros((t, s))
+    ys, rows = [int(T["start"][0])], []
+    for _ in range(t - 1):
+        n = len(ys)
+        x = embed(T["tgt_embed.weight"], np.array(ys)) + pe[:n]
+        out = decoder_stack(T, "decoder.", x, memory, torch_allowed(memory_mask[:n], pad, False), h,
+                            nf, "torch")
+        row = log_softmax(linear(T, "generator.proj.", out[-1:]))[0]
+        rows.append(row)
+        ys.append(int(T["decoded"][n]))
+        if int(np.argmax(row)) != ys[-1]:
+            print(f"    note: float64 argmax differs at step {n}")
+    return {"memory": memory, "logprobs": np.stack(rows), "decoded": np.array(ys, float)}
+
+
 def ref_decoder_only(p, T):
     """Embeddings + PE, causal encoder layers (a GPT block is the pre-norm GELU one), final norm,
     log_softmax; the generation steps follow the golden tokens."""

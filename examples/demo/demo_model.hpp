@@ -10,6 +10,14 @@ namespace stf_demo {
 
 using Model = stf::Transformer<kSrcLen, kTgtLen, kVocab, kVocab, kDModel, kNHeads, kDFf, kNLayers>;
 static_assert(Model::arena_bytes + Model::state_bytes <= 24 * 1024, "demo RAM budget");
+static_assert(weights::detail::same_hparams<Model::Params>(),
+              "demo_weights.hpp's hyperparameters differ from Model's (io/hparams.hpp)");
+
+/// Model's parameters bound at compile time (views into demo_weights.hpp's tensors, each size
+/// checked by the compiler): constant, in flash. A model takes them by `model.params =
+/// bound_model_params;`, with no name lookup (the firmware links no binding code); the model
+/// object itself holds its decoding state, so it is not constant.
+inline constexpr Model::Params bound_model_params = weights::bound_params<Model::Params>();
 
 /// A source sequence of 1 to kSrcLen digits.
 struct Input {

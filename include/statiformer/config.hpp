@@ -65,6 +65,7 @@ enum class [[nodiscard]] Status : std::uint8_t{
     unexpected_weight,        ///< a weight table holds a name the schema does not know
     hyperparameter_mismatch,  ///< a weight table's hyperparameter differs from the model's, or is missing
     invalid_sampler,          ///< sampling settings out of range (top_k not in [1, Vocab], temperature not > 0)
+    invalid_mask,             ///< masks that contradict the valid length, leave a row no key, or cannot be run
 };
 
 /// Human-readable text of a status (static storage, never null).
@@ -90,6 +91,8 @@ constexpr const char* to_string(Status s) noexcept {
       return "a hyperparameter of the weights differs from the model's";
     case Status::invalid_sampler:
       return "sampling settings out of range (top_k in [1, Vocab], temperature finite and > 0)";
+    case Status::invalid_mask:
+      return "masks contradict the valid length, leave a row with no key, or cannot be run incrementally";
   }
   return "unknown status";
 }

@@ -13,6 +13,7 @@
 #include <statiformer/statiformer.hpp>
 
 #include "../../examples/demo/demo_model.hpp"
+#include "../../examples/demo/logprob_hash.hpp"
 #include "../support/golden.hpp"
 
 using namespace stf;
@@ -86,6 +87,39 @@ TEST_CASE("demo model output hash is the committed one", "[e2e][demo][hash]") {
   }
   std::printf("demo output hash (%s kernels): %016llx\n", ActiveKernels::name(), static_cast<unsigned long long>(h));
   CHECK(h == kDemoHash);
+}
+
+// The firmware takes the parameters bound at compile time (demo_model.hpp's bound_model_params,
+// from the generated header's bound_params): every view must point at the array bind_table binds
+// by name, and decoding with them gives the committed hash's bits.
+TEST_CASE("the demo's parameters bound at compile time are the ones bind_table binds by name", "[e2e][demo][bind]") {
+  static Demo by_name;
+  REQUIRE(bind_table(by_name.params, dm::weights::table).status == Status::ok);
+  Demo::Params bound = dm::bound_model_params;
+  std::vector<const void*> named, at_compile_time;
+  std::vector<std::string> names;
+  by_name.params.visit(
+      [&](const Name& n, ParamRef r) {
+        named.push_back(*r.data);
+        names.push_back(n.c_str());
+      },
+      {});
+  bound.visit([&](const Name&, ParamRef r) { at_compile_time.push_back(*r.data); }, {});
+  REQUIRE(named.size() == at_compile_time.size());
+  for (std::size_t i = 0; i < named.size(); ++i) {
+    INFO(names[i]);
+    CHECK(at_compile_time[i] != nullptr);
+    CHECK(at_compile_time[i] == named[i]);
+  }
+  static Demo model_bound;
+  model_bound.params = dm::bound_model_params;
+  std::uint64_t h1 = 0, h2 = 0;
+  index_t s1 = 0, s2 = 0;
+  const int src[dm::kSrcLen] = {6, 4, 7, 4, 8};
+  REQUIRE(dm::logprob_hash(model_bound, src, 5, dm::kBos, dm::kEos, h1, s1) == Status::ok);
+  REQUIRE(dm::logprob_hash(by_name, src, 5, dm::kBos, dm::kEos, h2, s2) == Status::ok);
+  CHECK(h1 == dm::kCommittedLogprobHash);
+  CHECK(h2 == dm::kCommittedLogprobHash);
 }
 
 // A configuration that promises a kernel variant (the native-avx2 preset: STF_EXPECT_ACTIVE_ISA=avx2)

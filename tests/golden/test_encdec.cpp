@@ -78,8 +78,66 @@ void run_encdec(const char* name) {
   CHECK(model.step(0, probe) == Status::capacity_exceeded);
   CHECK(probe[0] == 42.0f);
 }
+
+template <class Mask>
+void load_bytes(const GoldenCase& c, const char* name, Mask& m) {
+  const float* f = c.data(name, sizeof m);
+  auto* bytes = reinterpret_cast<std::uint8_t*>(&m);
+  for (std::size_t i = 0; i < sizeof m; ++i) bytes[i] = f[i] != 0.0f;
+}
+
+/// nn.Transformer's masks through the model: src_mask and src_key_padding_mask (gaps) for the
+/// encoder, the key padding again for the memory, memory_mask rows if the case has one.
+template <class Model>
+void run_encdec_masks(const char* name) {
+  constexpr index_t S = Model::src_len, T = Model::tgt_len, V = Model::tgt_vocab, D = Model::d_model;
+  const GoldenCase c = stf::test::load_golden(name);
+  static Model model;
+  stf::test::bind_golden(model.params, c);
+  const std::vector<int> src = c.ints("src");
+  const std::vector<int> want = c.ints("decoded");
+  REQUIRE(want.size() == T);
+  TorchBoolMask<S, S> src_mask{};
+  KeyPaddingMask<S> pad{};
+  TorchBoolMask<T, S> memory_mask{};
+  load_bytes(c, "src_mask", src_mask);
+  load_bytes(c, "src_key_padding_mask", pad);
+  const bool has_memory_mask = c.has("memory_mask");
+  if (has_memory_mask) load_bytes(c, "memory_mask", memory_mask);
+  typename Model::Masks masks{.src_mask = &src_mask, .src_key_padding_mask = &pad};
+  if (has_memory_mask) masks.memory_mask = &memory_mask;
+
+  // 1. the memory at every row (PyTorch's encoder computes the padded rows too), then every step's
+  // log-probabilities teacher-forced with PyTorch's tokens. The key padding is a copy of the
+  // caller's: the steps run after the caller's array is changed to all-padding.
+  KeyPaddingMask<S> pad_copy = pad;
+  masks.src_key_padding_mask = &pad_copy;
+  REQUIRE(model.encode(src.data(), masks) == Status::ok);
+  for (auto& b : pad_copy.pad) b = 1;
+  masks.src_key_padding_mask = &pad;
+  stf::test::check_close(c, "memory", model.memory().data, c.data("memory", S * D), S * D);
+  std::vector<float> logprobs((T - 1) * V);
+  for (index_t t = 0; t + 1 < T; ++t) REQUIRE(model.step(want[t], logprobs.data() + t * V) == Status::ok);
+  stf::test::check_close(c, "logprobs", logprobs.data(), c.data("logprobs", (T - 1) * V), (T - 1) * V);
+
+  // 2. free-running greedy decoding under the same masks: PyTorch's tokens and their log-probabilities
+  std::vector<int> got(T);
+  std::vector<float> token_logprobs(T, -1.0f);
+  index_t n = 0;
+  REQUIRE(model.greedy_decode(src.data(), masks, want[0], -1, got.data(), n, token_logprobs.data()) == Status::ok);
+  CHECK(n == T);
+  CHECK(got == want);
+  const float* golden_logprobs = c.data("logprobs", (T - 1) * V);
+  std::vector<float> chosen(T - 1);
+  for (index_t t = 1; t < T; ++t) chosen[t - 1] = golden_logprobs[(t - 1) * V + static_cast<index_t>(want[t])];
+  stf::test::check_close(c, "token_logprobs", token_logprobs.data() + 1, chosen.data(), T - 1);
+}
 }  // namespace
 
+#define STF_GOLDEN_ENCDEC_MASKS(name, S, T, V, D, H, F, N, norm_first, memory_mask)                                 \
+  TEST_CASE("golden encoder-decoder masks " #name, "[golden][encdec][mask]") {                                      \
+    run_encdec_masks<Transformer<S, T, V, V, D, H, F, N, golden_options(norm_first, LayerNormKind::torch)>>(#name); \
+  }
 #define STF_GOLDEN_ENCDEC(name, S, T, V, D, H, F, N, norm_first, ln)                                 \
   TEST_CASE("golden encoder-decoder " #name, "[golden][encdec]") {                                   \
     run_encdec<Transformer<S, T, V, V, D, H, F, N, golden_options(norm_first, STF_LN_##ln)>>(#name); \

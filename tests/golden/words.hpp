@@ -66,6 +66,9 @@
 #ifndef STF_GOLDEN_ENCDEC
 #define STF_GOLDEN_ENCDEC(...)
 #endif
+#ifndef STF_GOLDEN_ENCDEC_MASKS
+#define STF_GOLDEN_ENCDEC_MASKS(...)
+#endif
 #ifndef STF_GOLDEN_DECODER_ONLY
 #define STF_GOLDEN_DECODER_ONLY(...)
 #endif

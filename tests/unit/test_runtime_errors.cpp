@@ -74,6 +74,107 @@ TEST_CASE("encoder-decoder refuses bad tokens, lengths and capacity without chan
   CHECK(n == 5);
 }
 
+TEST_CASE("encoder-decoder masks: contradictions and fully masked rows are refused, writing nothing",
+          "[errors][mask]") {
+  using M = Transformer<4, 5, 7, 7, 8, 2, 16, 1>;
+  static M model;
+  auto w = fill_params(model.params);
+  const int src[4] = {1, 2, 3, 4};
+  KeyPaddingMask<4> pad{{0, 1, 0, 0}};  // a gap: key 1 is padding
+  REQUIRE(model.encode(src, {.src_key_padding_mask = &pad}) == Status::ok);
+  float logprobs[7];
+  REQUIRE(model.step(1, logprobs) == Status::ok);
+  const std::vector<float> memory(model.memory().data, model.memory().data + 4 * 8);
+  const index_t position = model.position();
+  auto refused = [&](const M::Masks& masks, Status want) {
+    CHECK(model.encode(src, masks) == want);
+    int out[5] = {-7, -7, -7, -7, -7};
+    index_t n = 99;
+    CHECK(model.greedy_decode(src, masks, 0, -1, out, n) == want);
+    CHECK(n == 99);
+    CHECK(out[1] == -7);
+    CHECK(std::memcmp(memory.data(), model.memory().data, memory.size() * sizeof(float)) == 0);
+    CHECK(model.position() == position);
+  };
+  // the step cannot run a non-causal target side: refused, not ignored
+  refused({.tgt_is_causal = false}, Status::invalid_mask);
+  TorchBoolMask<5, 5> tgt{};
+  for (index_t i = 0; i < 5; ++i)
+    for (index_t j = 0; j < 5; ++j) tgt.masked[i * 5 + j] = j > i;
+  tgt.masked[3 * 5 + 1] = 1;  // one more masked key than causal
+  refused({.tgt_mask = &tgt}, Status::invalid_mask);
+  // a key padding mask that calls a key valid which the length calls padding
+  KeyPaddingMask<4> none{};
+  refused({.src_key_padding_mask = &none, .src_valid_len = 3}, Status::invalid_mask);
+  refused({.src_valid_len = 3, .memory_key_padding_mask = &none}, Status::invalid_mask);
+  // an all-masked source: no encoder row and no decoding position has a key (PyTorch: NaN)
+  KeyPaddingMask<4> all{{1, 1, 1, 1}};
+  refused({.src_key_padding_mask = &all}, Status::invalid_mask);
+  refused({.src_key_padding_mask = &pad, .memory_key_padding_mask = &all}, Status::invalid_mask);
+  // an encoder row with no key: src_mask's row 2 masks the keys the padding leaves
+  TorchBoolMask<4, 4> src_mask{};
+  src_mask.masked[2 * 4 + 0] = src_mask.masked[2 * 4 + 2] = src_mask.masked[2 * 4 + 3] = 1;
+  refused({.src_mask = &src_mask, .src_key_padding_mask = &pad}, Status::invalid_mask);
+  // causal over a source whose first key is padding leaves row 0 no key
+  KeyPaddingMask<4> first{{1, 0, 0, 0}};
+  refused({.src_key_padding_mask = &first, .src_is_causal = true}, Status::invalid_mask);
+  // a decoding position with no memory key: memory_mask row 4 masks every key the padding leaves
+  TorchBoolMask<5, 4> memory_mask{};
+  memory_mask.masked[4 * 4 + 0] = memory_mask.masked[4 * 4 + 2] = memory_mask.masked[4 * 4 + 3] = 1;
+  refused({.src_key_padding_mask = &pad, .memory_mask = &memory_mask}, Status::invalid_mask);
+  // lengths and tokens as the length API's
+  refused({.src_valid_len = 0}, Status::invalid_length);
+  refused({.src_valid_len = 5}, Status::invalid_length);
+  const int bad[4] = {1, 7, 3, 4};
+  CHECK(model.encode(bad, {.src_key_padding_mask = &pad}) == Status::token_out_of_range);
+  CHECK(model.position() == position);
+  CHECK(std::string(to_string(Status::invalid_mask)).find("mask") != std::string::npos);
+
+  // what is accepted: the causal tgt_mask itself, and the masks above once they leave each row a key
+  tgt.masked[3 * 5 + 1] = 0;
+  CHECK(model.encode(src, {.tgt_mask = &tgt}) == Status::ok);
+  memory_mask.masked[4 * 4 + 3] = 0;
+  CHECK(model.encode(src, {.src_key_padding_mask = &pad, .memory_mask = &memory_mask}) == Status::ok);
+}
+
+TEST_CASE("encoder-decoder masks: the length alone gives the length API's bits; masks reach the steps", "[mask]") {
+  using M = Transformer<4, 5, 7, 7, 8, 2, 16, 1>;
+  static M model;
+  auto w = fill_params(model.params);
+  const int src[4] = {1, 2, 3, 4};
+  auto decode = [&](auto&& encode) {
+    std::vector<float> lp(4 * 7);
+    REQUIRE(encode() == Status::ok);
+    for (index_t t = 0; t < 4; ++t) REQUIRE(model.step(static_cast<int>(t + 1), lp.data() + t * 7) == Status::ok);
+    return lp;
+  };
+  const auto by_length = decode([&] { return model.encode(src, 3); });
+  const auto by_masks = decode([&] { return model.encode(src, {.src_valid_len = 3}); });
+  CHECK(std::memcmp(by_length.data(), by_masks.data(), by_length.size() * sizeof(float)) == 0);
+  // the same padding as a key padding mask (the pad token embedded, never attended to)
+  KeyPaddingMask<4> trailing{{0, 0, 0, 1}};
+  const auto by_pad = decode([&] { return model.encode(src, {.src_key_padding_mask = &trailing}); });
+  for (std::size_t i = 0; i < by_pad.size(); ++i) CHECK(by_pad[i] == Approx(by_length[i]).margin(1e-6));
+  // a gap changes the result, and the memory key padding alone (only the decoder) changes it again
+  KeyPaddingMask<4> gap{{0, 1, 0, 0}};
+  const auto by_gap = decode([&] { return model.encode(src, {.src_key_padding_mask = &gap}); });
+  const auto memory_gap = decode([&] { return model.encode(src, {.memory_key_padding_mask = &gap}); });
+  const auto none = decode([&] { return model.encode(src, 4); });
+  CHECK(std::memcmp(by_gap.data(), none.data(), none.size() * sizeof(float)) != 0);
+  CHECK(std::memcmp(memory_gap.data(), none.data(), none.size() * sizeof(float)) != 0);
+  CHECK(std::memcmp(memory_gap.data(), by_gap.data(), none.size() * sizeof(float)) != 0);
+  // a length and a key padding mask that agree (key 3 padding by both): the same decoding as the
+  // mask alone, whose pad token is embedded but never attended to
+  KeyPaddingMask<4> gap_tail{{0, 1, 0, 1}};
+  const auto both = decode([&] { return model.encode(src, {.src_key_padding_mask = &gap_tail, .src_valid_len = 3}); });
+  const auto mask_only = decode([&] { return model.encode(src, {.src_key_padding_mask = &gap_tail}); });
+  for (std::size_t i = 0; i < both.size(); ++i) CHECK(both[i] == Approx(mask_only[i]).margin(1e-6));
+  CHECK(std::memcmp(both.data(), by_gap.data(), both.size() * sizeof(float)) != 0);
+  // a later length-only encode drops the masks of the one before
+  const auto again = decode([&] { return model.encode(src, 4); });
+  CHECK(std::memcmp(again.data(), none.data(), none.size() * sizeof(float)) == 0);
+}
+
 TEST_CASE("a fully masked attention row is finite: zeros with -inf fill, uniform with -1e9", "[attention]") {
   constexpr index_t Sq = 2, Sk = 3, D = 2;
   const float q[Sq * D] = {1, 2, 3, 4}, k[Sk * D] = {1, 0, 0, 1, 1, 1}, v[Sk * D] = {1, 2, 3, 4, 5, 6};

@@ -172,11 +172,13 @@ struct DecoderLayer {
   /// One incremental step: row x (the target at position pos) → row y, appending this position's
   /// self-attention key/value to the cache. Costs O(pos) attention, and gives the same bits as row
   /// pos of `run` over the whole prefix. y may alias x. pos < SeqLen is the caller's contract.
-  /// memory_key_padding_mask: optional [MemLen] (True = padding), as Masks' (the self-attention
-  /// stays causal over the cache: a target key-padding mask has no meaning for positions not yet
+  /// memory_key_padding_mask: optional [MemLen] (True = padding), as Masks'; memory_mask: optional
+  /// [SeqLen, MemLen] (True = masked), of which this step reads row pos (the self-attention stays
+  /// causal over the cache: a target key-padding mask has no meaning for positions not yet
   /// decoded).
   void step(const float* x, index_t pos, index_t mem_valid_len, Cache& cache, float* y, float* scratch,
-            const KeyPaddingMask<MemLen>* memory_key_padding_mask = nullptr) const {
+            const KeyPaddingMask<MemLen>* memory_key_padding_mask = nullptr,
+            const TorchBoolMask<SeqLen, MemLen>* memory_mask = nullptr) const {
     float* t = scratch;     // [DModel] sublayer output
     float* q = t + DModel;  // [DModel] query, then context
     float* p = q + DModel;  // streaming attention scratch
@@ -190,9 +192,9 @@ struct DecoderLayer {
       detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.bias>(params.self_attn, in, pos, 1, cache.self,
                                                                       Opt.fill, q, out);
     };
-    const ref::MaskArrays memory_pad{nullptr, nullptr,
-                                     memory_key_padding_mask ? memory_key_padding_mask->pad : nullptr};
-    const ref::RowMask memory_row{mem_valid_len, memory_key_padding_mask ? &memory_pad : nullptr};
+    const ref::MaskArrays memory_arrays{nullptr, memory_mask ? memory_mask->masked + pos * MemLen : nullptr,
+                                        memory_key_padding_mask ? memory_key_padding_mask->pad : nullptr};
+    const ref::RowMask memory_row{mem_valid_len, memory_mask || memory_key_padding_mask ? &memory_arrays : nullptr};
     auto cross_attend = [&](const float* in, float* out) {
       const auto& ca = params.cross_attn;
       ActiveKernels::linear(in, 1, DModel, ca.q.weight.data, ca.q.bias_or_null(), DModel, q);

@@ -92,6 +92,38 @@ class EncoderDecoder {
 
   Params params{};
 
+  /// The masks nn.Transformer's forward takes, for one sequence: `encode` reads them, checks them and
+  /// keeps what the decoding steps need, so every `step` (and `greedy_decode`) until the next
+  /// `encode` uses them. All optional; each attention's masked set is the union of its masks.
+  /// - src_mask [src_len, src_len] (bool, True = masked), src_key_padding_mask [src_len] (True =
+  ///   padding, gaps allowed), src_is_causal, src_valid_len (keys >= it masked): the encoder's
+  ///   self-attention, as nn.TransformerEncoder's mask / src_key_padding_mask / is_causal.
+  /// - memory_key_padding_mask [src_len]: the cross-attention's key padding; null means the
+  ///   src_key_padding_mask (what nn.Transformer users pass for both; to attend to encoder-padded
+  ///   memory rows, give an all-false mask). It is copied into the model at encode (src_len
+  ///   bytes); src_mask and src_key_padding_mask are read by encode only. So these arrays need not
+  ///   outlive the call.
+  /// - memory_mask [tgt_len, src_len] (bool, True = masked): the step at position p reads row p.
+  ///   It is NOT copied: the array must outlive decoding (every step until the next encode).
+  /// - The target side: the steps are causal by construction (position p attends to the cached
+  ///   positions 0..p), which is nn.Transformer.generate_square_subsequent_mask's tgt_mask.
+  ///   tgt_mask may be given only as that mask (checked); tgt_is_causal = false, or any other
+  ///   tgt_mask, cannot be run incrementally and is refused (Status::invalid_mask), never ignored.
+  ///   A tgt_key_padding_mask has no place: positions not yet decoded are never attended to.
+  /// Refused with Status::invalid_mask, writing nothing: a key padding mask that marks a key at or
+  /// past src_valid_len as valid (the length says padding), an encoder row or a decoding position
+  /// left with no key (PyTorch: NaN), a target mask other than the causal one.
+  struct Masks {
+    const TorchBoolMask<src_len, src_len>* src_mask = nullptr;
+    const KeyPaddingMask<src_len>* src_key_padding_mask = nullptr;
+    bool src_is_causal = false;
+    index_t src_valid_len = src_len;
+    const KeyPaddingMask<src_len>* memory_key_padding_mask = nullptr;  ///< null: src_key_padding_mask
+    const TorchBoolMask<tgt_len, src_len>* memory_mask = nullptr;      ///< must outlive decoding
+    const TorchBoolMask<tgt_len, tgt_len>* tgt_mask = nullptr;         ///< only the causal mask
+    bool tgt_is_causal = true;                                         ///< false is refused
+  };
+
   /// Encodes src[0 .. src_valid_len) (positions after that are padding, masked): computes the
   /// memory and the cross-attention keys/values, and rewinds decoding to position 0.
   template <class Prof = NullProfiler>
@@ -106,6 +138,40 @@ class EncoderDecoder {
     if (src_valid_len == 0 || src_valid_len > src_len) return Status::invalid_length;
     const index_t embedded = padded == PaddedRows::tokens ? src_len : src_valid_len;
     if (Status st = SrcEmbed::check_tokens(src, embedded); st != Status::ok) return st;
+    run_encoder(src, embedded, AttentionMask::padding(src_valid_len, Encoder::Layer::options.fill), prof);
+    mem_valid_len_ = src_valid_len;
+    mem_pad_used_ = false;
+    memory_mask_ = nullptr;
+    pos_ = 0;
+    return Status::ok;
+  }
+
+  /// encode under PyTorch's masks (see Masks), e.g. `model.encode(src, {.src_key_padding_mask =
+  /// &pad})`; src holds src_valid_len tokens (src_len with PaddedRows::tokens). Fails writing
+  /// nothing on a bad length (invalid_length), token (token_out_of_range) or mask (invalid_mask).
+  template <class Prof = NullProfiler>
+  Status encode(const int* src, const Masks& masks, PaddedRows padded = PaddedRows::zeros, Prof&& prof = Prof{}) {
+    const index_t valid = masks.src_valid_len;
+    if (valid == 0 || valid > src_len) return Status::invalid_length;
+    if (Status st = check_masks(masks); st != Status::ok) return st;
+    const index_t embedded = padded == PaddedRows::tokens ? src_len : valid;
+    if (Status st = SrcEmbed::check_tokens(src, embedded); st != Status::ok) return st;
+    const typename Encoder::Masks enc{masks.src_mask, masks.src_key_padding_mask, masks.src_is_causal, valid};
+    run_encoder(src, embedded, enc.attention(), prof);
+    const KeyPaddingMask<src_len>* mem_pad =
+        masks.memory_key_padding_mask ? masks.memory_key_padding_mask : masks.src_key_padding_mask;
+    mem_pad_used_ = mem_pad != nullptr;
+    for (index_t j = 0; j < src_len; ++j) mem_pad_.pad[j] = mem_pad ? mem_pad->pad[j] : 0;
+    memory_mask_ = masks.memory_mask;
+    mem_valid_len_ = valid;
+    pos_ = 0;
+    return Status::ok;
+  }
+
+ private:
+  /// Embeds src[0, embedded), runs the encoder under mask, then each decoder layer's memory keys/values.
+  template <class Prof>
+  void run_encoder(const int* src, index_t embedded, const AttentionMask& mask, Prof& prof) {
     float* memory = buffer(kMemory);
     const LayerPath embed("src_embed");  // the embedding and the positional encoding (PyTorch: src_embed.0, .1)
     prof.begin(embed);
@@ -117,7 +183,7 @@ class EncoderDecoder {
     for (index_t l = 0; l < Encoder::n_layers; ++l) {
       const LayerPath path = LayerPath("encoder") / "layers" / l;  // built outside the timed span
       prof.begin(path);
-      typename Encoder::Layer{params.encoder.layers[l]}.run(memory, memory, src_valid_len, buffer(kEncScratch));
+      typename Encoder::Layer{params.encoder.layers[l]}.run(memory, memory, mask, buffer(kEncScratch));
       prof.end(path);
     }
     if constexpr (Encoder::final_norm) {
@@ -133,11 +199,46 @@ class EncoderDecoder {
       typename Decoder::Layer{params.decoder.layers[l]}.prepare_memory(memory, caches_[l]);
       prof.end(path);
     }
-    mem_valid_len_ = src_valid_len;
-    pos_ = 0;
-    return Status::ok;
   }
 
+  /// Masks' refusals (see Masks); reads the masks only.
+  static Status check_masks(const Masks& m) {
+    const index_t valid = m.src_valid_len;
+    if (!m.tgt_is_causal) return Status::invalid_mask;
+    if (m.tgt_mask)
+      for (index_t i = 0; i < tgt_len; ++i)
+        for (index_t j = 0; j < tgt_len; ++j)
+          if ((m.tgt_mask->masked[i * tgt_len + j] != 0) != (j > i)) return Status::invalid_mask;
+    // a key padding mask may not call a key valid that the length calls padding
+    auto contradicts = [valid](const KeyPaddingMask<src_len>* pad) {
+      if (pad)
+        for (index_t j = valid; j < src_len; ++j)
+          if (pad->pad[j] == 0) return true;
+      return false;
+    };
+    if (contradicts(m.src_key_padding_mask) || contradicts(m.memory_key_padding_mask)) return Status::invalid_mask;
+    // every encoder row keeps a key
+    const AttentionMask enc =
+        typename Encoder::Masks{m.src_mask, m.src_key_padding_mask, m.src_is_causal, valid}.attention();
+    for (index_t i = 0; i < src_len; ++i)
+      if (!any_key(enc.row(i, src_len), src_len)) return Status::invalid_mask;
+    // every decoding position keeps a memory key
+    const KeyPaddingMask<src_len>* mem_pad =
+        m.memory_key_padding_mask ? m.memory_key_padding_mask : m.src_key_padding_mask;
+    for (index_t p = 0; p < (m.memory_mask ? tgt_len : 1); ++p) {
+      const ref::RowMask row{valid, nullptr, m.memory_mask ? m.memory_mask->masked + p * src_len : nullptr,
+                             mem_pad ? mem_pad->pad : nullptr};
+      if (!any_key(row, src_len)) return Status::invalid_mask;
+    }
+    return Status::ok;
+  }
+  static bool any_key(const ref::RowMask& row, index_t seq_k) {
+    for (index_t j = 0; j < seq_k; ++j)
+      if (row.allows(j)) return true;
+    return false;
+  }
+
+ public:
   /// Feeds the target token at the current position and writes the log-probabilities of the next
   /// token into logprobs [tgt_vocab]. Fails (writing nothing) before encode, past the capacity, or
   /// on a bad token id.
@@ -156,7 +257,8 @@ class EncoderDecoder {
     for (index_t l = 0; l < Decoder::n_layers; ++l) {
       const LayerPath path = LayerPath("decoder") / "layers" / l;
       prof.begin(path);
-      Layer{params.decoder.layers[l]}.step(row, pos_, mem_valid_len_, caches_[l], row, buffer(kStepScratch));
+      Layer{params.decoder.layers[l]}.step(row, pos_, mem_valid_len_, caches_[l], row, buffer(kStepScratch),
+                                           mem_pad_used_ ? &mem_pad_ : nullptr, memory_mask_);
       prof.end(path);
     }
     if constexpr (Decoder::final_norm) {
@@ -194,6 +296,24 @@ class EncoderDecoder {
                        float* token_logprobs, Prof&& prof = Prof{}) {
     if (Status st = TgtEmbed::check_tokens(&start, 1); st != Status::ok) return st;
     if (Status st = encode(src, src_valid_len, prof); st != Status::ok) return st;
+    return decode_greedy(start, end_token, out, out_len, token_logprobs, prof);
+  }
+
+  /// greedy_decode under PyTorch's masks (see Masks; encode(src, masks) then the steps): the
+  /// masks nn.Transformer's forward would take for the same source, e.g.
+  /// `model.greedy_decode(src, {.src_key_padding_mask = &pad}, start, end, out, n, logprobs)`.
+  template <class Prof = NullProfiler>
+  Status greedy_decode(const int* src, const Masks& masks, int start, int end_token, int* out, index_t& out_len,
+                       float* token_logprobs = nullptr, Prof&& prof = Prof{}) {
+    if (Status st = TgtEmbed::check_tokens(&start, 1); st != Status::ok) return st;
+    if (Status st = encode(src, masks, PaddedRows::zeros, prof); st != Status::ok) return st;
+    return decode_greedy(start, end_token, out, out_len, token_logprobs, prof);
+  }
+
+ private:
+  /// The greedy loop after encode (start already checked).
+  template <class Prof>
+  Status decode_greedy(int start, int end_token, int* out, index_t& out_len, float* token_logprobs, Prof& prof) {
     float logprobs[tgt_vocab];
     index_t n = 0;
     out[n] = start;
@@ -212,6 +332,7 @@ class EncoderDecoder {
     return Status::ok;
   }
 
+ public:
   /// One row per named layer, in the order they run and named as the profiler records them: the
   /// encode phase (src_embed, encoder.layers.<i>, encoder.norm, each decoder layer's cross-attention
   /// keys and values of the memory, decoder.layers.<i>.cross_attn), then one decoding step
@@ -297,6 +418,9 @@ class EncoderDecoder {
 
   alignas(kTensorAlign) float arena_[plan.arena_floats] = {};
   Cache caches_[n_layers] = {};
+  KeyPaddingMask<src_len> mem_pad_ = {};                          // the memory key padding of the last encode (a copy)
+  bool mem_pad_used_ = false;                                     // whether mem_pad_ applies
+  const TorchBoolMask<tgt_len, src_len>* memory_mask_ = nullptr;  // the caller's, outliving decoding
   index_t mem_valid_len_ = 0;
   index_t pos_ = 0;
 };
