@@ -220,15 +220,17 @@ class EncoderDecoder {
     // every encoder row keeps a key
     const AttentionMask enc =
         typename Encoder::Masks{m.src_mask, m.src_key_padding_mask, m.src_is_causal, valid}.attention();
-    for (index_t i = 0; i < src_len; ++i)
-      if (!any_key(enc.row(i, src_len), src_len)) return Status::invalid_mask;
+    for (index_t i = 0; i < src_len; ++i) {
+      const ref::MaskArrays arrays = enc.arrays(i, src_len);
+      if (!any_key(ref::RowMask{enc.key_end(i, src_len), &arrays}, src_len)) return Status::invalid_mask;
+    }
     // every decoding position keeps a memory key
     const KeyPaddingMask<src_len>* mem_pad =
         m.memory_key_padding_mask ? m.memory_key_padding_mask : m.src_key_padding_mask;
     for (index_t p = 0; p < (m.memory_mask ? tgt_len : 1); ++p) {
-      const ref::RowMask row{valid, nullptr, m.memory_mask ? m.memory_mask->masked + p * src_len : nullptr,
-                             mem_pad ? mem_pad->pad : nullptr};
-      if (!any_key(row, src_len)) return Status::invalid_mask;
+      const ref::MaskArrays arrays{nullptr, m.memory_mask ? m.memory_mask->masked + p * src_len : nullptr,
+                                   mem_pad ? mem_pad->pad : nullptr};
+      if (!any_key(ref::RowMask{valid, &arrays}, src_len)) return Status::invalid_mask;
     }
     return Status::ok;
   }
