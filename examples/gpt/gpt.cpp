@@ -5,7 +5,8 @@
 //   gpt                          check against PyTorch, then continue a few built-in prompts
 //   gpt --prompt "TEXT"          continue TEXT (1 to 64 printable ASCII characters)
 //   gpt --ids 52,72,73           continue token ids (0 = newline, 1..95 = ' '..'~')
-//   gpt --new N                  how many characters to generate (default 48, within the capacity)
+//   gpt --new N                  how many characters to generate (default 48; fewer where the 64
+//                                positions end)
 //   gpt --seed S --temperature T --top-k K   the sampled continuation's settings (default 1, 0.8, 8)
 //
 // Prints the check (max |log-prob error| against PyTorch's stored ones, whether the greedy tokens
@@ -146,15 +147,18 @@ int main(int argc, char** argv) {
       ok ? "matches PyTorch" : "DIFFERS from PyTorch");
 
   const Sampler sampled = Sampler::sample(temperature, static_cast<index_t>(top_k), static_cast<std::uint64_t>(seed));
+  // as many new tokens as asked, within the capacity (every fed token needs a position)
+  const auto room = [max_new](index_t len) {
+    const index_t left = len <= Model::seq_len ? Model::seq_len + 1 - len : 0;
+    return static_cast<index_t>(max_new) < left ? static_cast<index_t>(max_new) : left;
+  };
   if (given) {
-    const index_t room = n <= Model::seq_len ? Model::seq_len + 1 - n : 0;
-    const index_t m = static_cast<index_t>(max_new) < room ? static_cast<index_t>(max_new) : room;
-    if (!continue_prompt(prompt, n, m, sampled)) return 2;
+    if (!continue_prompt(prompt, n, room(n), sampled)) return 2;
   } else {
     for (const char* text : {"This License ", "You may convey ", "the GNU General "}) {
       n = 0;
       for (const char* c = text; *c; ++c) prompt[n++] = to_token(*c);
-      if (!continue_prompt(prompt, n, static_cast<index_t>(max_new), sampled)) return 2;
+      if (!continue_prompt(prompt, n, room(n), sampled)) return 2;
       std::printf("\n");
     }
   }
