@@ -74,6 +74,15 @@ int main() {
   fw_puts("|");
   put_text(out, n);
   fw_puts("\"\n");
+  // seeded sampling as examples/gpt's default (temperature 0.8, top-k 8, seed 1, 48 tokens): the
+  // same text on every target (a ctest compares it with the host's)
+  static int sampled[48];
+  if (model.generate(gpt_char::test_prompt, gpt_char::test_prompt_len, 48, sampled, n, Sampler::sample(0.8f, 8, 1)) !=
+      Status::ok)
+    return 1;
+  fw_puts("sampled (temperature 0.8, top-k 8, seed 1): \"");
+  put_text(sampled, n);
+  fw_puts("\"\n");
 
   // Instruction counts: the prompt's prefill, and generate of kNew tokens (its prefill + kNew - 1
   // steps + argmax); their difference per step is a generated token's cost.
