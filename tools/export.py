@@ -1228,6 +1228,9 @@ def main(argv=None):
         print(f"export: {args.header}: {args.emit_model}::Model = {torch_description(spec)} over {args.seq_len} "
               f"tokens, {schema['param_count']} floats")
         return 0
+    if args.prompt_tokens is not None or args.new_tokens is not None:
+        print("export: --prompt-tokens/--new-tokens are for --emit-model of a decoder-only model", file=sys.stderr)
+        return 2
     if args.schema is None or args.config:
         print("export: a SCHEMA argument is needed (or --emit-model NAME --seq-len N" + (
             "; --config is for --emit-model)" if args.config else ")"), file=sys.stderr)

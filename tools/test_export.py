@@ -635,6 +635,8 @@ class EmitDecoderOnly(unittest.TestCase):
         torch.save(enc, t.path("enc.pt"))
         self.emit_error([t.path("enc.pt"), "--emit-model", "m", "--seq-len", "4", "--prompt-tokens", "1"],
                         "--prompt-tokens/--new-tokens: for a decoder-only model, not TransformerEncoder")
+        self.emit_error([t.path("gpt.pt"), t.write_json("s.json", schema_for([])), "--new-tokens", "3"],
+                        "--prompt-tokens/--new-tokens are for --emit-model of a decoder-only model")
         # what Gpt cannot compute
         other_eps = st.TorchDecoderOnly(13, 2, 16, 32, 2, block="gpt")
         other_eps.layers[1].norm1.eps = other_eps.layers[1].norm2.eps = 1e-6
