@@ -11,12 +11,14 @@
 // loader and bind_table compare them with the model's (a value's text must be equal).
 //
 // Where they come from: the layer types (layers/), the stacks' StackParams, Sequential,
-// EncoderDecoder and DecoderOnly. A CausalLayer has an EncoderLayer's keys plus `causal = true`,
-// so weights of causal layers and of encoder layers (the same names and shapes) do not bind into
-// each other: the loader rejects a file without the model's `causal` key, and a file's `causal`
-// key the model does not have (the one key of a file it does not ignore); bind_table rejects both. A parameter struct
-// that belongs to a module names it `using Owner = ...`; a struct the library does not know has no hyperparameters
-// (nothing written, nothing checked).
+// EncoderDecoder and DecoderOnly. A parameter struct that belongs to a module names it
+// `using Owner = ...`; a struct the library does not know has no hyperparameters (nothing
+// written, nothing checked).
+//
+// A CausalLayer has an EncoderLayer's keys plus `causal = true`, so weights of causal layers and of
+// encoder layers (the same names and shapes) do not bind into each other: the loader rejects a file
+// without the model's `causal` key, and a file's `causal` key the model does not have (the one key
+// of a file it does not ignore); bind_table rejects both.
 //
 // Values: integers in decimal; bool as true/false; enums by name (norm_first true/false, activation
 // relu/gelu/gelu_tanh, layer_norm torch/annotated, mask_fill -inf/-1e9); eps as the shortest %.Ne text
