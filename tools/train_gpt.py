@@ -12,7 +12,10 @@ reads as ' '), so C++ needs no table (examples/gpt/gpt.cpp: to_token, to_char). 
 tools/stf_torch.TorchDecoderOnly with the hand-written GptBlock layers (pre-norm, erf GELU): d_model
 48, 4 heads, dim_feedforward 128, 2 layers, a final norm, trained on windows of CAPACITY = 64
 characters; in C++ stf::Gpt<64, 96, 48, 4, 128, 2, pre-norm GELU>. Deterministic: fixed seeds, one
-thread, CPU, torch.use_deterministic_algorithms.
+thread, CPU, torch.use_deterministic_algorithms (a second run on the machine that trained the
+committed checkpoint, Debian 12's torch 1.13.1, reproduced its weights bit for bit; another CPU or
+torch may differ in the last bits, which is why --check compares the header with the checkpoint,
+not with a new training).
 
 Outputs: examples/gpt/gpt_char.pt (the whole module, torch.save) and examples/gpt/gpt_char_model.hpp,
 written by tools/export.py --emit-model gpt_char --seq-len 64 with the stored prompt PROMPT and
