@@ -5,6 +5,7 @@
         [--header OUT.hpp --namespace NS] [--safetensors OUT.safetensors]
     /usr/bin/python3 tools/export.py CHECKPOINT --emit-model NAME --seq-len N --header OUT.hpp \\
         [--config CONFIG.json] [--seed S] [--safetensors OUT.safetensors] [--tgt-len T --start-token B]
+        [--prompt-tokens IDS --new-tokens M]
 
 --emit-model (no schema, one C++ compile; README "One compile"): the hyperparameters are read from
 the module (a whole nn.TransformerEncoder [+ final nn.LayerNorm] or nn.TransformerEncoderLayer saved
@@ -17,6 +18,15 @@ stderr, exit status 2. The encoder-decoder stf_torch.TorchEncoderDecoder (saved 
 stf::Transformer<SEQ_LEN, --tgt-len, ...> with bound_model_params, a seeded source with PyTorch's
 greedy tokens (from --start-token) and per-step log-probs, and check(Model&) -> {max abs error,
 tokens equal}.
+
+A decoder-only model (a whole tools/stf_torch.TorchDecoderOnly: embedding, positional encoding,
+nn.TransformerEncoder run with a causal mask or GptBlock layers, final norm, generator) becomes
+`stf::Gpt<N, vocab, ...>` with a capacity of --seq-len N positions; its header stores a test prompt
+(--prompt-tokens IDS, else seeded random ids) with PyTorch's log-probabilities at every prompt
+position, its greedy continuation (--new-tokens M) and each step's log-probabilities, and
+check(Model&) runs prefill, generate and the steps ({max_error, tokens_equal, ...}). The model holds
+its K/V caches, so it is a variable: `bound_model_params` (constexpr) are its parameters bound at
+compile time.
 
 CHECKPOINT: a state_dict or a whole module saved with torch.save. A whole module's hyperparameters
 (nn.Transformer*: nhead, d_model, dim_feedforward, norm_first, activation, eps, num_layers;
@@ -675,8 +685,9 @@ def describe_module(module):
     if type(module) is not nn.TransformerEncoder:
         hint = " (export its encoder, model.encoder, or use the schema path)" if kind == "Transformer" else ""
         raise ExportError([f"{kind}: not a module --emit-model supports{hint}: nn.TransformerEncoder "
-                           "(with an optional final nn.LayerNorm), nn.TransformerEncoderLayer or the "
-                           "encoder-decoder stf_torch.TorchEncoderDecoder"])
+                           "(with an optional final nn.LayerNorm), nn.TransformerEncoderLayer, the "
+                           "encoder-decoder stf_torch.TorchEncoderDecoder or the decoder-only "
+                           "tools/stf_torch.TorchDecoderOnly"])
     specs = [_layer_spec(layer, f"layers.{i}") for i, layer in enumerate(module.layers)]
     for i, s in enumerate(specs[1:], 1):
         for k, v in s.items():
@@ -894,8 +905,10 @@ def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source):
 
 
 def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetensors=None, tgt_len=None,
-               start_token=1):
-    """--emit-model: the whole path. Returns (spec, schema, max |PyTorch output|)."""
+               start_token=1, prompt=None, new_tokens=None):
+    """--emit-model: the whole path. Returns (spec, schema, max |PyTorch output|), for a decoder-only
+    model (spec, schema, its reference: emit_decoder_only). tgt_len, start_token: the
+    encoder-decoder's; prompt, new_tokens: the decoder-only model's."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name or ""):
         raise ExportError([f"--emit-model {name!r}: a C++ identifier is needed (the header's namespace)"])
     if not isinstance(seq_len, int) or seq_len < 1:
@@ -912,6 +925,10 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
     elif module is None:
         raise ExportError([f"{checkpoint}: a state_dict (or .safetensors) without its constructor arguments: pass "
                            "--config CONFIG.json (module, d_model, nhead, dim_feedforward, num_layers, ...)"])
+    if is_decoder_only(module):
+        return emit_decoder_only(module, state, name, seq_len, header, seed, safetensors, source, prompt, new_tokens)
+    if prompt is not None or new_tokens is not None:
+        raise ExportError([f"--prompt-tokens/--new-tokens: for a decoder-only model, not {type(module).__name__}"])
     spec = describe_module(module)
     _check_expressible(spec)
     if spec["kind"] == "encdec":
@@ -1205,6 +1222,267 @@ def emit_encdec(module, spec, state, name, src_len, tgt_len, start_token, header
     return spec, schema, float(logprobs.abs().max())
 
 
+# ----------------------------------------------------------------------------------------------
+# The decoder-only model (--emit-model of tools/stf_torch.TorchDecoderOnly): embedding·√D +
+# positional encoding, N causal layers (nn.TransformerEncoder run with a causal mask, or GptBlock
+# layers), an optional final norm, the generator; as stf::Gpt<capacity, vocab, ...>. The stored test
+# is a prompt with PyTorch's log-probabilities at every prompt position, its greedy continuation and
+# each step's log-probabilities; check() runs prefill, generate and the steps.
+# ----------------------------------------------------------------------------------------------
+
+
+def is_decoder_only(module):
+    return type(module) is stf_torch.TorchDecoderOnly
+
+
+def _gpt_block_spec(block, where):
+    """A GptBlock (pre-norm, erf GELU, biases) as statiformer's causal layer expresses it."""
+    nn = torch.nn
+    if type(block) is not stf_torch.GptBlock:
+        raise ExportError([f"{where}: {type(block).__name__} is not a tools/stf_torch.GptBlock: not supported"])
+    lin = [block.self_attn[x] for x in "qkvo"] + [block.ff["linear1"], block.ff["linear2"]]
+    if any(type(m) is not nn.Linear or m.bias is None for m in lin):
+        raise ExportError([f"{where}: a projection is not an nn.Linear with bias: not supported"])
+    for n in ("norm1", "norm2"):
+        norm = getattr(block, n)
+        if type(norm) is not nn.LayerNorm or not norm.elementwise_affine:
+            raise ExportError([f"{where}: {n} is not an affine nn.LayerNorm: not supported"])
+    eps1, eps2 = float_text(block.norm1.eps), float_text(block.norm2.eps)
+    if eps1 != eps2:
+        raise ExportError([f"{where}: norm1.eps {eps1} and norm2.eps {eps2} differ: statiformer's layer has one eps"])
+    d = block.self_attn["q"].in_features
+    return {"d_model": d, "nhead": block.h, "dim_feedforward": block.ff["linear1"].out_features, "norm_first": True,
+            "activation": "gelu", "layer_norm_eps": eps1, "batch_first": True}
+
+
+def describe_decoder_only(module, capacity):
+    """{kind "decoder_only", block, layer spec, num_layers, final_norm, vocab} of a TorchDecoderOnly
+    whose parts statiformer's Gpt computes, else one ExportError line."""
+    nn = torch.nn
+    embed, pos, gen = module.embed, module.pos, module.generator
+    lut = getattr(embed, "lut", None)
+    if type(embed) is not stf_torch.Embeddings or type(lut) is not nn.Embedding or lut.padding_idx is not None \
+            or lut.max_norm is not None or embed.d_model != lut.embedding_dim:
+        raise ExportError(["embed: not tools/stf_torch.Embeddings over a plain nn.Embedding: not supported"])
+    vocab, d = lut.num_embeddings, lut.embedding_dim
+    if type(pos) is not stf_torch.PositionalEncoding or list(pos.pe.shape[-1:]) != [d]:
+        raise ExportError(["pos: not tools/stf_torch.PositionalEncoding of d_model: not supported"])
+    if pos.pe.shape[-2] < capacity:
+        raise ExportError([f"--seq-len {capacity}: over the positional encoding's {pos.pe.shape[-2]} positions"])
+    proj = getattr(gen, "proj", None)
+    if type(gen) is not stf_torch.Generator or type(proj) is not nn.Linear or proj.bias is None \
+            or proj.in_features != d or proj.out_features != vocab:
+        raise ExportError([f"generator: not tools/stf_torch.Generator, an nn.Linear({d}, {vocab}) with bias"])
+    if module.block == "torch":
+        inner = describe_module(module.stack)  # nn.TransformerEncoder's rules, run with a causal mask
+        layer, n, final = inner["layer"], inner["num_layers"], inner["final_norm"]
+    else:
+        specs = [_gpt_block_spec(b, f"layers.{i}") for i, b in enumerate(module.layers)]
+        for i, s in enumerate(specs[1:], 1):
+            for k, v in s.items():
+                if v != specs[0][k]:
+                    raise ExportError([f"layers.{i}.{k} {v} differs from layers.0.{k} {specs[0][k]}: statiformer's "
+                                       "stack repeats one layer type"])
+        layer, n, final = specs[0], len(specs), module.norm is not None
+        if final:
+            norm = module.norm
+            if type(norm) is not nn.LayerNorm or not norm.elementwise_affine or list(norm.normalized_shape) != [d]:
+                raise ExportError([f"norm: {type(norm).__name__} is not an affine nn.LayerNorm({d})"])
+            if float_text(norm.eps) != layer["layer_norm_eps"]:
+                raise ExportError([f"norm.eps {float_text(norm.eps)} differs from the layers' "
+                                   f"{layer['layer_norm_eps']}: statiformer's stack gives its final norm the "
+                                   "layers' eps"])
+    if layer["d_model"] != d:
+        raise ExportError([f"the layers' d_model {layer['d_model']} differs from the embedding's {d}"])
+    return {"kind": "decoder_only", "block": module.block, "layer": layer, "num_layers": n, "final_norm": final,
+            "vocab": vocab}
+
+
+def decoder_only_schema(spec, capacity, model_name):
+    """The schema stf_schema prints for stf::Gpt of `spec` (io/hparams.hpp's keys: embed,
+    positional_encoding, the stack's at the root with layers.<i>.causal, generator)."""
+    d, v = spec["layer"]["d_model"], spec["vocab"]
+    stack = derived_schema({"kind": "stack", "layer": spec["layer"], "num_layers": spec["num_layers"],
+                            "final_norm": spec["final_norm"]}, capacity, model_name)
+    hp = embedding_hparams(v, d, "embed.") | {"positional_encoding.max_len": str(capacity),
+                                              "positional_encoding.d_model": str(d)}
+    for k, val in stack["hparams"].items():
+        hp[k] = val
+        if re.fullmatch(r"layers\.\d+\.seq_len", k):
+            hp[k[:-len("seq_len")] + "causal"] = "true"
+    hp |= {"generator.in_features": str(d), "generator.out_features": str(v), "generator.log_softmax": "true"}
+    params = ([{"name": "embed.weight", "dtype": "F32", "shape": [v, d], "transposed": False, "stored_shape": [v, d],
+                "panel": 0}] + stack["params"] +
+              [{"name": "generator.proj.weight", "dtype": "F32", "shape": [v, d], "transposed": True,
+                "stored_shape": [d, v], "panel": stf_torch.WEIGHT_PANEL},
+               {"name": "generator.proj.bias", "dtype": "F32", "shape": [v], "transposed": False, "stored_shape": [v],
+                "panel": 0}])
+    return {"format": "statiformer-schema", "version": SUPPORTED_SCHEMA_VERSION, "model": model_name,
+            "param_count": sum(math.prod(p["shape"]) for p in params), "hparams": hp, "params": params}
+
+
+def decoder_only_hparams(module, capacity):
+    """The hyperparameter records of a TorchDecoderOnly run as stf::Gpt<capacity, ...> (what
+    stf_schema prints for that type; tools/train_gpt.py's header carries them)."""
+    return decoder_only_schema(describe_decoder_only(module, capacity), capacity, "")["hparams"]
+
+
+def decoder_only_cpp_type(spec, capacity):
+    layer_type = cpp_model_type({"kind": "layer", "layer": spec["layer"]}, capacity)
+    opts = layer_type[layer_type.index("stf::LayerOptions"):-1]
+    lay = spec["layer"]
+    return (f"stf::Gpt<{capacity}, {spec['vocab']}, {lay['d_model']}, {lay['nhead']}, {lay['dim_feedforward']}, "
+            f"{spec['num_layers']}, {opts}, {'true' if spec['final_norm'] else 'false'}>")
+
+
+def decoder_only_description(spec):
+    lay = spec["layer"]
+    return (f"TorchDecoderOnly(vocab={spec['vocab']}, n={spec['num_layers']}, d_model={lay['d_model']}, "
+            f"d_ff={lay['dim_feedforward']}, h={lay['nhead']}, norm_first={lay['norm_first']}, "
+            f"final_norm={spec['final_norm']}, activation={lay['activation']!r}, block={spec['block']!r}) "
+            f"[layer_norm_eps {lay['layer_norm_eps']}]")
+
+
+def decoder_only_reference(module, spec, capacity, seed, prompt=None, new_tokens=None):
+    """(prompt [n], PyTorch's log-probs at every prompt position [n, V], its greedy tokens [m], each
+    step's log-probs [m, V], the smallest top-1 minus top-2 gap over the steps). The prompt: the
+    given token ids, else n = max(1, min(8, capacity // 4)) seeded random ones; m: new_tokens, else
+    as many as the capacity allows, at most 16. Dropout is switched off (a copy of the module, run
+    in train mode: PyTorch's masked fast path is not taken)."""
+    import copy
+    v = spec["vocab"]
+    if prompt is None:
+        gen = torch.Generator().manual_seed(seed)
+        prompt = torch.randint(v, (max(1, min(8, capacity // 4)),), generator=gen).tolist()
+    bad = [t for t in prompt if not isinstance(t, int) or not 0 <= t < v]
+    if bad:
+        raise ExportError([f"--prompt-tokens: token {bad[0]} out of range [0, {v})"])
+    if not 1 <= len(prompt) <= capacity:
+        raise ExportError([f"--prompt-tokens: a prompt of {len(prompt)} tokens: the model holds 1 to {capacity}"])
+    room = capacity + 1 - len(prompt)
+    m = min(room, 16) if new_tokens is None else new_tokens
+    if not 1 <= m <= room:
+        raise ExportError([f"--new-tokens {m}: a prompt of {len(prompt)} tokens leaves room for 1 to {room} new tokens "
+                           f"in a capacity of {capacity}"])
+    model = copy.deepcopy(module).float()
+    for sub in model.modules():
+        if isinstance(sub, torch.nn.Dropout):
+            sub.p = 0.0
+        if isinstance(sub, torch.nn.MultiheadAttention):
+            sub.dropout = 0.0
+    model.train()
+    ids = torch.tensor(prompt, dtype=torch.long)
+    with torch.no_grad():
+        prompt_lp, tokens, step_lp, margin = stf_torch.greedy_generate(model, ids, m)
+    if not bool(torch.isfinite(prompt_lp).all()) or not bool(torch.isfinite(step_lp).all()):
+        raise ExportError(["PyTorch's log-probabilities for the test prompt hold NaN or Inf: nothing to check against"])
+    return ids, prompt_lp, tokens, step_lp, margin
+
+
+def _cpp_ints(name, values, per_line=16):
+    rows = [", ".join(str(int(x)) for x in values[i:i + per_line]) for i in range(0, len(values), per_line)]
+    return f"inline constexpr int {name}[{len(values)}] = {{\n    " + ",\n    ".join(rows) + "};\n"
+
+
+def decoder_only_header_text(name, spec, capacity, tensors, schema, io_, seed, source, prompt_given):
+    prompt, prompt_lp, tokens, step_lp, margin = io_
+    weights = header_text(tensors, name, "", schema["hparams"])
+    body = weights[weights.index(f"namespace {name} {{\n") + len(f"namespace {name} {{\n"):
+                   weights.rindex("}  // namespace")]
+    binding = compile_time_binding(tensors, schema)
+    # the stack's parameters are named at the root (layers.<i>.*, norm.*) but are members of .stack
+    binding = re.sub(r"\bp\.(layers\[|norm\.)", r"p.stack.\1", binding)
+    cut = binding.index("/// The model, already bound")  # a Gpt holds its caches: the model is RAM
+    binding = binding[:cut] + (
+        "/// The parameters bound at compile time (constant: in flash on a microcontroller). A decoder-only\n"
+        "/// model holds its K/V caches and arena, so the model itself is a variable (RAM):\n"
+        "///   static Model model;  model.params = bound_model_params;\n"
+        "/// copies these views: no name lookup, no binding code.\n"
+        "inline constexpr Model::Params bound_model_params = bound_params();\n\n")
+    origin = "the given token ids" if prompt_given else f"torch.randint, seed {seed}"
+    out = [f"// generated by tools/export.py --emit-model {name} --seq-len {capacity} from {source} — do not edit\n",
+           f"// PyTorch: {decoder_only_description(spec)}\n",
+           "#pragma once\n\n#include <statiformer/io/bind.hpp>\n#include <statiformer/statiformer.hpp>\n\n",
+           f"namespace {name} {{\n\n",
+           f"/// The C++ model of the module above, with a capacity of {capacity} positions.\n",
+           f"using Model = {decoder_only_cpp_type(spec, capacity)};\n",
+           f"static_assert(Model::Params::param_count == {schema['param_count']});  // PyTorch's parameter count\n\n",
+           body,
+           "\n/// Binds the weights above to `params` by name at run time (names, sizes and hyperparameters\n",
+           "/// checked; all or nothing). `bound_model_params` below needs no binding.\n",
+           "inline stf::BindResult bind(Model::Params& params) { return stf::bind_table(params, table); }\n\n",
+           binding,
+           f"// A test prompt ({origin}), PyTorch's log-probabilities at each of its positions, its greedy\n",
+           "// continuation and each new token's log-probabilities (the step that produced it).\n",
+           f"inline constexpr stf::index_t test_prompt_len = {len(prompt)}, test_new_tokens = {len(tokens)};\n",
+           _cpp_ints("test_prompt", prompt.tolist()), _cpp_ints("test_tokens", tokens.tolist()),
+           _cpp_array("test_prompt_logprobs", prompt_lp), _cpp_array("test_step_logprobs", step_lp),
+           f"/// PyTorch's smallest top-1 minus top-2 log-probability gap over the greedy steps.\n",
+           f"inline constexpr float test_min_margin = {cpp_float(margin)};\n\n",
+           "struct CheckResult {\n",
+           "  float max_error;      ///< largest |statiformer - PyTorch| log-probability (NaN sticks; inf: a call failed)\n",
+           "  bool tokens_equal;    ///< generate's greedy tokens are PyTorch's\n",
+           "  stf::index_t tokens;  ///< how many generate produced\n",
+           "  stf::Status status;   ///< the first call that failed, else ok\n",
+           "};\n\n",
+           "/// Runs `model` on the test prompt: prefill (every prompt position's log-probabilities), generate\n",
+           "/// (greedy, test_new_tokens tokens), then prefill and steps fed PyTorch's tokens (each step's\n",
+           "/// log-probabilities); compares everything with PyTorch's.\n",
+           "inline CheckResult check(Model& model) {\n",
+           "  static float lp[test_prompt_len * Model::vocab];\n",
+           "  static int out[test_new_tokens];\n",
+           "  CheckResult r{0.0f, false, 0, stf::Status::ok};\n",
+           "  const auto compare = [&r](const float* got, const float* want, stf::index_t n) {\n",
+           "    for (stf::index_t i = 0; i < n; ++i) {\n",
+           "      const float d = got[i] - want[i];\n",
+           "      const float e = d < 0.0f ? -d : d;\n",
+           "      if (!(e <= r.max_error)) r.max_error = e;  // a NaN sticks\n",
+           "    }\n",
+           "  };\n",
+           "  const auto failed = [&r](stf::Status s) {\n",
+           "    r.status = s;\n",
+           "    r.max_error = __builtin_inff();\n",
+           "    return r;\n",
+           "  };\n",
+           "  stf::Status s = model.prefill(test_prompt, test_prompt_len, lp, stf::PrefillOutput::every_row);\n",
+           "  if (s != stf::Status::ok) return failed(s);\n",
+           "  compare(lp, test_prompt_logprobs, test_prompt_len * Model::vocab);\n",
+           "  s = model.generate(test_prompt, test_prompt_len, test_new_tokens, out, r.tokens);\n",
+           "  if (s != stf::Status::ok) return failed(s);\n",
+           "  r.tokens_equal = r.tokens == test_new_tokens;\n",
+           "  for (stf::index_t i = 0; i < r.tokens && r.tokens_equal; ++i) r.tokens_equal = out[i] == test_tokens[i];\n",
+           "  s = model.prefill(test_prompt, test_prompt_len, lp);\n",
+           "  if (s != stf::Status::ok) return failed(s);\n",
+           "  compare(lp, test_step_logprobs, Model::vocab);\n",
+           "  for (stf::index_t i = 1; i < test_new_tokens; ++i) {\n",
+           "    s = model.step(test_tokens[i - 1], lp);\n",
+           "    if (s != stf::Status::ok) return failed(s);\n",
+           "    compare(lp, test_step_logprobs + i * Model::vocab, Model::vocab);\n",
+           "  }\n",
+           "  return r;\n",
+           "}\n\n",
+           f"}}  // namespace {name}\n"]
+    return "".join(out)
+
+
+def emit_decoder_only(module, state, name, capacity, header, seed, safetensors, source, prompt=None, new_tokens=None):
+    """--emit-model for a TorchDecoderOnly. Returns (spec, schema, the stored prompt's length)."""
+    spec = describe_decoder_only(module, capacity)
+    _check_expressible(spec)
+    schema = decoder_only_schema(spec, capacity, name)
+    named = [(n, n, t) for n, t in stf_torch.canonical_from_decoder_only(module)]
+    tensors = match(schema, named)
+    io_ = decoder_only_reference(module, spec, capacity, seed, prompt, new_tokens)
+    text = decoder_only_header_text(name, spec, capacity, tensors, schema, io_, seed, source, prompt is not None)
+    with open(header, "w", newline="\n") as f:
+        f.write(text)
+    if safetensors:
+        metadata = {"format": LAYOUT_FORMAT, "layout": str(schema["version"]), "model": name} | schema["hparams"]
+        with open(safetensors, "wb") as f:
+            f.write(safetensors_bytes(tensors, metadata))
+    return spec, schema, io_
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint",
@@ -1224,6 +1502,9 @@ def main(argv=None):
     emit.add_argument("--seq-len", type=int, help="the model's sequence length (tokens), with --emit-model")
     emit.add_argument("--config", help="JSON constructor arguments for a state_dict or .safetensors checkpoint")
     emit.add_argument("--seed", type=int, default=0, help="seed of the stored test input (default 0)")
+    emit.add_argument("--prompt-tokens", metavar="IDS", help="decoder-only: the stored test prompt, comma-separated "
+                      "token ids (default: seeded random ones)")
+    emit.add_argument("--new-tokens", type=int, help="decoder-only: how many tokens the stored greedy continuation has")
     emit.add_argument("--tgt-len", type=int, help="the encoder-decoder's target capacity in tokens (default: "
                       "--seq-len, the source length)")
     emit.add_argument("--start-token", type=int, default=1,
@@ -1240,14 +1521,30 @@ def main(argv=None):
             print(f"export: {what}", file=sys.stderr)
             return 2
         try:
-            spec, schema, _ = emit_model(args.checkpoint, args.emit_model, args.seq_len, args.header, args.config,
-                                         args.seed, args.safetensors, args.tgt_len, args.start_token)
+            prompt = None
+            if args.prompt_tokens is not None:
+                try:
+                    prompt = [int(x) for x in args.prompt_tokens.split(",")]
+                except ValueError:
+                    raise ExportError([f"--prompt-tokens {args.prompt_tokens!r}: comma-separated integers are "
+                                       "needed"]) from None
+            spec, schema, ref = emit_model(args.checkpoint, args.emit_model, args.seq_len, args.header, args.config,
+                                           args.seed, args.safetensors, tgt_len=args.tgt_len,
+                                           start_token=args.start_token, prompt=prompt, new_tokens=args.new_tokens)
         except ExportError as e:
             print(f"export: {'; '.join(e.problems)}", file=sys.stderr)
             return 2
+        if spec["kind"] == "decoder_only":
+            print(f"export: {args.header}: {args.emit_model}::Model = {decoder_only_description(spec)} with a "
+                  f"capacity of {args.seq_len}, {schema['param_count']} floats; test prompt of {len(ref[0])} tokens, "
+                  f"{len(ref[2])} greedy tokens")
+            return 0
         print(f"export: {args.header}: {args.emit_model}::Model = {torch_description(spec)} over {args.seq_len} "
               f"tokens, {schema['param_count']} floats")
         return 0
+    if args.prompt_tokens is not None or args.new_tokens is not None:
+        print("export: --prompt-tokens/--new-tokens are for --emit-model of a decoder-only model", file=sys.stderr)
+        return 2
     if args.schema is None or args.config:
         print("export: a SCHEMA argument is needed (or --emit-model NAME --seq-len N" + (
             "; --config is for --emit-model)" if args.config else ")"), file=sys.stderr)

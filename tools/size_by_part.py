@@ -95,7 +95,7 @@ RULES = [
                                         r"^stf::(for_each_hparam|hparam_table)$"),
     ("binding: safetensors", r"^stf::(detail::safetensors::|load_safetensors$|to_string$|ParamStorage::)"),
     # layers, graph, models
-    ("layers", r"^stf::(\w*Layer|\w*Stack|EncoderDecoder|MultiHeadAttention|ScaledDotProductAttention|"
+    ("layers", r"^stf::(\w*Layer|\w*Stack|EncoderDecoder|DecoderOnly|MultiHeadAttention|ScaledDotProductAttention|"
                r"FeedForward|LayerNorm|Embedding|PositionalEncoding|ProjectionHead|Sequential|"
                r"Profiler|NullProfiler|MemoryPlan)::|"
                r"^stf::detail::\w+$|"  # layers/attention.hpp's helpers (transpose, attention_head)
@@ -117,7 +117,7 @@ RULES = [
                       r"_?exit|__libc_\w+|_init|_fini|__register_\w+|__call_\w+|"
                       r"frame_dummy|__do_global_\w+)$"),
     # the application: the firmware program itself
-    ("app", r"^(main|_GLOBAL__sub_I_\w+|\(anonymous_namespace\)::|stf_demo::|stf_classifier::|"
+    ("app", r"^(main|_GLOBAL__sub_I_\w+|\(anonymous_namespace\)::|stf_demo::|stf_classifier::|gpt_char::|"
             r"stf_cases::|stf_checks::|fw::BenchLayer::|fw::bench_\w+$|(std::)?basic_string_view::)"),
     # (stf_cases, stf_checks: tests/support/kernel_cases.hpp, kernel_checks.hpp; string_view: the
     # kernel check's selection names)

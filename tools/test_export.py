@@ -553,6 +553,116 @@ class EmitModel(unittest.TestCase):
         self.assertIn("not a torch.save file nor a .safetensors file", err.getvalue())
 
 
+class EmitDecoderOnly(unittest.TestCase):
+    """--emit-model of a decoder-only model (tools/stf_torch.TorchDecoderOnly) as stf::Gpt: the derived
+    schema is stf_schema's, the header's stored test is PyTorch's, and what it cannot express or
+    run is one line, exit 2. (The header compiled and run: the README's one-compile ctest.)"""
+
+    def setUp(self):
+        torch.manual_seed(5)
+        self.tmp = Tmp()
+        self.gpt = st.TorchDecoderOnly(13, 2, 16, 32, 2, final_norm=True, block="gpt")
+        torch.save(self.gpt, self.tmp.path("gpt.pt"))
+
+    def emit_error(self, argv, expected):
+        EmitModel.emit_error(self, argv, expected)
+
+    def test_derived_schema_is_stf_schemas(self):
+        # tests/io/schemas/gpt_hp.json: stf_schema's for Gpt<3, 5, 4, 2, 8, 1> (a ctest checks it against the type)
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "io", "schemas",
+                               "gpt_hp.json")) as f:
+            want = json.load(f)
+        m = st.TorchDecoderOnly(5, 1, 4, 8, 2, final_norm=True)
+        spec = export.describe_decoder_only(m, 3)
+        got = export.decoder_only_schema(spec, 3, "gpt_hp")
+        self.assertEqual(got, want)
+        self.assertEqual(list(got["hparams"]), list(want["hparams"]))
+        self.assertEqual(export.decoder_only_hparams(m, 3), want["hparams"])
+        self.assertEqual(export.decoder_only_cpp_type(spec, 3),
+                         "stf::Gpt<3, 5, 4, 2, 8, 1, stf::LayerOptions{.norm = stf::NormPlacement::post, "
+                         ".activation = stf::Activation::relu}, true>")
+        # the hand-written GPT block: pre-norm, erf GELU
+        spec = export.describe_decoder_only(self.gpt, 12)
+        self.assertEqual(export.decoder_only_cpp_type(spec, 12),
+                         "stf::Gpt<12, 13, 16, 2, 32, 2, stf::LayerOptions{.norm = stf::NormPlacement::pre, "
+                         ".activation = stf::Activation::gelu}, true>")
+
+    def test_header_holds_pytorchs_prompt_logprobs_and_greedy_tokens(self):
+        t = self.tmp
+        hpp, sft = t.path("g.hpp"), t.path("g.safetensors")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = export.main([t.path("gpt.pt"), "--emit-model", "g", "--seq-len", "12", "--header", hpp,
+                              "--prompt-tokens", "3,1,4", "--new-tokens", "9", "--safetensors", sft])
+        self.assertEqual(rc, 0)
+        self.assertIn("test prompt of 3 tokens, 9 greedy tokens", out.getvalue())
+        text = read(hpp, "r")
+        self.assertIn("using Model = stf::Gpt<12, 13, 16, 2, 32, 2,", text)
+        self.assertIn('{"layers.1.causal=true", nullptr, 0},', text)
+        self.assertIn('{"embed.num_embeddings=13", nullptr, 0},', text)
+        self.assertIn("inline constexpr Model::Params bound_model_params = bound_params();", text)
+        self.assertIn("  p.stack.layers[1].ff.linear2.bias = ", text)
+        self.assertIn("inline CheckResult check(Model& model)", text)
+        prompt_lp, tokens, steps, _ = st.greedy_generate(self.gpt.train(), torch.tensor([3, 1, 4]), 9)
+        self.assertIn("inline constexpr int test_prompt[3] = {\n    3, 1, 4};", text)
+        self.assertIn("inline constexpr int test_tokens[9] = {\n    " + ", ".join(str(int(x)) for x in tokens) + "};",
+                      text)
+        for name, t_ in (("test_prompt_logprobs[39]", prompt_lp), ("test_step_logprobs[117]", steps)):
+            self.assertIn(name + " = {\n    " + ", ".join(export.cpp_float(v) for v in t_.reshape(-1)[:8].tolist()),
+                          text)
+        blob = read(sft)
+        meta = json.loads(blob[8:8 + struct.unpack("<Q", blob[:8])[0]])["__metadata__"]
+        self.assertEqual(meta["layers.0.causal"], "true")
+        self.assertEqual(meta["layers.0.seq_len"], "12")
+        # deterministic: the same module gives the same header
+        export.main([t.path("gpt.pt"), "--emit-model", "g", "--seq-len", "12", "--header", t.path("h2.hpp"),
+                     "--prompt-tokens", "3,1,4", "--new-tokens", "9"])
+        self.assertEqual(read(t.path("h2.hpp"), "r").split("\n", 1)[1], text.split("\n", 1)[1])
+
+    def test_refusals(self):
+        t = self.tmp
+        emit = [t.path("gpt.pt"), "--emit-model", "g", "--seq-len", "12"]
+        self.emit_error(emit + ["--prompt-tokens", "3,13"], "--prompt-tokens: token 13 out of range [0, 13)")
+        self.emit_error(emit + ["--prompt-tokens", "-1"], "--prompt-tokens: token -1 out of range [0, 13)")
+        self.emit_error(emit + ["--prompt-tokens", ",".join(["1"] * 13)],
+                        "--prompt-tokens: a prompt of 13 tokens: the model holds 1 to 12")
+        self.emit_error(emit + ["--prompt-tokens", "1,2", "--new-tokens", "12"],
+                        "--new-tokens 12: a prompt of 2 tokens leaves room for 1 to 11 new tokens in a capacity of 12")
+        self.emit_error(emit + ["--new-tokens", "0"], "--new-tokens 0:")
+        self.emit_error(emit + ["--prompt-tokens", "a,b"], "--prompt-tokens 'a,b': comma-separated integers")
+        self.emit_error([t.path("gpt.pt"), "--emit-model", "g", "--seq-len", "6000"],
+                        "--seq-len 6000: over the positional encoding's 5000 positions")
+        enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 1, enable_nested_tensor=False)
+        torch.save(enc, t.path("enc.pt"))
+        self.emit_error([t.path("enc.pt"), "--emit-model", "m", "--seq-len", "4", "--prompt-tokens", "1"],
+                        "--prompt-tokens/--new-tokens: for a decoder-only model, not TransformerEncoder")
+        self.emit_error([t.path("gpt.pt"), t.write_json("s.json", schema_for([])), "--new-tokens", "3"],
+                        "--prompt-tokens/--new-tokens are for --emit-model of a decoder-only model")
+        # what Gpt cannot compute
+        other_eps = st.TorchDecoderOnly(13, 2, 16, 32, 2, block="gpt")
+        other_eps.layers[1].norm1.eps = other_eps.layers[1].norm2.eps = 1e-6
+        self.emit_module_error(other_eps, "layers.1.layer_norm_eps 1e-06 differs from layers.0.layer_norm_eps 1e-05")
+
+        class MyBlock(st.GptBlock):
+            pass
+        custom = st.TorchDecoderOnly(13, 1, 16, 32, 2, block="gpt")
+        custom.layers[0] = MyBlock(16, 2, 32)
+        self.emit_module_error(custom, "layers.0: MyBlock is not a tools/stf_torch.GptBlock: not supported")
+        enc_layers = st.TorchDecoderOnly(13, 1, 16, 32, 2, activation=my_activation)
+        self.emit_module_error(enc_layers, "activation")
+
+        class MyGpt(st.TorchDecoderOnly):  # may compute something else
+            pass
+        self.emit_module_error(MyGpt(13, 1, 16, 32, 2), "MyGpt: not a module --emit-model supports")
+
+    def emit_module_error(self, module, expected):
+        with self.assertRaises(export.ExportError) as e:
+            export.emit_model(module, "m", 8, self.tmp.path("err.hpp"))
+        self.assertEqual(len(e.exception.problems), 1)
+        self.assertIn(expected, e.exception.problems[0])
+        self.assertFalse(os.path.exists(self.tmp.path("err.hpp")))
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # examples/exported/main.cpp's counterpart for an emitted encoder-decoder: bound by name and at compile

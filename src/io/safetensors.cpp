@@ -551,7 +551,40 @@ bool read_header(const u8* bytes, std::size_t size, Header& h, LoadResult& r, co
   return true;
 }
 
+/// Is the metadata key a `causal` marker (io/hparams.hpp: "causal" or "<module>.causal")?
+bool causal_marker(Str k) {
+  static constexpr char kCausal[] = "causal";
+  const std::size_t n = sizeof kCausal - 1;
+  if (k.n < n || std::memcmp(k.p + (k.n - n), kCausal, n) != 0) return false;
+  return k.n == n || k.p[k.n - n - 1] == '.';
+}
+
 bool check_hparams(const Header& h, const char* table, index_t count, bool require, LoadResult& r) {
+  // A file's keys the model does not have are ignored (a dropout, a comment), except a `causal`
+  // marker: weights of causal layers into the same shapes without it compute something else.
+  {
+    Walker w{h.metadata, h.metadata + h.metadata_n};
+    if (w.eat('{') && !w.at('}')) do {
+        Str k, v;
+        if (!w.string(k) || !w.eat(':') || !w.string(v)) break;
+        if (!causal_marker(k)) continue;
+        bool mine = false;
+        const char* key = table;
+        for (index_t i = 0; i < count && !mine; ++i) {
+          const std::size_t key_n = std::strlen(key);
+          mine = equals(k, key, key_n);
+          key += key_n + 1;
+          key += std::strlen(key) + 1;
+        }
+        if (mine) continue;
+        r.tensor = printable(k);
+        say(r, LoadError::hyperparameter,
+            "hyperparameter %s: file %s, not in the model (weights of causal layers: load them into a model with "
+            "CausalLayer, e.g. stf::DecoderOnly)",
+            r.tensor.c_str(), printable(v).c_str());
+        return false;
+      } while (w.eat(','));
+  }
   for (const char* key = table; count--;) {
     const std::size_t key_n = std::strlen(key);
     const char* value = key + key_n + 1;

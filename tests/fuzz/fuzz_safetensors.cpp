@@ -1,15 +1,17 @@
 // libFuzzer harness for the safetensors loader (include/statiformer/io/safetensors.hpp), built with
 // clang and ASan + UBSan by `./run fuzz SECONDS` (tests/fuzz/CMakeLists.txt). Seeds: tests/io/corpus.
 //
-// Each input is loaded into four models (the tiny model, the same with a transposed weight, an
-// encoder stack, and the small encoder-decoder of the hyperparameter corpus, also with
-// require_hyperparameters off), with and without copies. Besides the sanitizers, it checks the loader's contract
+// Each input is loaded into six models (the tiny model, the same with a transposed weight, an
+// encoder stack, the small encoder-decoder of the hyperparameter corpus, also with
+// require_hyperparameters off, the small decoder-only model and the encoder stack of its shapes of
+// the decoder-only corpus), with and without copies. Besides the sanitizers, it checks the loader's contract
 // against its own reading of the file (a small JSON reader and F32/F16/BF16 decoders of its own,
 // sharing no code with the loader): a failed load binds nothing; a successful one binds each
 // parameter to the tensor of the same name, in place (the very bytes of an aligned F32 tensor, when
 // copies are not asked for) or else copied into the storage, in order, every copied value equal bit
 // for bit to what the file's bytes describe, and finite (reject_non_finite); and each of the
-// model's hyperparameters is in the metadata exactly once with the model's text.
+// model's hyperparameters is in the metadata exactly once with the model's text, and the metadata
+// holds no `causal` marker the model does not have.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -270,6 +272,14 @@ void load_and_check(const std::uint8_t* data, std::size_t size, bool copy, bool 
         }
       FUZZ_CHECK(seen == 1 || (seen == 0 && !require_hyperparameters));
     });
+    // a `causal` marker of the file is one of the model's keys (other keys the model lacks are ignored)
+    for (const auto& pair : reader.metadata) {
+      const std::string& k = pair.first;  // (clang 14 captures no structured binding)
+      const bool marker = k == "causal" || (k.size() > 7 && k.compare(k.size() - 7, 7, ".causal") == 0);
+      bool mine = false;
+      stf::for_each_hparam(stf::hparam_table<Params>, [&](const char* key, const char*) { mine = mine || k == key; });
+      FUZZ_CHECK(!marker || mine || stf::hparam_table<Params>.count == 0);
+    }
   }
 
   stf::index_t offset = 0;
@@ -321,5 +331,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   load_and_check<stf_io::EncStack::Params>(data, size, false);
   load_and_check<stf_io::HpModel::Params>(data, size, false);
   load_and_check<stf_io::HpModel::Params>(data, size, true, false);
+  load_and_check<stf_io::GptHp::Params>(data, size, false);
+  load_and_check<stf_io::EncStackHp::Params>(data, size, false);
   return 0;
 }

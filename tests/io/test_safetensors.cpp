@@ -4,10 +4,12 @@
 // conversion, all-or-nothing, messages that name the tensor and the expected and found values.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include <statiformer/io/bind.hpp>
 #include <statiformer/io/safetensors.hpp>
 
 #include "../../tools/schema/models.hpp"
@@ -133,6 +135,110 @@ TEST_CASE("a file whose hyperparameters differ from the model's is rejected nami
   CHECK(values_of(params) == values);
   CHECK(load_safetensors(params, nhead.data(), nhead.size(), storage, {.require_hyperparameters = false}).error ==
         LoadError::hyperparameter);
+}
+
+namespace {
+struct GptCase {
+  const char* name;
+  const char* model;  ///< gpt, causal_stack or enc_stack (tools/schema/models.hpp)
+  LoadError error;
+  const char* message;  ///< what the message starts with
+};
+#define STF_GPT_CORPUS(name, model, error, message) {#name, #model, LoadError::error, message},
+constexpr GptCase kGptCorpus[] = {
+#include "corpus/gpt_corpus.inc"
+};
+#undef STF_GPT_CORPUS
+
+/// Loads bytes into a fresh model of the case's kind; on success also checks the values arrived.
+LoadResult load_gpt_case(const GptCase& c, const std::vector<unsigned char>& bytes) {
+  auto load = [&]<class P>(P& params) {
+    static ParamStorage<P> storage;
+    params = P{};
+    return load_safetensors(params, bytes.data(), bytes.size(), storage, {.copy = true});
+  };
+  static stf_io::GptHp::Params gpt;
+  static stf_io::CausalStackHp::Params causal;
+  static stf_io::EncStackHp::Params enc;
+  if (std::strcmp(c.model, "gpt") == 0) return load(gpt);
+  if (std::strcmp(c.model, "causal_stack") == 0) return load(causal);
+  return load(enc);
+}
+}  // namespace
+
+TEST_CASE("a decoder-only file is checked field by field, and causal and encoder layers do not load into each other",
+          "[io][loader][corpus][hparams][decoder_only]") {
+  index_t fields = 0, causal = 0;
+  for (const GptCase& c : kGptCorpus) {
+    const std::vector<unsigned char> bytes = read_file(std::string("corpus/") + c.name + ".safetensors");
+    INFO("corpus file " << c.name << " into " << c.model << ", expected " << to_string(c.error) << ": " << c.message);
+    REQUIRE(!bytes.empty());
+    const LoadResult r = load_gpt_case(c, bytes);
+    INFO("got " << to_string(r.error) << ": " << r.message);
+    CHECK(r.error == c.error);
+    CHECK(std::strncmp(r.message, c.message, std::strlen(c.message)) == 0);
+    if (c.error == LoadError::ok) continue;
+    fields += std::strstr(c.message, ": file ") != nullptr;
+    causal += std::strstr(c.message, "layers.0.causal") != nullptr;
+    CHECK(std::strstr(c.message, r.tensor.c_str()) != nullptr);  // r.tensor is the key
+  }
+  CHECK(fields >= 20);
+  CHECK(causal == 4);  // a wrong value, missing, an encoder file into a causal stack, and the converse
+}
+
+TEST_CASE("bind_table: an encoder stack's table does not bind into a causal stack, nor the converse",
+          "[io][bind][hparams][decoder_only]") {
+  using Causal = stf_io::CausalStackHp::Params;
+  using Enc = stf_io::EncStackHp::Params;
+  STATIC_REQUIRE(Causal::param_count == Enc::param_count);  // the same names and shapes
+  // a table of each: the same arrays, each with its own type's hyperparameter records
+  static float values[Causal::param_count] = {};
+  static std::vector<std::string> names;
+  static std::vector<WeightEntry> weights;
+  static Causal c;
+  float* at = values;
+  c.visit(
+      [&](const Name& name, ParamRef ref) {
+        names.emplace_back(name.c_str());
+        weights.push_back({nullptr, at, ref.size()});
+        at += ref.size();
+      },
+      Name{});
+  auto table_of = [&]<class P>(const P*, std::vector<std::string>& text) {
+    std::vector<WeightEntry> t = weights;
+    for (std::size_t i = 0; i < t.size(); ++i) t[i].name = names[i].c_str();
+    for_each_hparam(hparam_table<P>, [&](const char* k, const char* v) { text.push_back(std::string(k) + "=" + v); });
+    for (const std::string& s : text) t.push_back({s.c_str(), nullptr, 0});
+    return t;
+  };
+  static std::vector<std::string> causal_text, enc_text;
+  causal_text.reserve(64);
+  enc_text.reserve(64);
+  const std::vector<WeightEntry> causal_table = table_of(static_cast<const Causal*>(nullptr), causal_text);
+  const std::vector<WeightEntry> enc_table = table_of(static_cast<const Enc*>(nullptr), enc_text);
+  constexpr std::size_t kWeights = 16 + 2;  // the layer's 16 tensors and the final norm's 2
+  REQUIRE(causal_table.size() == kWeights + hparam_table<Causal>.count);
+  REQUIRE(enc_table.size() == kWeights + hparam_table<Enc>.count);
+  static WeightEntry ct[kWeights + hparam_table<Causal>.count], et[kWeights + hparam_table<Enc>.count];
+  std::copy(causal_table.begin(), causal_table.end(), ct);
+  std::copy(enc_table.begin(), enc_table.end(), et);
+
+  static Causal causal_params;
+  static Enc enc_params;
+  REQUIRE(bind_table(causal_params, ct).status == Status::ok);  // each into its own
+  REQUIRE(bind_table(enc_params, et).status == Status::ok);
+  causal_params = Causal{};
+  enc_params = Enc{};
+  const BindResult into_causal = bind_table(causal_params, et);
+  CHECK(into_causal.status == Status::hyperparameter_mismatch);
+  CHECK(std::string(into_causal.name.c_str()) == "layers.0.causal");
+  CHECK(into_causal.file_value == nullptr);
+  CHECK(std::string(into_causal.model_value ? into_causal.model_value : "") == "true");
+  const BindResult into_enc = bind_table(enc_params, ct);
+  CHECK(into_enc.status == Status::hyperparameter_mismatch);
+  CHECK(std::string(into_enc.name.c_str()) == "layers.0.causal");
+  CHECK(std::string(into_enc.file_value ? into_enc.file_value : "") == "true");
+  CHECK(into_enc.model_value == nullptr);
 }
 
 TEST_CASE("F32 tensors are bound in place where float-aligned, copied into the storage otherwise", "[io][loader]") {

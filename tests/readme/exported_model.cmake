@@ -3,8 +3,10 @@
 # it): a seeded PyTorch model is made, tools/export.py --emit-model writes my_model.hpp (the C++
 # type, the weights, bind(), a stored input with PyTorch's output and check()), and the README's
 # g++ line builds examples/exported/main.cpp against it and runs it, which exits 1 unless the
-# error relative to PyTorch's largest output is <= 1e-5. The header is then compiled again with the
-# tree's warnings as errors (a generated header must not warn in a user's -Werror build).
+# error relative to PyTorch's largest output is <= 1e-5; then the same for a decoder-only model
+# (my_gpt.hpp, examples/exported/gpt_main.cpp: log-probabilities within 1e-4 and PyTorch's greedy
+# tokens). The headers are then compiled again with the tree's warnings as errors (a generated
+# header must not warn in a user's -Werror build).
 # -DSOURCE_DIR=<checkout> -DWORK_DIR=<scratch folder> -DCXX=<the C++ compiler>
 file(READ ${SOURCE_DIR}/README.md readme)
 string(REGEX MATCH "\n### One compile[^\n]*\n[^`]*```sh\n([^`]*)```" block "${readme}")
@@ -28,9 +30,16 @@ endif()
 if(NOT out MATCHES "max abs error relative[^\n]*: matches PyTorch")
   message(FATAL_ERROR "the program did not report a match with PyTorch")
 endif()
-execute_process(COMMAND ${CXX} -std=c++20 -O2 -c -o warnings.o -Wall -Wextra -Wpedantic -Werror -Wshadow -Wconversion
-                        -ffp-contract=off -DSTF_NO_DISPATCH -Iinclude -I. examples/exported/main.cpp
-                WORKING_DIRECTORY ${WORK_DIR} RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "my_model.hpp warns with the tree's warnings as errors:\n${err}")
+# the decoder-only lines: both ways within 1e-4 and PyTorch's greedy tokens (gpt_main.cpp)
+if(NOT out MATCHES "bound by name: [^\n]*greedy tokens equal to PyTorch's: matches PyTorch\n"
+   OR NOT out MATCHES "bound at compile time: [^\n]*greedy tokens equal to PyTorch's: matches PyTorch\n")
+  message(FATAL_ERROR "the decoder-only program did not report a match with PyTorch")
 endif()
+foreach(main main gpt_main)
+  execute_process(COMMAND ${CXX} -std=c++20 -O2 -c -o warnings_${main}.o -Wall -Wextra -Wpedantic -Werror -Wshadow
+                          -Wconversion -ffp-contract=off -DSTF_NO_DISPATCH -Iinclude -I. examples/exported/${main}.cpp
+                  WORKING_DIRECTORY ${WORK_DIR} RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the header examples/exported/${main}.cpp includes warns with the tree's warnings as errors:\n${err}")
+  endif()
+endforeach()

@@ -1,8 +1,9 @@
 // The model types whose parameter schemas tools/export.py is tested against (tests/io/): the demo
 // encoder-decoder, an encoder stack and a decoder stack with PyTorch's layouts, the same stacks with
 // every Linear weight stored transposed (the layout the kernels are moving to), a tiny model for
-// the malformed-file corpus, the mutation tests and the fuzzer, and a small encoder-decoder for the
-// hyperparameter corpus.
+// the malformed-file corpus, the mutation tests and the fuzzer, a small encoder-decoder for the
+// hyperparameter corpus, and a small decoder-only model with its stack and an encoder stack of
+// the same shapes for the `causal` marker's corpus.
 #pragma once
 
 #include <statiformer/statiformer.hpp>
@@ -26,6 +27,12 @@ using Demo = stf_demo::Model;
 /// src 2 tokens of 5, tgt 3 tokens of 6, d_model 4, 2 heads, d_ff 8, one layer per stack. Every
 /// kind of hyperparameter the library knows appears in its table (the loader checks them all).
 using HpModel = stf::Transformer<2, 3, 5, 6, 4, 2, 8, 1>;
+/// The decoder-only model's hyperparameter corpus (tests/io/corpus/gpt_*): capacity 3, vocabulary 5,
+/// d_model 4, 2 heads, d_ff 8, one causal layer and a final norm; its stack alone, and the encoder
+/// stack of the same shapes, whose parameters have the same names (only `causal` tells them apart).
+using GptHp = stf::Gpt<3, 5, 4, 2, 8, 1>;
+using CausalStackHp = stf::CausalStack<stf::CausalLayer<3, 4, 2, 8>, 1, true>;
+using EncStackHp = stf::EncoderStack<stf::EncoderLayer<3, 4, 2, 8>, 1, true>;
 
 /// Tiny: a Linear(4 → 3) and a LayerNorm(3): 4 tensors, 21 floats, a ~300-byte header. Its layout
 /// is spelled out here (proj.weight stored as PyTorch's [3, 4]) rather than taken from LinearParams,

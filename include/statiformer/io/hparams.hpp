@@ -10,9 +10,15 @@
 // ("hparams"), the safetensors `__metadata__` and the generated weight table carry them; the
 // loader and bind_table compare them with the model's (a value's text must be equal).
 //
-// Where they come from: the layer types (layers/), the stacks' StackParams, Sequential and
-// EncoderDecoder. A parameter struct that belongs to a module names it `using Owner = ...`; a
-// struct the library does not know has no hyperparameters (nothing written, nothing checked).
+// Where they come from: the layer types (layers/), the stacks' StackParams, Sequential,
+// EncoderDecoder and DecoderOnly. A parameter struct that belongs to a module names it
+// `using Owner = ...`; a struct the library does not know has no hyperparameters (nothing
+// written, nothing checked).
+//
+// A CausalLayer has an EncoderLayer's keys plus `causal = true`, so weights of causal layers and of
+// encoder layers (the same names and shapes) do not bind into each other: the loader rejects a file
+// without the model's `causal` key, and a file's `causal` key the model does not have (the one key
+// of a file it does not ignore); bind_table rejects both.
 //
 // Values: integers in decimal; bool as true/false; enums by name (norm_first true/false, activation
 // relu/gelu/gelu_tanh, layer_norm torch/annotated, mask_fill -inf/-1e9); eps as the shortest %.Ne text
@@ -23,7 +29,9 @@
 #include <type_traits>
 
 #include <statiformer/graph/sequential.hpp>
+#include <statiformer/layers/causal_layer.hpp>
 #include <statiformer/layers/stack.hpp>
+#include <statiformer/models/decoder_only.hpp>
 #include <statiformer/models/encoder_decoder.hpp>
 
 namespace stf {
@@ -173,6 +181,15 @@ constexpr void describe(H& h, const Name& p, const DecoderLayer<SeqLen, MemLen, 
   h(p / "mem_len", text(MemLen));
 }
 
+/// A causal layer: an encoder layer's keys and `causal = true` (the same weights, another
+/// computation). seq_len is its capacity.
+template <class H, index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOptions Opt>
+constexpr void describe(H& h, const Name& p, const CausalLayer<SeqLen, DModel, NHeads, DFf, Opt>*) {
+  describe_layer<H, Opt, DModel, NHeads, DFf>(h, p);
+  h(p / "seq_len", text(SeqLen));
+  h(p / "causal", text(true));
+}
+
 template <class H, class Layer, index_t NLayers, bool FinalNorm>
 constexpr void describe(H& h, const Name& p, const StackParams<Layer, NLayers, FinalNorm>*) {
   h(p / "num_layers", text(NLayers));
@@ -186,6 +203,11 @@ constexpr void describe(H& h, const Name& p, const EncoderStack<Layer, NLayers, 
 }
 template <class H, class Layer, index_t NLayers, bool FinalNorm>
 constexpr void describe(H& h, const Name& p, const DecoderStack<Layer, NLayers, FinalNorm>*) {
+  describe(h, p, static_cast<const StackParams<Layer, NLayers, FinalNorm>*>(nullptr));
+}
+
+template <class H, class Layer, index_t NLayers, bool FinalNorm>
+constexpr void describe(H& h, const Name& p, const CausalStack<Layer, NLayers, FinalNorm>*) {
   describe(h, p, static_cast<const StackParams<Layer, NLayers, FinalNorm>*>(nullptr));
 }
 
@@ -216,6 +238,16 @@ constexpr void describe(H& h, const Name& p, const EncoderDecoder<SrcEmbed, TgtE
   describe(h, p / "positional_encoding", static_cast<const typename M::PosEnc*>(nullptr));
   describe(h, p / "encoder", static_cast<const Encoder*>(nullptr));
   describe(h, p / "decoder", static_cast<const Decoder*>(nullptr));
+  describe(h, p / "generator", static_cast<const Gen*>(nullptr));
+}
+
+/// The stack's keys at the model's root, as its parameters are (layers.<i>.*, norm.*).
+template <class H, class Embed, class Stack, class Gen>
+constexpr void describe(H& h, const Name& p, const DecoderOnly<Embed, Stack, Gen>*) {
+  using M = DecoderOnly<Embed, Stack, Gen>;
+  describe(h, p / "embed", static_cast<const Embed*>(nullptr));
+  describe(h, p / "positional_encoding", static_cast<const typename M::PosEnc*>(nullptr));
+  describe(h, p, static_cast<const Stack*>(nullptr));
   describe(h, p / "generator", static_cast<const Gen*>(nullptr));
 }
 

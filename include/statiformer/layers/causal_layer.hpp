@@ -12,7 +12,7 @@ namespace stf {
 /// post-norm: x = LN1(x + SelfAttn(x)); y = LN2(x + FF(x))
 /// pre-norm:  x = x + SelfAttn(LN1(x)); y = x + FF(LN2(x))        (norm_first=True)
 /// SeqLen is the capacity (positions 0 .. SeqLen-1). Its parameters are EncoderLayer's (same names:
-/// self_attn.{q,k,v,o}, ff.linear{1,2}, norm{1,2}), so an encoder layer's weights bind unchanged.
+/// self_attn.{q,k,v,o}, ff.linear{1,2}, norm{1,2}); its hyperparameters add `causal = true`.
 /// `prefill` runs positions [0, n) at once, `step` one position; both append the positions' keys
 /// and values to the cache, and prefill then steps give the same bits as steps alone.
 template <index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOptions Opt = LayerOptions{}>
@@ -20,7 +20,11 @@ struct CausalLayer {
   using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
   using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;
   using Norm = LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>;
-  using Params = typename EncoderLayer<SeqLen, DModel, NHeads, DFf, Opt>::Params;
+  /// EncoderLayer's parameters (the same names and shapes), owned by CausalLayer: its
+  /// hyperparameters (io/hparams.hpp) say `causal`, so an encoder layer's file does not bind silently.
+  struct Params : EncoderLayer<SeqLen, DModel, NHeads, DFf, Opt>::Params {
+    using Owner = CausalLayer;  ///< whose hyperparameters these are (io/hparams.hpp)
+  };
   using Cache = SelfAttentionCache<SeqLen, DModel>;
 
   static constexpr index_t seq_len = SeqLen, d_model = DModel, n_heads = NHeads, d_ff = DFf,

@@ -89,6 +89,7 @@ class DecoderOnly {
   /// Names: embed.weight, layers.<i>.{self_attn.{q,k,v,o},ff.linear{1,2}}.{weight,bias},
   /// layers.<i>.norm{1,2}.*, norm.* (with a final norm), generator.proj.*.
   struct Params {
+    using Owner = DecoderOnly;  ///< whose hyperparameters these are (io/hparams.hpp)
     typename Embed::Params embed;
     typename Stack::Params stack;
     typename Gen::Params generator;
