@@ -227,8 +227,8 @@ void register_int8(const std::string& name, bool w8a32) {
   struct Shape {
     index_t rows, in, out;
   };
-  for (Shape sh : {Shape{1, 64, 256}, Shape{10, 16, 32}, Shape{32, 64, 256}, Shape{64, 128, 512},
-                   Shape{128, 512, 2048}}) {
+  for (Shape sh :
+       {Shape{1, 64, 256}, Shape{10, 16, 32}, Shape{32, 64, 256}, Shape{64, 128, 512}, Shape{128, 512, 2048}}) {
     const std::string label = std::string(w8a32 ? "kernel/linear_w8a32/" : "kernel/linear_w8a8/") + name + "/" +
                               std::to_string(sh.rows) + "x" + std::to_string(sh.in) + "x" + std::to_string(sh.out);
     benchmark::RegisterBenchmark(label.c_str(), [=](benchmark::State& state) {

@@ -1132,10 +1132,6 @@ def encdec_reference_io(module, spec, src_len, start_token, seed):
     return src, ys[0], logprobs
 
 
-def _cpp_ints(name, values):
-    return f"inline constexpr int {name}[{len(values)}] = {{{', '.join(str(int(v)) for v in values)}}};\n"
-
-
 def encdec_header_text(name, spec, src_len, tensors, schema, src, tokens, logprobs, seed, source):
     weights = header_text(tensors, name, "", schema["hparams"])
     body = weights[weights.index(f"namespace {name} {{\n") + len(f"namespace {name} {{\n"):

@@ -742,8 +742,8 @@ class EmitEncoderDecoder(unittest.TestCase):
         src = torch.randint(0, 11, (6,), generator=torch.Generator().manual_seed(2))
         with torch.no_grad():
             _, ys, logprobs, _ = st.greedy_decode(model, src[None], st.padding_mask([6], 6), 7, 1)
-        self.assertIn(f"test_src[6] = {{{', '.join(str(v) for v in src.tolist())}}};", text)
-        self.assertIn(f"test_tokens[7] = {{{', '.join(str(v) for v in ys[0].tolist())}}};", text)
+        self.assertIn(f"test_src[6] = {{\n    {', '.join(str(v) for v in src.tolist())}}};", text)
+        self.assertIn(f"test_tokens[7] = {{\n    {', '.join(str(v) for v in ys[0].tolist())}}};", text)
         self.assertGreater(len(set(ys[0].tolist())), 2)  # a decoding worth comparing
         self.assertIn("test_logprobs[54] = {\n    " + ", ".join(export.cpp_float(v) for v in logprobs[0, :8].tolist()),
                       text)
@@ -765,9 +765,10 @@ class EmitEncoderDecoder(unittest.TestCase):
         os.makedirs(t.path("bad"))
         toks = ys[0].tolist()
         bad_toks = toks[:3] + [(toks[3] + 1) % 9] + toks[4:]
+        good_line = f"test_tokens[7] = {{\n    {', '.join(str(v) for v in toks)}}};"
+        self.assertIn(good_line, text)  # else the replacement below would change nothing
         with open(t.path("bad/m.hpp"), "w") as f:
-            f.write(text.replace(f"test_tokens[7] = {{{', '.join(str(v) for v in toks)}}};",
-                                 f"test_tokens[7] = {{{', '.join(str(v) for v in bad_toks)}}};"))
+            f.write(text.replace(good_line, f"test_tokens[7] = {{\n    {', '.join(str(v) for v in bad_toks)}}};"))
         r = run(t.path("bad"))
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("tokens DIFFER", r.stdout)

@@ -78,8 +78,8 @@ struct Capacity {
   static constexpr index_t limit_x = kQuantLimitRows * ref::kMaxQuantizedIn;
   static constexpr index_t limit_qw = quad_padded(ref::kMaxQuantizedIn) * kQuantLimitOuts;
   // w8a32 (check_linear_w8a32): the float scratch of one chunk of a weight panel
-  static constexpr index_t w32_scratch = linear_w8a32_scratch_floats(kLongIn > largest(kLinearIns) ? kLongIn
-                                                                                                   : largest(kLinearIns));
+  static constexpr index_t w32_scratch =
+      linear_w8a32_scratch_floats(kLongIn > largest(kLinearIns) ? kLongIn : largest(kLinearIns));
   static constexpr index_t limit_scratch = linear_w8a8_scratch_bytes(kQuantLimitRows, ref::kMaxQuantizedIn);
 };
 
@@ -259,8 +259,7 @@ template <class K, class Env>
 void check_linear_w8a32(Env& env) {
   Buffers& b = env.buf;
   QuantBuffers& qb = env.qbuf;
-  auto run = [&](const char* what, const float* x, index_t rows, index_t in, index_t out, const float* bias,
-                 Fuse act) {
+  auto run = [&](const char* what, const float* x, index_t rows, index_t in, index_t out, const float* bias, Fuse act) {
     for (index_t i = 0; i < rows * out + 8; ++i) b.got[i] = b.want[i] = -7.0f;
     K::linear_w8a32(x, rows, in, qb.qw, qb.s_w, bias, out, b.got, qb.w32_scratch, act);
     ref::linear_w8a32(x, rows, in, qb.qw, qb.s_w, bias, out, b.want, act);

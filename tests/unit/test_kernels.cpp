@@ -145,9 +145,10 @@ TEST_CASE("kernel variants: linear_w8a8 (int8: sizes, activations, special rows,
   run_check([](auto k, auto& env) { stf_checks::check_linear_w8a8<decltype(k)>(env); });
 }
 
-TEST_CASE("kernel variants: linear_w8a32 (int8 weights, float product: sizes, activations, special rows) equals the "
-          "reference",
-          "[kernels][int8]") {
+TEST_CASE(
+    "kernel variants: linear_w8a32 (int8 weights, float product: sizes, activations, special rows) equals the "
+    "reference",
+    "[kernels][int8]") {
   run_check([](auto k, auto& env) { stf_checks::check_linear_w8a32<decltype(k)>(env); });
 }
 
