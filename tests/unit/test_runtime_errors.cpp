@@ -204,7 +204,7 @@ TEST_CASE("encoder-decoder masks: the length alone gives the length API's bits; 
   CHECK(std::memcmp(again.data(), none.data(), none.size() * sizeof(float)) == 0);
 }
 
-TEST_CASE("encoder-decoder float masks: 0 / -inf is the bool mask's bits; finite values and rows reach the steps",
+TEST_CASE("encoder-decoder float masks: 0 / -inf is the bool mask's bits, finite values and rows reach the steps",
           "[mask]") {
   using M = Transformer<4, 5, 7, 7, 8, 2, 16, 1>;
   static M model;
