@@ -560,8 +560,12 @@ def gen_encdec_masks(p, inputs):
     """nn.Transformer's masks through the encoder-decoder (stf_torch.TorchEncoderDecoder, torch
     layers): a src_mask and a src_key_padding_mask with gaps for the encoder, the same key padding
     as memory_key_padding_mask, optionally a memory_mask [T, S] (the decoder at length L reads its
-    first L rows), the causal tgt_mask; greedy decoding from the start token."""
+    first L rows), the causal tgt_mask; greedy decoding from the start token. With float=1 the
+    src_mask and memory_mask are given as floats: finite values added to the scores, -inf where
+    the bool masks mask (stored as the finite values and the bool masks)."""
     s, t, v = p["S"], p["T"], p["V"]
+    if p["float"] and not p["memory_mask"]:
+        raise ValueError("float=1 needs memory_mask=1 (both masks are given as floats)")
     model = st.TorchEncoderDecoder(v, v, p["N"], p["D"], p["F"], p["H"], p["norm_first"])
     st.reinit_layers(model)
     st.randomize_vectors(model)
@@ -576,9 +580,15 @@ def gen_encdec_masks(p, inputs):
         memory_mask[i, kept[int(torch.randint(0, len(kept), ()))]] = False
     if not p["memory_mask"]:
         memory_mask[:] = False
+    src_attn, memory_attn = src_mask, memory_mask
+    if p["float"]:  # drawn after the bool masks: the float=0 cases' draws are unchanged
+        src_float = torch.rand(s, s) * 4.0 - 2.0
+        memory_float = torch.rand(t, s) * 4.0 - 2.0
+        src_attn = src_float.masked_fill(src_mask, float("-inf"))
+        memory_attn = memory_float.masked_fill(memory_mask, float("-inf"))
     start = int(inputs["start"])
     with torch.no_grad():
-        memory = model.encoder(model.pos(model.src_embed(src[None])), mask=src_mask,
+        memory = model.encoder(model.pos(model.src_embed(src[None])), mask=src_attn,
                                src_key_padding_mask=pad[None])
         ys = torch.full((1, 1), start, dtype=torch.long)
         rows, margin = [], math.inf
@@ -586,7 +596,7 @@ def gen_encdec_masks(p, inputs):
             n = ys.size(1)
             out = model.decoder(model.pos(model.tgt_embed(ys)), memory,
                                 tgt_mask=causal_blocked(n, n),
-                                memory_mask=memory_mask[:n] if p["memory_mask"] else None,
+                                memory_mask=memory_attn[:n] if p["memory_mask"] else None,
                                 memory_key_padding_mask=pad[None])
             prob = model.generator(out[:, -1])[0]
             rows.append(prob)
@@ -598,6 +608,8 @@ def gen_encdec_masks(p, inputs):
                                                        ("src_key_padding_mask", pad)]
     if p["memory_mask"]:
         tensors.append(("memory_mask", memory_mask))
+    if p["float"]:
+        tensors += [("src_float_mask", src_float), ("memory_float_mask", memory_float)]
     return tensors + [("memory", memory[0]), ("decoded", ys[0]), ("logprobs", torch.stack(rows)),
                       ("min_margin", torch.tensor([margin]))]
 
@@ -647,7 +659,7 @@ MODULES = {
                       ["B", "S", "Sm", "D", "H", "F", "N", "norm_first", "final_norm", "ln"],
                       gen_decoder_stack),
     "encdec_masks": ("STF_GOLDEN_ENCDEC_MASKS",
-                     ["S", "T", "V", "D", "H", "F", "N", "norm_first", "memory_mask"],
+                     ["S", "T", "V", "D", "H", "F", "N", "norm_first", "memory_mask", "float"],
                      gen_encdec_masks),
     "mha_masks": ("STF_GOLDEN_MHA_MASKS", ["Sq", "Sk", "D", "H", "is_self", "causal", "float"],
                   gen_mha_masks),

@@ -106,10 +106,10 @@ def mha(P, prefix, xq, xkv, h, allowed, uniform_dead=False, add=None):
     return linear(P, prefix + "o.", np.concatenate(outs, -1)), np.stack(weights)
 
 
-def encoder_layer(P, pre, x, allowed, h, norm_first, activation, flavour, eps=None):
-    """Post- or pre-norm encoder layer of one batch item."""
+def encoder_layer(P, pre, x, allowed, h, norm_first, activation, flavour, eps=None, add=None):
+    """Post- or pre-norm encoder layer of one batch item (add: a float mask added to the scores)."""
     def sa(y):
-        return mha(P, pre + "self_attn.", y, y, h, allowed)[0]
+        return mha(P, pre + "self_attn.", y, y, h, allowed, add=add)[0]
 
     def ff(y):
         return linear(P, pre + "ff.linear2.", act(activation, linear(P, pre + "ff.linear1.", y)))
@@ -124,9 +124,9 @@ def encoder_layer(P, pre, x, allowed, h, norm_first, activation, flavour, eps=No
 
 
 def decoder_layer(P, pre, x, mem, mem_allowed, h, norm_first, activation, flavour,
-                  self_allowed=None):
+                  self_allowed=None, mem_add=None):
     """Post- or pre-norm decoder layer of one batch item (causal self-attention, unless
-    self_allowed says which keys)."""
+    self_allowed says which keys; mem_add: a float mask added to the cross-attention scores)."""
     s = x.shape[0]
     causal = attend_mask(s, s, s, True) if self_allowed is None else self_allowed
 
@@ -134,7 +134,7 @@ def decoder_layer(P, pre, x, mem, mem_allowed, h, norm_first, activation, flavou
         return mha(P, pre + "self_attn.", y, y, h, causal)[0]
 
     def ca(y):
-        return mha(P, pre + "cross_attn.", y, mem, h, mem_allowed)[0]
+        return mha(P, pre + "cross_attn.", y, mem, h, mem_allowed, add=mem_add)[0]
 
     def ff(y):
         return linear(P, pre + "ff.linear2.", act(activation, linear(P, pre + "ff.linear1.", y)))
@@ -155,18 +155,19 @@ def n_layers(P, prefix):
     return len({k[len(prefix):].split(".")[1] for k in P if k.startswith(prefix + "layers.")})
 
 
-def encoder_stack(P, pre, x, allowed, h, norm_first, flavour, activation="relu"):
+def encoder_stack(P, pre, x, allowed, h, norm_first, flavour, activation="relu", add=None):
     """Layers then the optional final norm (present iff pre + 'norm.weight' exists)."""
     for i in range(n_layers(P, pre)):
-        x = encoder_layer(P, f"{pre}layers.{i}.", x, allowed, h, norm_first, activation, flavour)
+        x = encoder_layer(P, f"{pre}layers.{i}.", x, allowed, h, norm_first, activation, flavour,
+                          add=add)
     return layernorm(P, pre + "norm.", x, flavour) if pre + "norm.weight" in P else x
 
 
-def decoder_stack(P, pre, x, mem, mem_allowed, h, norm_first, flavour):
+def decoder_stack(P, pre, x, mem, mem_allowed, h, norm_first, flavour, mem_add=None):
     """Decoder layers then the optional final norm."""
     for i in range(n_layers(P, pre)):
         x = decoder_layer(P, f"{pre}layers.{i}.", x, mem, mem_allowed, h, norm_first, "relu",
-                          flavour)
+                          flavour, mem_add=mem_add)
     return layernorm(P, pre + "norm.", x, flavour) if pre + "norm.weight" in P else x
 
 
@@ -357,20 +358,24 @@ def ref_encdec_greedy(p, T):
 
 def ref_encdec_masks(p, T):
     """The encoder under src_mask and src_key_padding_mask, the decoder's cross-attention under the
-    same key padding and the memory_mask's first L rows; the steps follow the golden tokens."""
+    same key padding and the memory_mask's first L rows; the steps follow the golden tokens. With
+    float=1 the float masks' finite values are added to the scores (their -inf entries are the
+    bool masks)."""
     s, t, h, d = int(p["S"]), int(p["T"]), int(p["H"]), int(p["D"])
     nf = p["norm_first"] == "1"
     pe = posenc(max(s, t), d)
     pad = T["src_key_padding_mask"]
     memory = encoder_stack(T, "encoder.", embed(T["src_embed.weight"], T["src"]) + pe[:s],
-                           torch_allowed(T["src_mask"], pad, False), h, nf, "torch")
+                           torch_allowed(T["src_mask"], pad, False), h, nf, "torch",
+                           add=T.get("src_float_mask"))
     memory_mask = T["memory_mask"] if "memory_mask" in T else np.zeros((t, s))
+    memory_add = T.get("memory_float_mask")
     ys, rows = [int(T["start"][0])], []
     for _ in range(t - 1):
         n = len(ys)
         x = embed(T["tgt_embed.weight"], np.array(ys)) + pe[:n]
         out = decoder_stack(T, "decoder.", x, memory, torch_allowed(memory_mask[:n], pad, False), h,
-                            nf, "torch")
+                            nf, "torch", None if memory_add is None else memory_add[:n])
         row = log_softmax(linear(T, "generator.proj.", out[-1:]))[0]
         rows.append(row)
         ys.append(int(T["decoded"][n]))

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -87,8 +88,10 @@ void load_bytes(const GoldenCase& c, const char* name, Mask& m) {
 }
 
 /// nn.Transformer's masks through the model: src_mask and src_key_padding_mask (gaps) for the
-/// encoder, the key padding again for the memory, memory_mask rows if the case has one.
-template <class Model>
+/// encoder, the key padding again for the memory, memory_mask rows if the case has one. With
+/// float_masks the src_mask and memory_mask go in as float masks only (Masks::src_float_mask,
+/// memory_float_mask): the case's finite values, -inf where its bool masks mask.
+template <class Model, bool FloatMasks>
 void run_encdec_masks(const char* name) {
   constexpr index_t S = Model::src_len, T = Model::tgt_len, V = Model::tgt_vocab, D = Model::d_model;
   const GoldenCase c = stf::test::load_golden(name);
@@ -106,6 +109,21 @@ void run_encdec_masks(const char* name) {
   if (has_memory_mask) load_bytes(c, "memory_mask", memory_mask);
   typename Model::Masks masks{.src_mask = &src_mask, .src_key_padding_mask = &pad};
   if (has_memory_mask) masks.memory_mask = &memory_mask;
+  // float masks: static (they outlive decoding, as memory_float_mask must)
+  static TorchFloatMask<S, S> src_float{};
+  static TorchFloatMask<T, S> memory_float{};
+  if constexpr (FloatMasks) {
+    REQUIRE(has_memory_mask);
+    const float* sf = c.data("src_float_mask", S * S);
+    const float* mf = c.data("memory_float_mask", T * S);
+    constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+    for (index_t i = 0; i < S * S; ++i) src_float.add[i] = src_mask.masked[i] ? neg_inf : sf[i];
+    for (index_t i = 0; i < T * S; ++i) memory_float.add[i] = memory_mask.masked[i] ? neg_inf : mf[i];
+    masks.src_mask = nullptr;
+    masks.memory_mask = nullptr;
+    masks.src_float_mask = &src_float;
+    masks.memory_float_mask = &memory_float;
+  }
 
   // 1. the memory at every row (PyTorch's encoder computes the padded rows too), then every step's
   // log-probabilities teacher-forced with PyTorch's tokens. The key padding is a copy of the
@@ -134,9 +152,10 @@ void run_encdec_masks(const char* name) {
 }
 }  // namespace
 
-#define STF_GOLDEN_ENCDEC_MASKS(name, S, T, V, D, H, F, N, norm_first, memory_mask)                                 \
-  TEST_CASE("golden encoder-decoder masks " #name, "[golden][encdec][mask]") {                                      \
-    run_encdec_masks<Transformer<S, T, V, V, D, H, F, N, golden_options(norm_first, LayerNormKind::torch)>>(#name); \
+#define STF_GOLDEN_ENCDEC_MASKS(name, S, T, V, D, H, F, N, norm_first, memory_mask, float_masks)            \
+  TEST_CASE("golden encoder-decoder masks " #name, "[golden][encdec][mask]") {                              \
+    run_encdec_masks<Transformer<S, T, V, V, D, H, F, N, golden_options(norm_first, LayerNormKind::torch)>, \
+                     float_masks != 0>(#name);                                                              \
   }
 #define STF_GOLDEN_ENCDEC(name, S, T, V, D, H, F, N, norm_first, ln)                                 \
   TEST_CASE("golden encoder-decoder " #name, "[golden][encdec]") {                                   \

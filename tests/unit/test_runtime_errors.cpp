@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,28 @@ TEST_CASE("encoder-decoder masks: contradictions and fully masked rows are refus
   TorchBoolMask<5, 4> memory_mask{};
   memory_mask.masked[4 * 4 + 0] = memory_mask.masked[4 * 4 + 2] = memory_mask.masked[4 * 4 + 3] = 1;
   refused({.src_key_padding_mask = &pad, .memory_mask = &memory_mask}, Status::invalid_mask);
+  // the same through float masks: -inf masks a key, so an all -inf row, or -inf over every key
+  // the padding leaves, leaves no key
+  constexpr float ninf = -std::numeric_limits<float>::infinity();
+  TorchFloatMask<4, 4> src_float{};
+  for (index_t j = 0; j < 4; ++j) src_float.add[1 * 4 + j] = ninf;  // row 1: all -inf
+  refused({.src_float_mask = &src_float}, Status::invalid_mask);
+  src_float = {};
+  src_float.add[2 * 4 + 0] = src_float.add[2 * 4 + 2] = src_float.add[2 * 4 + 3] = ninf;
+  refused({.src_key_padding_mask = &pad, .src_float_mask = &src_float}, Status::invalid_mask);
+  TorchFloatMask<5, 4> memory_float{};
+  for (index_t j = 0; j < 4; ++j) memory_float.add[2 * 4 + j] = ninf;  // position 2: all -inf
+  refused({.memory_float_mask = &memory_float}, Status::invalid_mask);
+  memory_float = {};
+  memory_float.add[4 * 4 + 0] = memory_float.add[4 * 4 + 2] = memory_float.add[4 * 4 + 3] = ninf;
+  refused({.src_key_padding_mask = &pad, .memory_float_mask = &memory_float}, Status::invalid_mask);
+  // and mixed: the bool mask takes keys 0 and 2 of position 4, the float mask key 3
+  TorchBoolMask<5, 4> memory_bool{};
+  memory_bool.masked[4 * 4 + 0] = memory_bool.masked[4 * 4 + 2] = 1;
+  memory_float = {};
+  memory_float.add[4 * 4 + 3] = ninf;
+  refused({.src_key_padding_mask = &pad, .memory_mask = &memory_bool, .memory_float_mask = &memory_float},
+          Status::invalid_mask);
   // lengths and tokens as the length API's
   refused({.src_valid_len = 0}, Status::invalid_length);
   refused({.src_valid_len = 5}, Status::invalid_length);
@@ -135,6 +158,12 @@ TEST_CASE("encoder-decoder masks: contradictions and fully masked rows are refus
   CHECK(model.encode(src, {.tgt_mask = &tgt}) == Status::ok);
   memory_mask.masked[4 * 4 + 3] = 0;
   CHECK(model.encode(src, {.src_key_padding_mask = &pad, .memory_mask = &memory_mask}) == Status::ok);
+  src_float.add[2 * 4 + 3] = -1e30f;  // finite: the key stays
+  memory_float.add[4 * 4 + 3] = 5.0f;
+  CHECK(model.encode(src, {.src_key_padding_mask = &pad,
+                           .memory_mask = &memory_bool,
+                           .src_float_mask = &src_float,
+                           .memory_float_mask = &memory_float}) == Status::ok);
 }
 
 TEST_CASE("encoder-decoder masks: the length alone gives the length API's bits; masks reach the steps", "[mask]") {
@@ -173,6 +202,78 @@ TEST_CASE("encoder-decoder masks: the length alone gives the length API's bits; 
   // a later length-only encode drops the masks of the one before
   const auto again = decode([&] { return model.encode(src, 4); });
   CHECK(std::memcmp(again.data(), none.data(), none.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("encoder-decoder float masks: 0 / -inf is the bool mask's bits, finite values and rows reach the steps",
+          "[mask]") {
+  using M = Transformer<4, 5, 7, 7, 8, 2, 16, 1>;
+  static M model;
+  auto w = fill_params(model.params);
+  const int src[4] = {1, 2, 3, 4};
+  std::vector<float> memory(4 * 8);
+  auto decode = [&](const M::Masks& masks) {
+    std::vector<float> lp(4 * 7);
+    REQUIRE(model.encode(src, masks) == Status::ok);
+    std::memcpy(memory.data(), model.memory().data, memory.size() * sizeof(float));
+    for (index_t t = 0; t < 4; ++t) REQUIRE(model.step(static_cast<int>(t + 1), lp.data() + t * 7) == Status::ok);
+    return lp;
+  };
+  auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+    return std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  };
+  constexpr float ninf = -std::numeric_limits<float>::infinity();
+  KeyPaddingMask<4> gap{{0, 1, 0, 0}};
+  // bool masks that leave every row a key, and the same as 0 / -inf float masks
+  TorchBoolMask<4, 4> src_mask{};
+  src_mask.masked[0 * 4 + 2] = src_mask.masked[1 * 4 + 0] = src_mask.masked[3 * 4 + 3] = 1;
+  TorchBoolMask<5, 4> memory_mask{};
+  memory_mask.masked[0 * 4 + 3] = memory_mask.masked[2 * 4 + 0] = memory_mask.masked[3 * 4 + 2] = 1;
+  TorchFloatMask<4, 4> src_float{};
+  for (index_t i = 0; i < 16; ++i) src_float.add[i] = src_mask.masked[i] ? ninf : 0.0f;
+  TorchFloatMask<5, 4> memory_float{};
+  for (index_t i = 0; i < 20; ++i) memory_float.add[i] = memory_mask.masked[i] ? ninf : 0.0f;
+
+  const auto by_bool = decode({.src_mask = &src_mask, .src_key_padding_mask = &gap, .memory_mask = &memory_mask});
+  const std::vector<float> bool_memory = memory;
+  const auto by_float =
+      decode({.src_key_padding_mask = &gap, .src_float_mask = &src_float, .memory_float_mask = &memory_float});
+  CHECK(same(by_float, by_bool));
+  CHECK(same(memory, bool_memory));
+  // each mask on its own side: src_float_mask the encoder (the memory), memory_float_mask the steps
+  const auto none = decode({.src_key_padding_mask = &gap});
+  const std::vector<float> none_memory = memory;
+  CHECK(!same(none, by_bool));
+  const auto src_only = decode({.src_key_padding_mask = &gap, .src_float_mask = &src_float});
+  CHECK(same(memory, bool_memory));
+  CHECK(same(src_only, decode({.src_mask = &src_mask, .src_key_padding_mask = &gap})));
+  const auto memory_only = decode({.src_key_padding_mask = &gap, .memory_float_mask = &memory_float});
+  CHECK(same(memory, none_memory));
+  CHECK(same(memory_only, decode({.src_key_padding_mask = &gap, .memory_mask = &memory_mask})));
+  CHECK(!same(memory_only, none));
+
+  // finite values change the result: an all-finite src_float_mask changes the memory, and a finite
+  // memory_float_mask row p changes the steps from p on only (the step at p reads row p)
+  TorchFloatMask<4, 4> src_finite{};
+  for (index_t i = 0; i < 16; ++i) src_finite.add[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+  const auto by_src_finite = decode({.src_key_padding_mask = &gap, .src_float_mask = &src_finite});
+  CHECK(!same(memory, none_memory));
+  CHECK(!same(by_src_finite, none));
+  TorchFloatMask<5, 4> memory_finite{};
+  for (index_t j = 0; j < 4; ++j) memory_finite.add[2 * 4 + j] = 0.5f * static_cast<float>(j) - 1.0f;
+  const auto by_memory_finite = decode({.src_key_padding_mask = &gap, .memory_float_mask = &memory_finite});
+  CHECK(same(memory, none_memory));
+  CHECK(std::memcmp(by_memory_finite.data(), none.data(), 2 * 7 * sizeof(float)) == 0);              // steps 0, 1
+  CHECK(std::memcmp(by_memory_finite.data() + 2 * 7, none.data() + 2 * 7, 7 * sizeof(float)) != 0);  // step 2
+  // a later length-only encode drops the float masks of the one before
+  auto by_length = [&] {
+    std::vector<float> lp(4 * 7);
+    REQUIRE(model.encode(src, 4) == Status::ok);
+    for (index_t t = 0; t < 4; ++t) REQUIRE(model.step(static_cast<int>(t + 1), lp.data() + t * 7) == Status::ok);
+    return lp;
+  };
+  const auto plain = by_length();
+  (void)decode({.src_float_mask = &src_finite, .memory_float_mask = &memory_finite});
+  CHECK(same(by_length(), plain));
 }
 
 TEST_CASE("a fully masked attention row is finite: zeros with -inf fill, uniform with -1e9", "[attention]") {

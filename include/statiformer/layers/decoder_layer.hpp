@@ -173,12 +173,14 @@ struct DecoderLayer {
   /// self-attention key/value to the cache. Costs O(pos) attention, and gives the same bits as row
   /// pos of `run` over the whole prefix. y may alias x. pos < SeqLen is the caller's contract.
   /// memory_key_padding_mask: optional [MemLen] (True = padding), as Masks'; memory_mask: optional
-  /// [SeqLen, MemLen] (True = masked), of which this step reads row pos (the self-attention stays
-  /// causal over the cache: a target key-padding mask has no meaning for positions not yet
-  /// decoded).
+  /// [SeqLen, MemLen] (True = masked), of which this step reads row pos; memory_float_mask:
+  /// optional [SeqLen, MemLen] added to the scores (-inf masks), row pos read likewise (the
+  /// self-attention stays causal over the cache: a target key-padding mask has no meaning for
+  /// positions not yet decoded).
   void step(const float* x, index_t pos, index_t mem_valid_len, Cache& cache, float* y, float* scratch,
             const KeyPaddingMask<MemLen>* memory_key_padding_mask = nullptr,
-            const TorchBoolMask<SeqLen, MemLen>* memory_mask = nullptr) const {
+            const TorchBoolMask<SeqLen, MemLen>* memory_mask = nullptr,
+            const TorchFloatMask<SeqLen, MemLen>* memory_float_mask = nullptr) const {
     float* t = scratch;     // [DModel] sublayer output
     float* q = t + DModel;  // [DModel] query, then context
     float* p = q + DModel;  // streaming attention scratch
@@ -193,8 +195,10 @@ struct DecoderLayer {
                                                                       Opt.fill, q, out);
     };
     const ref::MaskArrays memory_arrays{nullptr, memory_mask ? memory_mask->masked + pos * MemLen : nullptr,
-                                        memory_key_padding_mask ? memory_key_padding_mask->pad : nullptr};
-    const ref::RowMask memory_row{mem_valid_len, memory_mask || memory_key_padding_mask ? &memory_arrays : nullptr};
+                                        memory_key_padding_mask ? memory_key_padding_mask->pad : nullptr,
+                                        memory_float_mask ? memory_float_mask->add + pos * MemLen : nullptr};
+    const ref::RowMask memory_row{
+        mem_valid_len, memory_mask || memory_key_padding_mask || memory_float_mask ? &memory_arrays : nullptr};
     auto cross_attend = [&](const float* in, float* out) {
       const auto& ca = params.cross_attn;
       ActiveKernels::linear(in, 1, DModel, ca.q.weight.data, ca.q.bias_or_null(), DModel, q);

@@ -161,13 +161,14 @@ struct DecoderStack {
     for (index_t i = 0; i < NLayers; ++i) Layer{params.layers[i]}.prepare_memory(memory, caches[i]);
   }
   /// One target row at position pos through every layer (and the final norm). y may alias x. The
-  /// masks as DecoderLayer::step's (memory_mask: row pos is read).
+  /// masks as DecoderLayer::step's (memory_mask, memory_float_mask: row pos is read).
   void step(const float* x, index_t pos, index_t mem_valid_len, Cache* caches, float* y, float* scratch,
             const KeyPaddingMask<mem_len>* memory_key_padding_mask = nullptr,
-            const TorchBoolMask<seq_len, mem_len>* memory_mask = nullptr) const {
+            const TorchBoolMask<seq_len, mem_len>* memory_mask = nullptr,
+            const TorchFloatMask<seq_len, mem_len>* memory_float_mask = nullptr) const {
     for (index_t i = 0; i < NLayers; ++i)
       Layer{params.layers[i]}.step(i == 0 ? x : y, pos, mem_valid_len, caches[i], y, scratch, memory_key_padding_mask,
-                                   memory_mask);
+                                   memory_mask, memory_float_mask);
     if constexpr (FinalNorm) Norm{params.norm}.run(y, 1, y);
   }
 };

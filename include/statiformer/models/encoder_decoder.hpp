@@ -105,6 +105,11 @@ class EncoderDecoder {
   ///   outlive the call.
   /// - memory_mask [tgt_len, src_len] (bool, True = masked): the step at position p reads row p.
   ///   It is NOT copied: the array must outlive decoding (every step until the next encode).
+  /// - src_float_mask [src_len, src_len], memory_float_mask [tgt_len, src_len]: PyTorch's float
+  ///   src_mask / memory_mask (TorchFloatMask: added to the scaled scores before the softmax, -inf
+  ///   masks the key), with or instead of the bool ones. src_float_mask is read by encode only;
+  ///   memory_float_mask, like memory_mask, is read row p by the step at position p and NOT
+  ///   copied: it must outlive decoding.
   /// - The target side: the steps are causal by construction (position p attends to the cached
   ///   positions 0..p), which is nn.Transformer.generate_square_subsequent_mask's tgt_mask.
   ///   tgt_mask may be given only as that mask (checked); tgt_is_causal = false, or any other
@@ -112,16 +117,19 @@ class EncoderDecoder {
   ///   A tgt_key_padding_mask has no place: positions not yet decoded are never attended to.
   /// Refused with Status::invalid_mask, writing nothing: a key padding mask that marks a key at or
   /// past src_valid_len as valid (the length says padding), an encoder row or a decoding position
-  /// left with no key (PyTorch: NaN), a target mask other than the causal one.
+  /// left with no key (PyTorch: NaN; a -inf float entry masks its key here too), a target mask
+  /// other than the causal one.
   struct Masks {
     const TorchBoolMask<src_len, src_len>* src_mask = nullptr;
     const KeyPaddingMask<src_len>* src_key_padding_mask = nullptr;
     bool src_is_causal = false;
     index_t src_valid_len = src_len;
-    const KeyPaddingMask<src_len>* memory_key_padding_mask = nullptr;  ///< null: src_key_padding_mask
-    const TorchBoolMask<tgt_len, src_len>* memory_mask = nullptr;      ///< must outlive decoding
-    const TorchBoolMask<tgt_len, tgt_len>* tgt_mask = nullptr;         ///< only the causal mask
-    bool tgt_is_causal = true;                                         ///< false is refused
+    const KeyPaddingMask<src_len>* memory_key_padding_mask = nullptr;     ///< null: src_key_padding_mask
+    const TorchBoolMask<tgt_len, src_len>* memory_mask = nullptr;         ///< must outlive decoding
+    const TorchBoolMask<tgt_len, tgt_len>* tgt_mask = nullptr;            ///< only the causal mask
+    bool tgt_is_causal = true;                                            ///< false is refused
+    const TorchFloatMask<src_len, src_len>* src_float_mask = nullptr;     ///< a float src_mask (added)
+    const TorchFloatMask<tgt_len, src_len>* memory_float_mask = nullptr;  ///< must outlive decoding
   };
 
   /// Encodes src[0 .. src_valid_len) (positions after that are padding, masked): computes the
@@ -142,6 +150,7 @@ class EncoderDecoder {
     mem_valid_len_ = src_valid_len;
     mem_pad_used_ = false;
     memory_mask_ = nullptr;
+    memory_float_mask_ = nullptr;
     pos_ = 0;
     return Status::ok;
   }
@@ -156,13 +165,15 @@ class EncoderDecoder {
     if (Status st = check_masks(masks); st != Status::ok) return st;
     const index_t embedded = padded == PaddedRows::tokens ? src_len : valid;
     if (Status st = SrcEmbed::check_tokens(src, embedded); st != Status::ok) return st;
-    const typename Encoder::Masks enc{masks.src_mask, masks.src_key_padding_mask, masks.src_is_causal, valid};
+    const typename Encoder::Masks enc{masks.src_mask, masks.src_key_padding_mask, masks.src_is_causal, valid,
+                                      masks.src_float_mask};
     run_encoder(src, embedded, enc.attention(), prof);
     const KeyPaddingMask<src_len>* mem_pad =
         masks.memory_key_padding_mask ? masks.memory_key_padding_mask : masks.src_key_padding_mask;
     mem_pad_used_ = mem_pad != nullptr;
     for (index_t j = 0; j < src_len; ++j) mem_pad_.pad[j] = mem_pad ? mem_pad->pad[j] : 0;
     memory_mask_ = masks.memory_mask;
+    memory_float_mask_ = masks.memory_float_mask;
     mem_valid_len_ = valid;
     pos_ = 0;
     return Status::ok;
@@ -219,7 +230,8 @@ class EncoderDecoder {
     if (contradicts(m.src_key_padding_mask) || contradicts(m.memory_key_padding_mask)) return Status::invalid_mask;
     // every encoder row keeps a key
     const AttentionMask enc =
-        typename Encoder::Masks{m.src_mask, m.src_key_padding_mask, m.src_is_causal, valid}.attention();
+        typename Encoder::Masks{m.src_mask, m.src_key_padding_mask, m.src_is_causal, valid, m.src_float_mask}
+            .attention();
     for (index_t i = 0; i < src_len; ++i) {
       const ref::MaskArrays arrays = enc.arrays(i, src_len);
       if (!any_key(ref::RowMask{enc.key_end(i, src_len), &arrays}, src_len)) return Status::invalid_mask;
@@ -227,9 +239,11 @@ class EncoderDecoder {
     // every decoding position keeps a memory key
     const KeyPaddingMask<src_len>* mem_pad =
         m.memory_key_padding_mask ? m.memory_key_padding_mask : m.src_key_padding_mask;
-    for (index_t p = 0; p < (m.memory_mask ? tgt_len : 1); ++p) {
+    const bool per_position = m.memory_mask || m.memory_float_mask;
+    for (index_t p = 0; p < (per_position ? tgt_len : 1); ++p) {
       const ref::MaskArrays arrays{nullptr, m.memory_mask ? m.memory_mask->masked + p * src_len : nullptr,
-                                   mem_pad ? mem_pad->pad : nullptr};
+                                   mem_pad ? mem_pad->pad : nullptr,
+                                   m.memory_float_mask ? m.memory_float_mask->add + p * src_len : nullptr};
       if (!any_key(ref::RowMask{valid, &arrays}, src_len)) return Status::invalid_mask;
     }
     return Status::ok;
@@ -260,7 +274,7 @@ class EncoderDecoder {
       const LayerPath path = LayerPath("decoder") / "layers" / l;
       prof.begin(path);
       Layer{params.decoder.layers[l]}.step(row, pos_, mem_valid_len_, caches_[l], row, buffer(kStepScratch),
-                                           mem_pad_used_ ? &mem_pad_ : nullptr, memory_mask_);
+                                           mem_pad_used_ ? &mem_pad_ : nullptr, memory_mask_, memory_float_mask_);
       prof.end(path);
     }
     if constexpr (Decoder::final_norm) {
@@ -423,6 +437,7 @@ class EncoderDecoder {
   KeyPaddingMask<src_len> mem_pad_ = {};                          // the memory key padding of the last encode (a copy)
   bool mem_pad_used_ = false;                                     // whether mem_pad_ applies
   const TorchBoolMask<tgt_len, src_len>* memory_mask_ = nullptr;  // the caller's, outliving decoding
+  const TorchFloatMask<tgt_len, src_len>* memory_float_mask_ = nullptr;  // the caller's, outliving decoding
   index_t mem_valid_len_ = 0;
   index_t pos_ = 0;
 };
