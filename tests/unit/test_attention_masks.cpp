@@ -232,7 +232,7 @@ TEST_CASE("encoder layer and stack take src_mask, src_key_padding_mask and is_ca
   CHECK(same_bits(got, want));
 }
 
-TEST_CASE("decoder layer and stack take tgt/memory masks and key-padding masks; step takes the memory's",
+TEST_CASE("decoder layer and stack take tgt/memory masks and key-padding masks, step takes the memory's",
           "[mask][torch]") {
   constexpr index_t S = 7, M = 11, D = 16, H = 2, F = 24;
   using Layer = DecoderLayer<S, M, D, H, F>;

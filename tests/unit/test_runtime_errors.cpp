@@ -166,7 +166,7 @@ TEST_CASE("encoder-decoder masks: contradictions and fully masked rows are refus
                            .memory_float_mask = &memory_float}) == Status::ok);
 }
 
-TEST_CASE("encoder-decoder masks: the length alone gives the length API's bits; masks reach the steps", "[mask]") {
+TEST_CASE("encoder-decoder masks: the length alone gives the length API's bits, masks reach the steps", "[mask]") {
   using M = Transformer<4, 5, 7, 7, 8, 2, 16, 1>;
   static M model;
   auto w = fill_params(model.params);
