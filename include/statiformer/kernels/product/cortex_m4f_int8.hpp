@@ -10,9 +10,9 @@
 //  - per weight word w (one output's quad): sxtb16 w = (w0, w2), sxtb16 w, ror #8 = (w1, w3), and
 //    acc = smlad(A, (w0, w2), acc), acc = smlad(B, (w1, w3), acc): four products per two
 //    instructions, exact (|x·w| ≤ 127², in ≤ ref::kMaxQuantizedIn keeps the sums within int32);
-//  - tiles of 2 rows × 2 outputs (the 4 sums in registers over the whole reduction; per quad two
-//    ldrd of (A, B), two ldr of weights, four sxtb16, eight smlad), a last row and a last output
-//    alone;
+//  - tiles of 2 rows × 2 outputs (the 4 sums in registers over the whole reduction; per quad three
+//    ldrd of (A, B), two ldr of weights, four sxtb16, eight smlad), a single row in tiles of 1 × 4,
+//    the last output alone;
 //  - the epilogue and the activation pass are generic::ProductInt8's (the float linear's bits).
 // Integer sums are exact in any order: the bits are ref::linear_w8a8's.
 //
@@ -112,6 +112,32 @@ struct ProductInt8 {
     acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
   }
 
+  /// 1 row × 4 outputs of a panel (ldw bytes per quad), quads ≥ 1: the sums, in assembly (a single
+  /// row: a decoding step). Per quad 24 instructions for 16 multiply-adds (the intrinsics' 1 × 2
+  /// tile: 16 for 8).
+  static void tile14(const std::int32_t* x, index_t quads, const std::int8_t* w, index_t ldw, std::int32_t (&acc)[4]) {
+    std::int32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0, t, e, a, b;
+#define STF_M4_OUT(C, OFF)            \
+  "ldr    %[t], [%[w], #" OFF         \
+  "]\n\t"                             \
+  "sxtb16 %[e], %[t]\n\t"             \
+  "sxtb16 %[t], %[t], ror #8\n\t"     \
+  "smlad  %[" C "], %[a], %[e], %[" C \
+  "]\n\t"                             \
+  "smlad  %[" C "], %[b], %[t], %[" C "]\n\t"
+    asm volatile("1:\n\t"
+                 "ldrd   %[a], %[b], [%[x]], #8\n\t" STF_M4_OUT("c0", "0") STF_M4_OUT("c1", "4")
+                     STF_M4_OUT("c2", "8") STF_M4_OUT("c3", "12") "add    %[w], %[w], %[ldw]\n\t"
+                 "subs   %[n], %[n], #1\n\t"
+                 "bne    1b"
+                 : [c0] "+r"(c0), [c1] "+r"(c1), [c2] "+r"(c2), [c3] "+r"(c3), [x] "+r"(x), [w] "+r"(w),
+                   [n] "+r"(quads), [t] "=&r"(t), [e] "=&r"(e), [a] "=&r"(a), [b] "=&r"(b)
+                 : [ldw] "r"(ldw)
+                 : "cc", "memory");
+#undef STF_M4_OUT
+    acc[0] = c0, acc[1] = c1, acc[2] = c2, acc[3] = c3;
+  }
+
   /// R rows (1, 2; ldx words apart) × N outputs (1, 2) of a panel (ldw bytes per quad): the sums
   /// (the edges of the tiles: intrinsics).
   template <int R, int N>
@@ -183,7 +209,16 @@ struct ProductInt8 {
               yr[out + o + 1] = Generic::dequantize(acc[1][1], s1, sw[o + 1], b ? b + o + 1 : nullptr);
             }
           }
-          for (; o < width; o += 2) {  // the edges: one row, one output, no reduction
+          if (!two && quads > 0) {  // a single row, 4 outputs at a time
+            const float s0 = s[r];
+            for (; o + 4 <= width; o += 4) {
+              std::int32_t acc[4];
+              tile14(xr, quads, wp + o * kQuadK, ldw, acc);
+              for (index_t j = 0; j < 4; ++j)
+                yr[o + j] = Generic::dequantize(acc[j], s0, sw[o + j], b ? b + o + j : nullptr);
+            }
+          }
+          for (; o < width; o += 2) {  // the edges: one row or one output, no reduction
             std::int32_t acc[2][2];
             const std::int8_t* wo = wp + o * kQuadK;
             const bool pair = width - o >= 2;
