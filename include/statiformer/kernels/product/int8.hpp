@@ -53,12 +53,21 @@ struct ProductInt8 : Elementwise<Tag> {
     }
     const float inv = 127.0f / a;
     constexpr float kRound = 12582912.0f;  // 1.5 · 2²³
-    for (index_t i = 0; i < k; ++i) {
-      float v = x[i] * inv;
-      v = (v + kRound) - kRound;
-      v = v > 127.0f ? 127.0f : v;
-      v = v < -127.0f ? -127.0f : v;
-      q[i] = static_cast<std::int8_t>(v);
+    if (inv <= std::numeric_limits<float>::max()) {
+      // |x| ≤ a, so |x · inv| ≤ 127 · (1 + 2⁻²⁴)², which rounds to at most 127: the clamps
+      // would change nothing (they count where 127 / a overflows, below)
+      for (index_t i = 0; i < k; ++i) {
+        const float v = x[i] * inv;
+        q[i] = static_cast<std::int8_t>((v + kRound) - kRound);
+      }
+    } else {
+      for (index_t i = 0; i < k; ++i) {
+        float v = x[i] * inv;
+        v = (v + kRound) - kRound;
+        v = v > 127.0f ? 127.0f : v;
+        v = v < -127.0f ? -127.0f : v;
+        q[i] = static_cast<std::int8_t>(v);
+      }
     }
     for (index_t i = k; i < k4; ++i) q[i] = 0;
     return a / 127.0f;
