@@ -107,9 +107,9 @@ constexpr index_t quantized_row_stride(index_t in) { return (in + 15) / 16 * 16;
 
 /// Bytes of the scratch of one linear_w8a8 call over `rows` rows of `in` inputs: up to
 /// kQuantizedRowGroup quantized rows of two bytes an element (int8, or int16 for the kernels that
-/// multiply int16 pairs).
+/// multiply int16 pairs), and 4 bytes of room to start them at a word (Cortex-M's ldrd).
 constexpr index_t linear_w8a8_scratch_bytes(index_t rows, index_t in) {
-  return (rows < kQuantizedRowGroup ? rows : kQuantizedRowGroup) * quantized_row_stride(in) * 2;
+  return (rows < kQuantizedRowGroup ? rows : kQuantizedRowGroup) * quantized_row_stride(in) * 2 + 4;
 }
 
 /// Reduction rows of one weight panel a w8a32 linear (Kernels::linear_w8a32) converts to float at a

@@ -1,19 +1,23 @@
 // statiformer — matrix products, generic, part: the int8 number format (kernels/QUANTIZATION.md), a
 // second format of the product operation. The w8a8 linear written once for every target (plain
 // integer loops: exact in any order, so the compiler may vectorize them as it likes); a target's own
-// kernel where kernels/product/select.hpp's ProductInt8Select names one (x86: x86_int8.hpp). The
+// kernel where kernels/product/select.hpp's ProductInt8Select names one (x86: x86_int8.hpp;
+// Cortex-M4F/M7: cortex_m4f_int8.hpp). The
 // bits are ref::linear_w8a8's. The w8a32 linear, written once: int8 weights converted to float a
 // chunk at a time and multiplied by the target's own float product (its selection, ProductSelect);
 // the bits are ref::linear_w8a32's. See kernels/README.md.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/kernels/elementwise/generic.hpp>
+#include <statiformer/kernels/product/cortex_m4f_int8.hpp>
 #include <statiformer/kernels/product/generic.hpp>
 #include <statiformer/kernels/product/select.hpp>
 #include <statiformer/kernels/product/x86_int8.hpp>
@@ -26,17 +30,22 @@ struct ProductInt8 : Elementwise<Tag> {
   /// The target's own w8a8 linear where the selection names one, or void.
   using Linear = typename ProductInt8Select<Tag>::Linear;
 
-  /// ref::quantize_row into q[0, quad_padded(k)) (zeros from k on); returns the row's scale. The
-  /// rounding to an integer is the add-subtract of 1.5·2²³, which rounds |v| < 2²² to nearest, ties
-  /// to even (the default rounding mode), with no library call: the bits of nearbyint.
+  /// ref::quantize_row into q[0, quad_padded(k)) (zeros from k on); returns the row's scale. max|x|
+  /// is taken on the bits: with the sign cleared, the order of the bit patterns as unsigned
+  /// integers is the order of |x| for every non-NaN x, and the patterns of infinity and NaN are the
+  /// largest (integer instructions: half the Cortex-M4F's float compare-and-move). The rounding to
+  /// an integer is the add-subtract of 1.5·2²³, which rounds |v| < 2²² to nearest, ties to even
+  /// (the default rounding mode), with no library call: the bits of nearbyint.
   static float quantize_row(const float* x, index_t k, std::int8_t* q) {
-    float a = 0.0f;
-    bool finite = true;
+    std::uint32_t m = 0;  // max |x| as bits
     for (index_t i = 0; i < k; ++i) {
-      const float ax = x[i] < 0.0f ? -x[i] : x[i];
-      if (!(ax <= std::numeric_limits<float>::max())) finite = false;  // NaN or infinity
-      if (ax > a) a = ax;
+      std::uint32_t b;
+      std::memcpy(&b, x + i, 4);
+      b &= 0x7FFFFFFFu;
+      m = b > m ? b : m;
     }
+    const bool finite = m < 0x7F800000u;  // (no NaN, no infinity)
+    const float a = std::bit_cast<float>(m);
     const index_t k4 = quad_padded(k);
     if (!finite || a == 0.0f) {
       for (index_t i = 0; i < k4; ++i) q[i] = 0;
@@ -44,15 +53,38 @@ struct ProductInt8 : Elementwise<Tag> {
     }
     const float inv = 127.0f / a;
     constexpr float kRound = 12582912.0f;  // 1.5 · 2²³
-    for (index_t i = 0; i < k; ++i) {
-      float v = x[i] * inv;
-      v = (v + kRound) - kRound;
-      v = v > 127.0f ? 127.0f : v;
-      v = v < -127.0f ? -127.0f : v;
-      q[i] = static_cast<std::int8_t>(v);
+    if (inv <= std::numeric_limits<float>::max()) {
+      // |x| ≤ a, so |x · inv| ≤ 127 · (1 + 2⁻²⁴)², which rounds to at most 127: the clamps
+      // would change nothing (they count where 127 / a overflows, below)
+      for (index_t i = 0; i < k; ++i) {
+        const float v = x[i] * inv;
+        q[i] = static_cast<std::int8_t>((v + kRound) - kRound);
+      }
+    } else {
+      for (index_t i = 0; i < k; ++i) {
+        float v = x[i] * inv;
+        v = (v + kRound) - kRound;
+        v = v > 127.0f ? 127.0f : v;
+        v = v < -127.0f ? -127.0f : v;
+        q[i] = static_cast<std::int8_t>(v);
+      }
     }
     for (index_t i = k; i < k4; ++i) q[i] = 0;
     return a / 127.0f;
+  }
+
+  /// The epilogue of one sum: fma(float(acc), s_x · s_w, *bias), or the product without a bias (the
+  /// targets' own w8a8 linears call it too).
+  static float dequantize(std::int32_t acc, float s_x, float s_w, const float* bias) {
+    const float scale = s_x * s_w;
+    const float t = static_cast<float>(acc);
+    return bias ? std::fma(t, scale, *bias) : t * scale;
+  }
+
+  /// The activation pass over `rows` rows of `out` outputs (none for Fuse::none).
+  static void activate(Fuse act, float* y, index_t rows, index_t out) {
+    if (act != Fuse::none)
+      for (index_t r = 0; r < rows; ++r) Elementwise<Tag>::activation(activation_of(act), y + r * out, out);
   }
 
   /// Kernels::linear_w8a8 (kernels/api.hpp). Generic: one row at a time, a weight panel's
@@ -76,13 +108,10 @@ struct ProductInt8 : Elementwise<Tag> {
             for (index_t o = 0; o < width; ++o)
               acc[o] += x0 * wk[4 * o] + x1 * wk[4 * o + 1] + x2 * wk[4 * o + 2] + x3 * wk[4 * o + 3];
           }
-          for (index_t o = 0; o < width; ++o) {
-            const float scale = s_x * s_w[p0 + o];
-            const float t = static_cast<float>(acc[o]);
-            yr[p0 + o] = bias ? std::fma(t, scale, bias[p0 + o]) : t * scale;
-          }
+          for (index_t o = 0; o < width; ++o)
+            yr[p0 + o] = dequantize(acc[o], s_x, s_w[p0 + o], bias ? bias + p0 + o : nullptr);
         }
-        if (act != Fuse::none) Elementwise<Tag>::activation(activation_of(act), yr, out);
+        activate(act, yr, 1, out);
       }
     }
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <statiformer/kernels/product/cortex_m4f.hpp>
+#include <statiformer/kernels/product/cortex_m4f_int8.hpp>
 #include <statiformer/kernels/product/helium.hpp>
 #include <statiformer/simd/isa.hpp>
 
@@ -73,7 +74,10 @@ extern bool int8_allow_vnni;
 ///   int8_x86      avx2: vpdpbusd on ymm (AVX-VNNI) where the CPU has it, else vpmaddwd on
 ///                 sign-extended int16; avx512: vpdpbusd on zmm (AVX512-VNNI) where the CPU has
 ///                 it, else the vpmaddwd code; checked at run time in the kernel
-///                 (kernels/product/x86_int8.hpp).
+///                 (kernels/product/x86_int8.hpp);
+///   int8_cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU and the DSP
+///                 extension; the M55's too): int16 pairs by sxtb16 + smlad, tiles of 2 rows × 2
+///                 outputs (kernels/product/cortex_m4f_int8.hpp).
 /// `Linear` is the struct that provides linear_w8a8, void where the generic code runs.
 template <class Tag>
 struct ProductInt8Select {
@@ -91,6 +95,14 @@ template <>
 struct ProductInt8Select<isa::avx512> {
   static constexpr const char* variant = "int8_x86";
   using Linear = x86::ProductInt8<isa::avx512>;
+};
+#endif
+
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && defined(__ARM_FEATURE_DSP)
+template <>
+struct ProductInt8Select<isa::scalar> {
+  static constexpr const char* variant = "int8_cortex_m4f";
+  using Linear = cortex_m4f::ProductInt8<isa::scalar>;
 };
 #endif
 

@@ -1,0 +1,246 @@
+// statiformer — matrix products on Cortex-M4F/M7 (Arm M-profile with an FPU and the DSP extension),
+// part: the int8 number format (kernels/QUANTIZATION.md). The w8a8 linear of the scalar variant
+// (selected by kernels/product/select.hpp's ProductInt8Select; the generic one is
+// kernels/product/int8.hpp), the idea of CMSIS-NN's s8 × s16 matrix kernel, written anew:
+//  - each group of up to kQuantizedRowGroup rows is quantized (generic::ProductInt8::quantize_row,
+//    into int8) and each row then expanded once into int16 pairs in the lanes of `sxtb16`: for
+//    k-quad q, the word A = (x0, x2) and the word B = (x1, x3) (the expansion is sxtb16 itself:
+//    sxtb16 v and sxtb16 v, ror #8). The quantized row's padding (k ≥ in) is zero, so is its
+//    expansion, whatever the weights' padding holds;
+//  - per weight word w (one output's quad): sxtb16 w = (w0, w2), sxtb16 w, ror #8 = (w1, w3), and
+//    acc = smlad(A, (w0, w2), acc), acc = smlad(B, (w1, w3), acc): four products per two
+//    instructions, exact (|x·w| ≤ 127², in ≤ ref::kMaxQuantizedIn keeps the sums within int32);
+//  - tiles of 2 rows × 2 outputs (the 4 sums in registers over the whole reduction; per quad three
+//    ldrd of (A, B), two ldr of weights, four sxtb16, eight smlad), a single row in tiles of 1 × 4,
+//    the last output alone;
+//  - the epilogue and the activation pass are generic::ProductInt8's (the float linear's bits).
+// Integer sums are exact in any order: the bits are ref::linear_w8a8's.
+//
+// The scratch (linear_w8a8_scratch_bytes) holds per row 2 · quantized_row_stride(in) bytes from
+// the first 4-aligned byte (ldrd needs word alignment; the scratch may have any): the int16 pairs
+// from the row's start, the int8 row in its second half, expanded forward in place (quad q writes
+// bytes [8q, 8q + 8) after reading [ld + 4q, ld + 4q + 4): never a byte of a later quad).
+#pragma once
+
+#include <statiformer/config.hpp>
+#include <statiformer/kernels/api.hpp>
+
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace stf::kernels_detail {
+namespace generic {
+template <class Tag>
+struct ProductInt8;  // kernels/product/int8.hpp: quantize_row, dequantize, activate
+}  // namespace generic
+
+namespace cortex_m4f {
+
+/// The Cortex-M4F/M7 w8a8 linear (see the file's comment).
+template <class Tag>
+struct ProductInt8 {
+  static constexpr index_t kGroup = kQuantizedRowGroup;
+
+  /// sxtb16 w, ror #8: bytes 1 and 3 of w sign-extended into two int16 lanes (GCC 12 writes the
+  /// rotation as an instruction of its own).
+  static std::int32_t sxtb16_ror8(std::int32_t w) {
+    std::int32_t r;
+    asm("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(w));
+    return r;
+  }
+
+  static std::int32_t load_word(const std::int8_t* p) {  // (ldr: any alignment on Armv7-M)
+    std::int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+
+  /// The int8 row at row + 4·ld (words) expanded into (A, B) words from row (see the file's comment).
+  static void expand(std::int32_t* row, index_t ld, index_t quads) {
+    const std::int32_t* q8 = row + ld / 4;
+    for (index_t q = 0; q < quads; ++q) {
+      const std::int32_t v = q8[q];
+      row[2 * q] = __sxtb16(v);
+      row[2 * q + 1] = sxtb16_ror8(v);
+    }
+  }
+
+  /// 2 rows (ldx words apart) × 2 outputs of a panel (ldw bytes per quad), quads ≥ 1: the sums, in
+  /// assembly (GCC 12 spilled the sums of the intrinsics' loop: 31 instructions per quad). Per quad
+  /// 19 instructions for 16 multiply-adds (the loop unrolled by two quads, entered at the second
+  /// when their count is odd), in 13 registers: the rows' (A, B) are loaded three times (row 0
+  /// twice) so that only one output's (w0, w2), (w1, w3) and one row's (A, B) are live.
+  static void tile22(const std::int32_t* x, index_t ldx, index_t quads, const std::int8_t* w, index_t ldw,
+                     std::int32_t (&acc)[2][2]) {
+    std::int32_t c00 = 0, c01 = 0, c10 = 0, c11 = 0, e, a, b;
+    std::int32_t t = static_cast<std::int32_t>(quads & 1);  // (first: whether to enter at the second quad)
+    index_t pairs = (quads + 1) / 2;
+    const std::int32_t* x1 = x + ldx;
+#define STF_M4_QUAD                               \
+  "ldr    %[t], [%[w]]\n\t" /* output 0's quad */ \
+  "ldrd   %[a], %[b], [%[x0]]\n\t"                \
+  "sxtb16 %[e], %[t]\n\t"                         \
+  "sxtb16 %[t], %[t], ror #8\n\t"                 \
+  "smlad  %[c00], %[a], %[e], %[c00]\n\t"         \
+  "smlad  %[c00], %[b], %[t], %[c00]\n\t"         \
+  "ldrd   %[a], %[b], [%[x1]], #8\n\t"            \
+  "smlad  %[c10], %[a], %[e], %[c10]\n\t"         \
+  "smlad  %[c10], %[b], %[t], %[c10]\n\t"         \
+  "ldr    %[t], [%[w], #4]\n\t" /* output 1's */  \
+  "add    %[w], %[w], %[ldw]\n\t"                 \
+  "sxtb16 %[e], %[t]\n\t"                         \
+  "sxtb16 %[t], %[t], ror #8\n\t"                 \
+  "smlad  %[c11], %[a], %[e], %[c11]\n\t"         \
+  "smlad  %[c11], %[b], %[t], %[c11]\n\t"         \
+  "ldrd   %[a], %[b], [%[x0]], #8\n\t"            \
+  "smlad  %[c01], %[a], %[e], %[c01]\n\t"         \
+  "smlad  %[c01], %[b], %[t], %[c01]\n\t"
+    asm volatile(
+        "cmp    %[t], #0\n\t"
+        "bne    2f\n"
+        "1:\n\t" STF_M4_QUAD "2:\n\t" STF_M4_QUAD
+        "subs   %[n], %[n], #1\n\t"
+        "bne    1b"
+        : [c00] "+r"(c00), [c01] "+r"(c01), [c10] "+r"(c10), [c11] "+r"(c11), [x0] "+r"(x), [x1] "+r"(x1), [w] "+r"(w),
+          [n] "+r"(pairs), [t] "+&r"(t), [e] "=&r"(e), [a] "=&r"(a), [b] "=&r"(b)
+        : [ldw] "r"(ldw)
+        : "cc", "memory");
+#undef STF_M4_QUAD
+    acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
+  }
+
+  /// 1 row × 4 outputs of a panel (ldw bytes per quad), quads ≥ 1: the sums, in assembly (a single
+  /// row: a decoding step). Per quad 24 instructions for 16 multiply-adds (the intrinsics' 1 × 2
+  /// tile: 16 for 8).
+  static void tile14(const std::int32_t* x, index_t quads, const std::int8_t* w, index_t ldw, std::int32_t (&acc)[4]) {
+    std::int32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0, t, e, a, b;
+#define STF_M4_OUT(C, OFF)            \
+  "ldr    %[t], [%[w], #" OFF         \
+  "]\n\t"                             \
+  "sxtb16 %[e], %[t]\n\t"             \
+  "sxtb16 %[t], %[t], ror #8\n\t"     \
+  "smlad  %[" C "], %[a], %[e], %[" C \
+  "]\n\t"                             \
+  "smlad  %[" C "], %[b], %[t], %[" C "]\n\t"
+    asm volatile("1:\n\t"
+                 "ldrd   %[a], %[b], [%[x]], #8\n\t" STF_M4_OUT("c0", "0") STF_M4_OUT("c1", "4")
+                     STF_M4_OUT("c2", "8") STF_M4_OUT("c3", "12") "add    %[w], %[w], %[ldw]\n\t"
+                 "subs   %[n], %[n], #1\n\t"
+                 "bne    1b"
+                 : [c0] "+r"(c0), [c1] "+r"(c1), [c2] "+r"(c2), [c3] "+r"(c3), [x] "+r"(x), [w] "+r"(w),
+                   [n] "+r"(quads), [t] "=&r"(t), [e] "=&r"(e), [a] "=&r"(a), [b] "=&r"(b)
+                 : [ldw] "r"(ldw)
+                 : "cc", "memory");
+#undef STF_M4_OUT
+    acc[0] = c0, acc[1] = c1, acc[2] = c2, acc[3] = c3;
+  }
+
+  /// R rows (1, 2; ldx words apart) × N outputs (1, 2) of a panel (ldw bytes per quad): the sums
+  /// (the edges of the tiles: intrinsics).
+  template <int R, int N>
+  static void tile(const std::int32_t* x, index_t ldx, index_t quads, const std::int8_t* w, index_t ldw,
+                   std::int32_t (&acc)[2][2]) {
+    std::int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
+    const std::int32_t* x1 = x + (R == 2 ? ldx : 0);
+    for (index_t q = 0; q < quads; ++q, x += 2, x1 += 2, w += ldw) {
+      const std::int32_t w0 = load_word(w);
+      const std::int32_t e0 = __sxtb16(w0), o0 = sxtb16_ror8(w0);
+      const std::int32_t a0 = x[0], b0 = x[1];
+      a00 = __smlad(a0, e0, a00);
+      a00 = __smlad(b0, o0, a00);
+      std::int32_t a1 = 0, b1 = 0;
+      if constexpr (R == 2) {
+        a1 = x1[0], b1 = x1[1];
+        a10 = __smlad(a1, e0, a10);
+        a10 = __smlad(b1, o0, a10);
+      }
+      if constexpr (N == 2) {
+        const std::int32_t w1 = load_word(w + 4);
+        const std::int32_t e1 = __sxtb16(w1), o1 = sxtb16_ror8(w1);
+        a01 = __smlad(a0, e1, a01);
+        a01 = __smlad(b0, o1, a01);
+        if constexpr (R == 2) {
+          a11 = __smlad(a1, e1, a11);
+          a11 = __smlad(b1, o1, a11);
+        }
+      }
+    }
+    acc[0][0] = a00, acc[0][1] = a01, acc[1][0] = a10, acc[1][1] = a11;
+  }
+
+  /// Kernels::linear_w8a8 (kernels/api.hpp).
+  static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
+                          const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
+    using Generic = generic::ProductInt8<Tag>;
+    const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in);
+    const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(scratch);
+    std::int32_t* base = reinterpret_cast<std::int32_t*>(scratch + ((4 - (a & 3)) & 3));  // (words from here)
+    const index_t ldx = ld / 2;  // words per row: 2 · ld bytes
+    float s[kGroup];
+    for (index_t r0 = 0; r0 < rows; r0 += kGroup) {
+      const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
+      for (index_t r = 0; r < n; ++r) {
+        std::int32_t* row = base + r * ldx;
+        s[r] = Generic::quantize_row(x + (r0 + r) * in, in, reinterpret_cast<std::int8_t*>(row + ld / 4));
+        expand(row, ld, quads);
+      }
+      for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+        const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+        const std::int8_t* wp = qw + p0 * in4;
+        const index_t ldw = width * kQuadK;
+        for (index_t r = 0; r < n; r += 2) {
+          const bool two = n - r >= 2;
+          float* yr = y + (r0 + r) * out + p0;
+          const std::int32_t* xr = base + r * ldx;
+          const float* sw = s_w + p0;
+          const float* b = bias ? bias + p0 : nullptr;
+          index_t o = 0;
+          if (two && quads > 0) {  // the full tiles, their epilogue written out
+            const float s0 = s[r], s1 = s[r + 1];
+            for (; o + 2 <= width; o += 2) {
+              std::int32_t acc[2][2];
+              tile22(xr, ldx, quads, wp + o * kQuadK, ldw, acc);
+              yr[o] = Generic::dequantize(acc[0][0], s0, sw[o], b ? b + o : nullptr);
+              yr[o + 1] = Generic::dequantize(acc[0][1], s0, sw[o + 1], b ? b + o + 1 : nullptr);
+              yr[out + o] = Generic::dequantize(acc[1][0], s1, sw[o], b ? b + o : nullptr);
+              yr[out + o + 1] = Generic::dequantize(acc[1][1], s1, sw[o + 1], b ? b + o + 1 : nullptr);
+            }
+          }
+          if (!two && quads > 0) {  // a single row, 4 outputs at a time
+            const float s0 = s[r];
+            for (; o + 4 <= width; o += 4) {
+              std::int32_t acc[4];
+              tile14(xr, quads, wp + o * kQuadK, ldw, acc);
+              for (index_t j = 0; j < 4; ++j)
+                yr[o + j] = Generic::dequantize(acc[j], s0, sw[o + j], b ? b + o + j : nullptr);
+            }
+          }
+          for (; o < width; o += 2) {  // the edges: one row or one output, no reduction
+            std::int32_t acc[2][2];
+            const std::int8_t* wo = wp + o * kQuadK;
+            const bool pair = width - o >= 2;
+            if (two && pair)
+              tile<2, 2>(xr, ldx, quads, wo, ldw, acc);
+            else if (two)
+              tile<2, 1>(xr, ldx, quads, wo, ldw, acc);
+            else if (pair)
+              tile<1, 2>(xr, ldx, quads, wo, ldw, acc);
+            else
+              tile<1, 1>(xr, ldx, quads, wo, ldw, acc);
+            for (index_t i = 0; i < (two ? 2 : 1); ++i)
+              for (index_t j = 0; j < (pair ? 2 : 1); ++j)
+                yr[i * out + o + j] = Generic::dequantize(acc[i][j], s[r + i], sw[o + j], b ? b + o + j : nullptr);
+          }
+        }
+      }
+      Generic::activate(act, y + r0 * out, n, out);
+    }
+  }
+};
+
+}  // namespace cortex_m4f
+}  // namespace stf::kernels_detail
+#endif
