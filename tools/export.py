@@ -905,9 +905,9 @@ def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source):
 
 
 def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetensors=None, tgt_len=None,
-               start_token=1, prompt=None, new_tokens=None):
+               start_token=None, prompt=None, new_tokens=None):
     """--emit-model: the whole path. Returns (spec, schema, max |PyTorch output|), for a decoder-only
-    model (spec, schema, its reference: emit_decoder_only). tgt_len, start_token: the
+    model (spec, schema, its reference: emit_decoder_only). tgt_len, start_token (default 1): the
     encoder-decoder's; prompt, new_tokens: the decoder-only model's."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name or ""):
         raise ExportError([f"--emit-model {name!r}: a C++ identifier is needed (the header's namespace)"])
@@ -925,6 +925,8 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
     elif module is None:
         raise ExportError([f"{checkpoint}: a state_dict (or .safetensors) without its constructor arguments: pass "
                            "--config CONFIG.json (module, d_model, nhead, dim_feedforward, num_layers, ...)"])
+    if (tgt_len is not None or start_token is not None) and type(module) is not stf_torch.TorchEncoderDecoder:
+        raise ExportError([f"--tgt-len/--start-token: for the encoder-decoder, not {type(module).__name__}"])
     if is_decoder_only(module):
         return emit_decoder_only(module, state, name, seq_len, header, seed, safetensors, source, prompt, new_tokens)
     if prompt is not None or new_tokens is not None:
@@ -932,8 +934,8 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
     spec = describe_module(module)
     _check_expressible(spec)
     if spec["kind"] == "encdec":
-        return emit_encdec(module, spec, state, name, seq_len, tgt_len, start_token, header, seed, source,
-                           safetensors)
+        return emit_encdec(module, spec, state, name, seq_len, tgt_len, 1 if start_token is None else start_token,
+                           header, seed, source, safetensors)
     schema = derived_schema(spec, seq_len, name)
     tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
     x, y = reference_io(module, spec, seq_len, seed)
@@ -1503,7 +1505,7 @@ def main(argv=None):
     emit.add_argument("--new-tokens", type=int, help="decoder-only: how many tokens the stored greedy continuation has")
     emit.add_argument("--tgt-len", type=int, help="the encoder-decoder's target capacity in tokens (default: "
                       "--seq-len, the source length)")
-    emit.add_argument("--start-token", type=int, default=1,
+    emit.add_argument("--start-token", type=int,
                       help="the encoder-decoder's start token for the stored greedy decoding (default 1)")
     args = ap.parse_args(argv)
     if args.emit_model is not None:

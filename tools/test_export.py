@@ -636,6 +636,11 @@ class EmitDecoderOnly(unittest.TestCase):
         torch.save(enc, t.path("enc.pt"))
         self.emit_error([t.path("enc.pt"), "--emit-model", "m", "--seq-len", "4", "--prompt-tokens", "1"],
                         "--prompt-tokens/--new-tokens: for a decoder-only model, not TransformerEncoder")
+        # and the encoder-decoder's options are refused for other models, not ignored
+        self.emit_error(emit + ["--tgt-len", "3"],
+                        "--tgt-len/--start-token: for the encoder-decoder, not TorchDecoderOnly")
+        self.emit_error([t.path("enc.pt"), "--emit-model", "m", "--seq-len", "4", "--start-token", "1"],
+                        "--tgt-len/--start-token: for the encoder-decoder, not TransformerEncoder")
         self.emit_error([t.path("gpt.pt"), t.write_json("s.json", schema_for([])), "--new-tokens", "3"],
                         "--prompt-tokens/--new-tokens are for --emit-model of a decoder-only model")
         # what Gpt cannot compute
