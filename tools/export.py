@@ -282,8 +282,27 @@ def stored_tensor(entry, tensor):
     return t
 
 
+NUMBER_FORMATS = ("w8a32", "w8a8")
+
+
+def schema_format(schema):
+    """The schema's int8 number format ("w8a32" or "w8a8", from its `number_format` hyperparameters), or
+    None for a float model. Two different formats in one model: ExportError."""
+    found = {v for k, v in schema["hparams"].items() if k == "number_format" or k.endswith(".number_format")}
+    if len(found) > 1:
+        raise ExportError([f"the schema mixes number formats {sorted(found)}: one --quantize applies to all"])
+    return found.pop() if found else None
+
+
+def _scale_owner(name):
+    """The weight whose scales `name` holds: x.weight_scale -> x.weight."""
+    return name[:-len("_scale")] if name.endswith(".weight_scale") else None
+
+
 def match(schema, mapped, allow_cast=False, allow_non_finite=False):
-    """[(entry, stored tensor)] in schema order, or ExportError listing every problem."""
+    """[(entry, stored tensor)] in schema order, or ExportError listing every problem. An I8 entry
+    (an int8 model's weight, kernels/QUANTIZATION.md) gets the float weight quantized, its
+    `<name>_scale` entry the scales."""
     problems = []
     by_name = {}
     for name, key, tensor in mapped:
@@ -299,15 +318,24 @@ def match(schema, mapped, allow_cast=False, allow_non_finite=False):
         mapped = f" (mapped to {', '.join(repr(n) for n in names)})" if names != [key] else ""
         problems.append(f"unexpected: '{key}'{mapped} is not a parameter of the schema")
     out = []
+    scales = {}  # weight name -> its scales, from the quantization of an I8 entry
     for entry in schema["params"]:
         name = entry["name"]
+        if entry.get("scale"):
+            if name in by_name:
+                problems.append(f"unexpected: '{name}': the checkpoint holds scales; export takes the float "
+                                "checkpoint and quantizes it")
+            out.append((entry, None))  # filled below, from its weight's quantization
+            continue
         if name not in by_name:
             problems.append(f"missing: '{name}' (shape {entry['shape']}) is not in the checkpoint")
             continue
         key, tensor = by_name[name]
         src = f"'{name}'" + (f" (from '{key}')" if key != name else "")
-        if entry.get("dtype") != "F32":
-            problems.append(f"dtype: {src}: the schema asks for {entry.get('dtype')}; only F32 is exported")
+        int8 = entry.get("dtype") == "I8"
+        if entry.get("dtype") != "F32" and not (int8 and entry.get("k_quads") and entry.get("transposed")):
+            problems.append(f"dtype: {src}: the schema asks for {entry.get('dtype')}; F32, and I8 for the k-quad "
+                            "weights of an int8 model, are exported")
             continue
         if not tensor.is_floating_point():
             problems.append(f"dtype: {src} is {tensor.dtype}, expected a floating-point tensor")
@@ -318,11 +346,30 @@ def match(schema, mapped, allow_cast=False, allow_non_finite=False):
         if list(tensor.shape) != entry["shape"]:
             problems.append(f"shape: {src} is {list(tensor.shape)}, expected {entry['shape']}")
             continue
+        if int8:
+            if not bool(torch.isfinite(tensor).all()):
+                problems.append(f"value: {src} holds NaN or Inf: it cannot be quantized")
+                continue
+            q, s = stf_torch.quantize_weight(tensor)
+            t = stf_torch.quad_order(q, entry.get("panel", stf_torch.WEIGHT_PANEL)).reshape(entry["stored_shape"])
+            scales[name] = s
+            out.append((entry, t))
+            continue
         t = stored_tensor(entry, tensor)
         if not allow_non_finite and not bool(torch.isfinite(t).all()):
             problems.append(f"value: {src} holds NaN or Inf")
             continue
         out.append((entry, t))
+    for i, (entry, t) in enumerate(out):
+        if t is None:
+            owner = _scale_owner(entry["name"])
+            if owner not in scales:
+                problems.append(f"scale: '{entry['name']}' is not the scale vector of an I8 weight of the schema")
+            elif list(scales[owner].shape) != entry["stored_shape"]:
+                problems.append(f"scale: '{entry['name']}' has {list(scales[owner].shape)} scales, the schema "
+                                f"{entry['stored_shape']}")
+            else:
+                out[i] = (entry, scales[owner])
     if problems:
         raise ExportError(problems)
     return out
@@ -365,17 +412,25 @@ def header_text(tensors, namespace, note, hparams=None, per_line=8):
            "#pragma once\n\n#include <statiformer/tensor.hpp>\n\n",
            f"namespace {namespace} {{\n"]
     for entry, t in tensors:
-        vals = [cpp_float(v) for v in t.reshape(-1).tolist()]
-        rows = [", ".join(vals[i:i + per_line]) for i in range(0, len(vals), per_line)]
+        int8 = entry.get("dtype") == "I8"
+        if int8:
+            vals, per = [str(v) for v in t.reshape(-1).tolist()], 4 * per_line
+        else:
+            vals, per = [cpp_float(v) for v in t.reshape(-1).tolist()], per_line
+        rows = [", ".join(vals[i:i + per]) for i in range(0, len(vals), per)]
         dims = " * ".join(str(d) for d in entry["stored_shape"])
         layout = " transposed" if entry["transposed"] else ""
+        layout += " int8 in k-quads" if int8 else ""
         out.append(f"// {entry['name']}: stored{layout} {entry['stored_shape']} (PyTorch {entry['shape']})\n")
-        out.append(f"alignas(64) inline constexpr float {ident(entry['name'])}[{dims}] = {{\n    "
-                   + ",\n    ".join(rows) + "};\n")
+        out.append(f"alignas(64) inline constexpr {'std::int8_t' if int8 else 'float'} {ident(entry['name'])}[{dims}] "
+                   "= {\n    " + ",\n    ".join(rows) + "};\n")
     out.append("inline constexpr stf::WeightEntry table[] = {\n")
     for entry, t in tensors:
         dims = " * ".join(str(d) for d in entry["stored_shape"])
-        out.append(f'    {{"{entry["name"]}", {ident(entry["name"])}, {dims}}},\n')
+        if entry.get("dtype") == "I8":
+            out.append(f'    {{"{entry["name"]}", nullptr, {dims}, {ident(entry["name"])}}},\n')
+        else:
+            out.append(f'    {{"{entry["name"]}", {ident(entry["name"])}, {dims}}},\n')
     out.append(hparam_records(hparams or {}))  # hyperparameter records, checked by stf::bind_table
     out.append(f"}};\n}}  // namespace {namespace}\n")
     return "".join(out)
@@ -383,13 +438,15 @@ def header_text(tensors, namespace, note, hparams=None, per_line=8):
 
 def safetensors_bytes(tensors, metadata, align=64):
     """The safetensors file: u64 header length, JSON header (space-padded so the data region starts
-    at a multiple of `align`), little-endian F32 data in schema order without gaps."""
+    at a multiple of `align`), little-endian F32 data (I8 for an int8 model's weights) in schema order
+    without gaps."""
     header = {"__metadata__": metadata}
     blobs, offset = [], 0
     for entry, t in tensors:
         values = t.reshape(-1).tolist()
-        blob = struct.pack(f"<{len(values)}f", *values)
-        header[entry["name"]] = {"dtype": "F32", "shape": list(t.shape),
+        int8 = entry.get("dtype") == "I8"
+        blob = struct.pack(f"<{len(values)}{'b' if int8 else 'f'}", *values)
+        header[entry["name"]] = {"dtype": "I8" if int8 else "F32", "shape": list(t.shape),
                                  "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
@@ -398,10 +455,25 @@ def safetensors_bytes(tensors, metadata, align=64):
     return struct.pack("<Q", len(text)) + text + b"".join(blobs)
 
 
+def check_quantize(schema, quantize):
+    """--quantize must name the schema's number format (the C++ type's), and only an int8 schema takes it."""
+    fmt = schema_format(schema)
+    if quantize is not None and quantize not in NUMBER_FORMATS:
+        raise ExportError([f"--quantize {quantize!r}: one of {', '.join(NUMBER_FORMATS)}"])
+    if fmt != quantize:
+        if fmt is None:
+            raise ExportError([f"--quantize {quantize}: the schema's model is float32; print the schema of the int8 "
+                               f"model type (LayerOptions{{.format = stf::NumberFormat::{quantize}}})"])
+        raise ExportError([f"the schema's model is {fmt} (number_format): pass --quantize {fmt}" if quantize is None
+                           else f"--quantize {quantize}: the schema's model is {fmt}"])
+
+
 def export(checkpoint, schema_path, map_name="auto", map_file=None, header=None, namespace=None,
-           safetensors=None, allow_cast=False, allow_non_finite=False, strip_prefix=""):
-    """Runs the whole export; returns the stored tensors [(schema entry, tensor)]."""
+           safetensors=None, allow_cast=False, allow_non_finite=False, strip_prefix="", quantize=None):
+    """Runs the whole export; returns the stored tensors [(schema entry, tensor)]. quantize: the int8
+    number format ("w8a32", "w8a8") of an int8 schema (which it must match), else None."""
     schema = load_schema(schema_path)
+    check_quantize(schema, quantize)
     module = None
     if isinstance(checkpoint, str):
         state, module = load_checkpoint(checkpoint)
@@ -713,9 +785,10 @@ def _check_expressible(spec):
         raise ExportError([f"layer_norm_eps {eps}: statiformer's LayerNorm takes a finite eps >= 0"])
 
 
-def derived_schema(spec, seq_len, model_name):
+def derived_schema(spec, seq_len, model_name, quantize=None):
     """The schema stf_schema prints for the C++ type of `spec` (params in visit order, every Linear
-    weight stored transposed in column panels, hparams as io/hparams.hpp derives them)."""
+    weight stored transposed in column panels, hparams as io/hparams.hpp derives them). quantize
+    ("w8a32", "w8a8"): the layers' int8 number format (I8 weights in k-quads and their scales)."""
     if spec["kind"] == "encdec":
         return derived_encdec_schema(spec, seq_len, model_name)
     lay = spec["layer"]
@@ -723,8 +796,15 @@ def derived_schema(spec, seq_len, model_name):
     params, hp = [], {}
 
     def linear(prefix, out_f, in_f):
-        params.append({"name": prefix + "weight", "dtype": "F32", "shape": [out_f, in_f], "transposed": True,
-                       "stored_shape": [in_f, out_f], "panel": stf_torch.WEIGHT_PANEL})
+        if quantize:
+            in4 = (in_f + stf_torch.QUAD_K - 1) // stf_torch.QUAD_K * stf_torch.QUAD_K
+            params.append({"name": prefix + "weight", "dtype": "I8", "shape": [out_f, in_f], "transposed": True,
+                           "stored_shape": [in4, out_f], "panel": stf_torch.WEIGHT_PANEL, "k_quads": True})
+            params.append({"name": prefix + "weight_scale", "dtype": "F32", "shape": [out_f], "transposed": False,
+                           "stored_shape": [out_f], "panel": 0, "scale": True})
+        else:
+            params.append({"name": prefix + "weight", "dtype": "F32", "shape": [out_f, in_f], "transposed": True,
+                           "stored_shape": [in_f, out_f], "panel": stf_torch.WEIGHT_PANEL})
         vector(prefix + "bias", out_f)
 
     def vector(name, n):
@@ -742,7 +822,10 @@ def derived_schema(spec, seq_len, model_name):
         hp.update({p + "d_model": str(d), p + "nhead": str(lay["nhead"]), p + "dim_feedforward": str(f),
                    p + "norm_first": str(lay["norm_first"]).lower(), p + "activation": lay["activation"],
                    p + "layer_norm": "torch", p + "layer_norm_eps": lay["layer_norm_eps"], p + "bias": "true",
-                   p + "mask_fill": "-inf", p + "seq_len": str(seq_len)})
+                   p + "mask_fill": "-inf"})
+        if quantize:
+            hp[p + "number_format"] = quantize
+        hp[p + "seq_len"] = str(seq_len)
 
     if spec["kind"] == "layer":
         layer("")
@@ -758,14 +841,15 @@ def derived_schema(spec, seq_len, model_name):
             "param_count": sum(math.prod(p["shape"]) for p in params), "hparams": hp, "params": params}
 
 
-def cpp_model_type(spec, seq_len):
+def cpp_model_type(spec, seq_len, quantize=None):
     if spec["kind"] == "encdec":
         return cpp_encdec_type(spec, seq_len)
     lay = spec["layer"]
     eps = lay["layer_norm_eps"]
     eps_opt = "" if eps == TORCH_LAYER_NORM_EPS else f", .layer_norm_eps = {cpp_float(float(eps))}"
+    fmt_opt = f", .format = stf::NumberFormat::{quantize}" if quantize else ""
     opts = (f"stf::LayerOptions{{.norm = stf::NormPlacement::{'pre' if lay['norm_first'] else 'post'}, "
-            f".activation = {CPP_ACTIVATION[lay['activation']]}{eps_opt}}}")
+            f".activation = {CPP_ACTIVATION[lay['activation']]}{eps_opt}{fmt_opt}}}")
     layer = f"stf::EncoderLayer<{seq_len}, {lay['d_model']}, {lay['nhead']}, {lay['dim_feedforward']}, {opts}>"
     if spec["kind"] == "layer":
         return layer
@@ -816,19 +900,21 @@ def compile_time_binding(tensors, schema):
     assignment checked by the compiler (the member exists, the array has the view's size), with the
     hyperparameters compared with the type's (stf::hparam_table) in a static_assert: no name lookup
     is left for run time (firmware links no binding code)."""
-    return (binding_text([entry["name"] for entry, _ in tensors], schema["hparams"]) +
+    int8_sizes = {entry["name"]: math.prod(entry["stored_shape"]) for entry, _ in tensors if entry.get("dtype") == "I8"}
+    return (binding_text([entry["name"] for entry, _ in tensors], schema["hparams"], int8_sizes=int8_sizes) +
             "/// The model, already bound (constant: in flash on a microcontroller).\n"
             "inline constexpr Model bound_model{bound_params()};\n\n")
 
 
-def binding_text(names, hparams, array_of=ident, params_type=None):
+def binding_text(names, hparams, array_of=ident, params_type=None, int8_sizes=None):
     """The compile-time binding every generated weight header carries: detail::view (an array's size
     checked against its parameter's view), the hyperparameters as stf::hparam_table stores them and
     their comparison, and bound_params() (each parameter's view set from its array, by member path).
     params_type None: for `Model::Params`, with the static_assert; else a template over Params (the
     header does not know the model type: its includer instantiates bound_params<Model::Params>() and
     static_asserts same_hparams<Model::Params>()). array_of(name): the C++ expression of a parameter's
-    float array."""
+    float array. int8_sizes: {name: stored bytes} of the int8 weights (bound through detail::int8_view)."""
+    int8_sizes = int8_sizes or {}
     pieces = "".join(f'    "{k}" "\\0" "{v}" "\\0"\n' for k, v in hparams.items())
     generic = params_type is not None
     head = "template <class Params>\n" if generic else ""
@@ -839,6 +925,11 @@ def binding_text(names, hparams, array_of=ident, params_type=None):
            "  static_assert(N == View::size, \"an array's size differs from its parameter's\");\n",
            "  return View(array);\n",
            "}\n",
+           *(["template <stf::index_t Size, stf::index_t N>\n",
+              "constexpr const std::int8_t* int8_view(const std::int8_t (&array)[N]) {\n",
+              "  static_assert(N == Size, \"an int8 array's size differs from its parameter's\");\n",
+              "  return array;\n",
+              "}\n"] if int8_sizes else []),
            "/// The weights' hyperparameters as stf::hparam_table stores them (\"key\\0value\\0\" pairs).\n",
            "inline constexpr char hparams_text[] =\n" + pieces + "    \"\";\n",
            head + "constexpr bool same_hparams() {\n",
@@ -859,23 +950,33 @@ def binding_text(names, hparams, array_of=ident, params_type=None):
     out += [head + f"constexpr {params} bound_params() {{\n", f"  {params} p{{}};\n"]
     for name in names:
         m = _cpp_member(name)
-        out.append(f"  p.{m} = detail::view<decltype(p.{m})>({array_of(name)});\n")
+        if name in int8_sizes:
+            out.append(f"  p.{m} = detail::int8_view<{int8_sizes[name]}>({array_of(name)});\n")
+        else:
+            out.append(f"  p.{m} = detail::view<decltype(p.{m})>({array_of(name)});\n")
     out += ["  return p;\n", "}\n"]
     return "".join(out)
 
 
-def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source):
+def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source, quantize=None):
     d = spec["layer"]["d_model"]
+    flag = f" --quantize {quantize}" if quantize else ""
+    count_note = ("the int8 weights' elements, their scales and the float parameters" if quantize
+                  else "PyTorch's parameter count")
     weights = header_text(tensors, name, "", schema["hparams"])
     body = weights[weights.index(f"namespace {name} {{\n") + len(f"namespace {name} {{\n"):
                    weights.rindex("}  // namespace")]
-    out = [f"// generated by tools/export.py --emit-model {name} --seq-len {seq_len} from {source} — do not edit\n",
+    int8_note = (f"/// Its linears are int8 ({quantize}, kernels/QUANTIZATION.md): check() measures them against PyTorch's "
+                 "float module.\n" if quantize else "")
+    out = [f"// generated by tools/export.py --emit-model {name} --seq-len {seq_len}{flag} from {source} — do not "
+           "edit\n",
            f"// PyTorch: {torch_description(spec)}\n",
            "#pragma once\n\n#include <statiformer/io/bind.hpp>\n#include <statiformer/statiformer.hpp>\n\n",
            f"namespace {name} {{\n\n",
            f"/// The C++ model of the module above, over sequences of {seq_len} tokens.\n",
-           f"using Model = {cpp_model_type(spec, seq_len)};\n",
-           f"static_assert(Model::Params::param_count == {schema['param_count']});  // PyTorch's parameter count\n\n",
+           int8_note,
+           f"using Model = {cpp_model_type(spec, seq_len, quantize)};\n",
+           f"static_assert(Model::Params::param_count == {schema['param_count']});  // {count_note}\n\n",
            body,
            "\n/// Binds the weights above to `params` by name at run time (names, sizes and hyperparameters\n",
            "/// checked; all or nothing). `bound_model` below needs no binding.\n",
@@ -905,7 +1006,7 @@ def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source):
 
 
 def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetensors=None, tgt_len=None,
-               start_token=None, prompt=None, new_tokens=None):
+               start_token=None, prompt=None, new_tokens=None, quantize=None):
     """--emit-model: the whole path. Returns (spec, schema, max |PyTorch output|), for a decoder-only
     model (spec, schema, its reference: emit_decoder_only). tgt_len, start_token (default 1): the
     encoder-decoder's; prompt, new_tokens: the decoder-only model's."""
@@ -927,6 +1028,11 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
                            "--config CONFIG.json (module, d_model, nhead, dim_feedforward, num_layers, ...)"])
     if (tgt_len is not None or start_token is not None) and type(module) is not stf_torch.TorchEncoderDecoder:
         raise ExportError([f"--tgt-len/--start-token: for the encoder-decoder, not {type(module).__name__}"])
+    if quantize is not None and quantize not in NUMBER_FORMATS:
+        raise ExportError([f"--quantize {quantize!r}: one of {', '.join(NUMBER_FORMATS)}"])
+    if quantize and (is_decoder_only(module) or type(module) is stf_torch.TorchEncoderDecoder):
+        raise ExportError([f"--quantize {quantize}: for nn.TransformerEncoder and nn.TransformerEncoderLayer; the layers "
+                           "with a K/V cache (decoder, decoder-only) run float32 only yet"])
     if is_decoder_only(module):
         return emit_decoder_only(module, state, name, seq_len, header, seed, safetensors, source, prompt, new_tokens)
     if prompt is not None or new_tokens is not None:
@@ -936,10 +1042,10 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
     if spec["kind"] == "encdec":
         return emit_encdec(module, spec, state, name, seq_len, tgt_len, 1 if start_token is None else start_token,
                            header, seed, source, safetensors)
-    schema = derived_schema(spec, seq_len, name)
+    schema = derived_schema(spec, seq_len, name, quantize)
     tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
     x, y = reference_io(module, spec, seq_len, seed)
-    text = model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source)
+    text = model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source, quantize)
     with open(header, "w", newline="\n") as f:
         f.write(text)
     if safetensors:
@@ -1505,6 +1611,9 @@ def main(argv=None):
     emit.add_argument("--new-tokens", type=int, help="decoder-only: how many tokens the stored greedy continuation has")
     emit.add_argument("--tgt-len", type=int, help="the encoder-decoder's target capacity in tokens (default: "
                       "--seq-len, the source length)")
+    ap.add_argument("--quantize", choices=NUMBER_FORMATS,
+                    help="int8 linears (kernels/QUANTIZATION.md): w8a32 int8 weights, w8a8 also int8 inputs of the "
+                    "linears; with a SCHEMA, its model's number format; with --emit-model, encoder layers and stacks")
     emit.add_argument("--start-token", type=int,
                       help="the encoder-decoder's start token for the stored greedy decoding (default 1)")
     args = ap.parse_args(argv)
@@ -1528,7 +1637,8 @@ def main(argv=None):
                                        "needed"]) from None
             spec, schema, ref = emit_model(args.checkpoint, args.emit_model, args.seq_len, args.header, args.config,
                                            args.seed, args.safetensors, tgt_len=args.tgt_len,
-                                           start_token=args.start_token, prompt=prompt, new_tokens=args.new_tokens)
+                                           start_token=args.start_token, prompt=prompt, new_tokens=args.new_tokens,
+                                           quantize=args.quantize)
         except ExportError as e:
             print(f"export: {'; '.join(e.problems)}", file=sys.stderr)
             return 2
@@ -1537,8 +1647,10 @@ def main(argv=None):
                   f"capacity of {args.seq_len}, {schema['param_count']} floats; test prompt of {len(ref[0])} tokens, "
                   f"{len(ref[2])} greedy tokens")
             return 0
+        what = (f"{args.quantize}: {sum(math.prod(p['stored_shape']) for p in schema['params'] if p['dtype'] == 'I8')}"
+                f" int8 weights" if args.quantize else f"{schema['param_count']} floats")
         print(f"export: {args.header}: {args.emit_model}::Model = {torch_description(spec)} over {args.seq_len} "
-              f"tokens, {schema['param_count']} floats")
+              f"tokens, {what}")
         return 0
     if args.prompt_tokens is not None or args.new_tokens is not None:
         print("export: --prompt-tokens/--new-tokens are for --emit-model of a decoder-only model", file=sys.stderr)
@@ -1549,14 +1661,15 @@ def main(argv=None):
         return 2
     try:
         tensors = export(args.checkpoint, args.schema, args.map, args.map_file, args.header, args.namespace,
-                         args.safetensors, args.allow_cast, args.allow_non_finite, args.strip_prefix)
+                         args.safetensors, args.allow_cast, args.allow_non_finite, args.strip_prefix, args.quantize)
     except ExportError as e:
         print(f"export: {len(e.problems)} problem(s), nothing written:", file=sys.stderr)
         for p in e.problems:
             print(f"  {p}", file=sys.stderr)
         return 1
-    n = sum(t.numel() for _, t in tensors)
-    print(f"export: {len(tensors)} tensors, {n} floats")
+    n = sum(t.numel() for e, t in tensors if e.get("dtype") != "I8")
+    n8 = sum(t.numel() for e, t in tensors if e.get("dtype") == "I8")
+    print(f"export: {len(tensors)} tensors, {n} floats" + (f", {n8} int8 weights ({args.quantize})" if n8 else ""))
     return 0
 
 

@@ -599,6 +599,38 @@ def panel_order(t, panel=WEIGHT_PANEL):
     return torch.cat([t[:, p:p + panel].contiguous().reshape(-1) for p in range(0, t.shape[1], panel)])
 
 
+QUAD_K = 4  # kQuadK: reduction steps of an int8 weight in one 32-bit word
+
+
+def quantize_weight(w):
+    """The int8 weight of kernels/QUANTIZATION.md: w [out, in] (PyTorch's) -> (q int8 [out, in], s
+    float32 [out]) with s[o] = max_i |w[o, i]| / 127 (float32, correctly rounded) and q[o, i] =
+    clamp(round half to even(w[o, i] / s[o]), -127, 127) (one float32 division); a channel of zeros
+    gets s = 0 and q = 0."""
+    w = w.detach().to(torch.float32)
+    a = w.abs().amax(dim=1)
+    s = a / torch.tensor(127.0, dtype=torch.float32)
+    safe = torch.where(s > 0, s, torch.ones_like(s))
+    q = torch.where(s[:, None] > 0, torch.round(w / safe[:, None]), torch.zeros_like(w))
+    return q.clamp(-127, 127).to(torch.int8), s
+
+
+def quad_order(q, panel=WEIGHT_PANEL):
+    """An int8 weight q [out, in] (PyTorch's layout) as statiformer stores it (1-D, int8): the
+    transpose [in, out], in padded with zeros to a multiple of QUAD_K, in column panels of `panel`
+    outputs, each panel as k-quads ([k / 4][o][k % 4]). Mirrors stf::qweight_index."""
+    out_f, in_f = q.shape
+    in4 = (in_f + QUAD_K - 1) // QUAD_K * QUAD_K
+    qt = torch.zeros(in4, out_f, dtype=torch.int8)
+    qt[:in_f] = q.t()
+    chunks = []
+    for p0 in range(0, out_f, panel):
+        width = min(panel, out_f - p0)
+        block = qt[:, p0:p0 + width].reshape(in4 // QUAD_K, QUAD_K, width).permute(0, 2, 1)
+        chunks.append(block.contiguous().reshape(-1))
+    return torch.cat(chunks)
+
+
 def stored_transposed(name, dims):
     """Whether statiformer stores canonical parameter `name` (PyTorch shape `dims`) transposed:
     every linear weight ([out, in] in PyTorch) is stored [in, out] in column panels (panel_order);

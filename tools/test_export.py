@@ -689,6 +689,79 @@ int main() {
 """
 
 
+class Quantize(unittest.TestCase):
+    """--quantize: the int8 schema, the quantization, the refusals (the C++ side: test_quantize.py)."""
+
+    SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "io", "schemas")
+
+    def setUp(self):
+        self.tmp = Tmp()
+        torch.manual_seed(8)
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 10, dropout=0.0), 1, norm=nn.LayerNorm(8))
+
+    def test_derived_int8_schema_is_stf_schemas(self):
+        # tests/io/schemas/enc_w8a8.json: stf_schema's for the int8 EncoderStack of tools/schema/models.hpp
+        with open(os.path.join(self.SCHEMAS, "enc_w8a8.json")) as f:
+            want = json.load(f)
+        got = export.derived_schema(export.describe_module(self.enc), 3, "enc_w8a8", quantize="w8a8")
+        self.assertEqual(got, want)
+        self.assertEqual(list(got["hparams"]), list(want["hparams"]))
+        self.assertIn(".format = stf::NumberFormat::w8a8", export.cpp_model_type(export.describe_module(self.enc), 3,
+                                                                               "w8a8"))
+
+    def test_weights_are_quantized_as_the_scheme_says(self):
+        w = torch.tensor([[0.5, -1.0, 0.25, 0.0], [0.0, 0.0, 0.0, 0.0], [3.0, 1.5, -0.75, 0.0126]])
+        q, s = st.quantize_weight(w)
+        self.assertEqual(s.dtype, torch.float32)
+        self.assertEqual(s.tolist()[1], 0.0)  # a channel of zeros: scale 0, q 0
+        self.assertEqual(q[1].tolist(), [0, 0, 0, 0])
+        self.assertEqual(q[0].tolist(), [64, -127, 32, 0])  # 0.5 / (1 / 127) = 63.5: half to even
+        self.assertEqual(q[2].tolist(), [127, 64, -32, 1])  # 1.5 * 127 / 3 = 63.5 -> 64; 0.0126 * 42.33 = 0.53 -> 1
+        # stored: [in4, out] in k-quads, [k / 4][o][k % 4]
+        order = st.quad_order(q).tolist()
+        self.assertEqual(order[:4], q[0].tolist())
+        self.assertEqual(order[4:8], q[1].tolist())
+
+    def test_schema_and_flag_must_agree(self):
+        schema = os.path.join(self.SCHEMAS, "enc_w8a8.json")
+        out = self.tmp.path("w.safetensors")
+        for quantize, expected in ((None, "pass --quantize w8a8"), ("w8a32", "the schema's model is w8a8")):
+            with self.assertRaises(export.ExportError) as e:
+                export.export(self.enc.state_dict(), schema, map_name="torch", safetensors=out, quantize=quantize)
+            self.assertIn(expected, e.exception.problems[0])
+        with self.assertRaises(export.ExportError) as e:
+            export.export(self.enc.state_dict(), os.path.join(self.SCHEMAS, "enc_stack.json"), quantize="w8a8")
+        self.assertIn("float32", e.exception.problems[0])
+        self.assertFalse(os.path.exists(out))
+        tensors = export.export(self.enc.state_dict(), schema, map_name="torch", safetensors=out, quantize="w8a8")
+        self.assertEqual(tensors[0][1].dtype, torch.int8)
+        self.assertEqual(tensors[1][0]["name"], "layers.0.self_attn.q.weight_scale")
+        # the file: I8 weights, F32 scales, the number format in the metadata
+        with open(out, "rb") as f:
+            data = f.read()
+        header = json.loads(data[8:8 + struct.unpack("<Q", data[:8])[0]])
+        self.assertEqual(header["layers.0.self_attn.q.weight"]["dtype"], "I8")
+        self.assertEqual(header["layers.0.ff.linear2.weight"]["shape"], [12, 8])  # 10 padded to 12
+        self.assertEqual(header["layers.0.self_attn.q.weight_scale"]["dtype"], "F32")
+        self.assertEqual(header["__metadata__"]["layers.0.number_format"], "w8a8")
+
+    def test_checkpoint_with_scales_or_non_finite_weights_is_refused(self):
+        schema = os.path.join(self.SCHEMAS, "enc_w8a8.json")
+        sd = dict(self.enc.state_dict())
+        bad = dict(sd)
+        bad["layers.0.linear1.weight"] = sd["layers.0.linear1.weight"].clone()
+        bad["layers.0.linear1.weight"][0, 0] = float("nan")
+        with self.assertRaises(export.ExportError) as e:
+            export.export(bad, schema, map_name="torch", quantize="w8a8")
+        self.assertIn("cannot be quantized", "; ".join(e.exception.problems))
+
+    def test_emit_model_quantize_refuses_models_with_a_kv_cache(self):
+        gpt = st.TorchDecoderOnly(13, 1, 16, 32, 2, final_norm=True)
+        with self.assertRaises(export.ExportError) as e:
+            export.emit_model(gpt, "g", 8, self.tmp.path("g.hpp"), quantize="w8a8")
+        self.assertIn("K/V cache", e.exception.problems[0])
+
+
 def small_encdec(norm_first=True):
     torch.manual_seed(2)  # its greedy decoding of the stored source has 5 distinct tokens, margins >= 0.078
     model = st.TorchEncoderDecoder(11, 9, 2, 16, 32, 2, norm_first)

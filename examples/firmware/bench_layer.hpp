@@ -1,5 +1,5 @@
 // The encoder layer the benchmark firmware measures (fw_encoder_bench) and the profiling firmware
-// traces (fw_profile<N>): post-norm, float32, its parameters bound to one static pool of xorshift32
+// traces (fw_profile<N>): post-norm, float32 (or an int8 format), its parameters bound to one static pool of xorshift32
 // values in [-1/√D, 1/√D), its input in [-1, 1). One definition, so both look at the same layer
 // on the same data.
 #pragma once
@@ -22,25 +22,45 @@ inline float bench_uniform(float a) {  // xorshift32 → [-a, a)
   return a * (static_cast<float>(bench_rng_state >> 8) * (2.0f / 16777216.0f) - 1.0f);
 }
 
-template <stf::index_t S, stf::index_t D, stf::index_t H, stf::index_t F>
+/// int8 weights of the int8 formats' layers (stf::NumberFormat w8a32, w8a8), in [-127, 127].
+inline std::int8_t bench_pool_i8[kMaxBenchParams];
+
+template <stf::index_t S, stf::index_t D, stf::index_t H, stf::index_t F,
+          stf::NumberFormat Format = stf::NumberFormat::f32>
 struct BenchLayer {
-  using Layer = stf::EncoderLayer<S, D, H, F, stf::LayerOptions{.norm = stf::NormPlacement::post}>;
+  using Layer = stf::EncoderLayer<S, D, H, F, stf::LayerOptions{.norm = stf::NormPlacement::post, .format = Format}>;
   static_assert(Layer::Params::param_count <= kMaxBenchParams);
   static inline Layer layer{};
   static inline stf::Tensor<S, D> x, y;
   alignas(stf::kTensorAlign) static inline float scratch[Layer::scratch_floats];
 
-  /// Binds the parameters to the pool and fills them and the input.
+  /// Binds the parameters to the pool and fills them and the input (int8 weights: values in
+  /// [-127, 127], their scales a / 127, so that the layer computes on the float layer's scale).
   static void setup() {
-    stf::index_t used = 0;
+    stf::index_t used = 0, used_i8 = 0;
     layer.params.visit(
         [&](const stf::Name&, stf::ParamRef p) {
+          if (p.is_int8()) {
+            *p.data_i8 = bench_pool_i8 + used_i8;
+            used_i8 += p.size();
+            return;
+          }
           *p.data = bench_pool + used;
           used += p.size();
         },
         stf::Name{});
     const float a = 1.0f / std::sqrt(static_cast<float>(D));
     for (stf::index_t i = 0; i < used; ++i) bench_pool[i] = bench_uniform(a);
+    if constexpr (stf::is_int8(Format)) {
+      for (stf::index_t i = 0; i < used_i8; ++i)
+        bench_pool_i8[i] = static_cast<std::int8_t>(static_cast<int>(bench_uniform(127.0f)));
+      layer.params.visit(
+          [&](const stf::Name&, stf::ParamRef p) {
+            if (p.scale)
+              for (stf::index_t i = 0; i < p.size(); ++i) const_cast<float*>(*p.data)[i] = a / 127.0f;
+          },
+          stf::Name{});
+    }
     for (float& v : x.data) v = bench_uniform(1.0f);
   }
 };

@@ -49,7 +49,7 @@ std::uint64_t count(F&& f) {
 }
 
 template <index_t S, index_t D, index_t H, index_t F>
-void bench(const Reference& ref) {
+std::uint64_t bench(const Reference& ref) {
   using Bench = fw::BenchLayer<S, D, H, F>;
   using Layer = typename Bench::Layer;
   Bench::setup();
@@ -112,6 +112,43 @@ void bench(const Reference& ref) {
   put_grouped(phase[2], 0);
   fw_puts(" (x2)\n");
   if (!std::isfinite(y0)) exact = false;
+  return insns;
+}
+
+/// Instructions of one forward of the layer in an int8 format (its own weights and input).
+template <index_t S, index_t D, index_t H, index_t F, NumberFormat Format>
+std::uint64_t bench_int8() {
+  using Bench = fw::BenchLayer<S, D, H, F, Format>;
+  Bench::setup();
+  if (Bench::layer.forward(Bench::x, Bench::y, S, Bench::scratch) != Status::ok) {
+    fw_puts("int8 forward failed\n");
+    fw_exit(1);
+  }
+  if (!std::isfinite(Bench::y.data[0])) exact = false;
+  return count([&] { (void)Bench::layer.forward(Bench::x, Bench::y, S, Bench::scratch); });
+}
+
+/// One row of the int8 table: float32 (measured above), w8a32, w8a8, CMSIS-NN's int8 layer (issue
+/// 23's anchor for this core), and float32 / w8a8.
+template <index_t S, index_t D, index_t H, index_t F>
+void bench_formats(std::uint64_t f32, std::uint64_t cmsis_nn_m4f, std::uint64_t cmsis_nn_m55) {
+  const std::uint64_t w8a32 = bench_int8<S, D, H, F, NumberFormat::w8a32>();
+  const std::uint64_t w8a8 = bench_int8<S, D, H, F, NumberFormat::w8a8>();
+  fw_puts("  (");
+  fw_put_u(S, 2);
+  fw_puts(", ");
+  fw_put_u(D, 2);
+  fw_puts(", ");
+  fw_put_u(H, 1);
+  fw_puts(", ");
+  fw_put_u(F, 3);
+  fw_puts(")");
+  put_grouped(f32, 12);
+  put_grouped(w8a32, 12);
+  put_grouped(w8a8, 12);
+  put_grouped(fw::kSysTickHz == 32000000u ? cmsis_nn_m55 : cmsis_nn_m4f, 14);
+  fw_put_f(static_cast<double>(f32) / static_cast<double>(w8a8), 2, 9);
+  fw_puts("x\n");
 }
 }  // namespace
 
@@ -133,9 +170,16 @@ int main() {
   fw_puts("  (S,  D,  H,   F)   statiformer   M4 plain C   M4 CMSIS-DSP   M55 Helium   ratio\n");
   fw_puts("                     (this core)   -O2 (ref)    (ref)          CMSIS (ref)  (vs ");
   fw_puts(fw::kSysTickHz == 32000000u ? "M55 Helium)\n" : "M4 plain C)\n");
-  bench<10, 16, 2, 32>({155921, 189490, 43962});
-  bench<32, 64, 4, 128>({6533033, 6875781, 1014280});
-  bench<64, 64, 4, 256>({20543458, 21390805, 3089951});
+  const std::uint64_t f32_small = bench<10, 16, 2, 32>({155921, 189490, 43962});
+  const std::uint64_t f32_mid = bench<32, 64, 4, 128>({6533033, 6875781, 1014280});
+  const std::uint64_t f32_large = bench<64, 64, 4, 256>({20543458, 21390805, 3089951});
+  // the int8 formats (kernels/QUANTIZATION.md; the linears int8, the attention float), next to the
+  // float layer above and issue 23's anchor: a CMSIS-NN int8 post-norm layer (GCC 12.2 -O2)
+  fw_puts("stf::EncoderLayer in the int8 formats (issue 23): instructions per forward\n");
+  fw_puts("  (S,  D,  H,   F)     float32       w8a32        w8a8   CMSIS-NN int8   float32/w8a8\n");
+  bench_formats<10, 16, 2, 32>(f32_small, 290275, 188939);
+  bench_formats<32, 64, 4, 128>(f32_mid, 6099534, 3502820);
+  bench_formats<64, 64, 4, 256>(f32_large, 19870497, 12503678);
   // per-kernel costs, the building blocks of the table above
   {
     using K = ActiveKernels;

@@ -66,6 +66,7 @@ enum class [[nodiscard]] Status : std::uint8_t{
     hyperparameter_mismatch,  ///< a weight table's hyperparameter differs from the model's, or is missing
     invalid_sampler,          ///< sampling settings out of range (top_k not in [1, Vocab], temperature not > 0)
     invalid_mask,             ///< masks that contradict the valid length, leave a row no key, or cannot be run
+    weight_dtype_mismatch,    ///< a float weight offered for an int8 parameter (NumberFormat), or the reverse
 };
 
 /// Human-readable text of a status (static storage, never null).
@@ -93,6 +94,8 @@ constexpr const char* to_string(Status s) noexcept {
       return "sampling settings out of range (top_k in [1, Vocab], temperature finite and > 0)";
     case Status::invalid_mask:
       return "masks contradict the valid length, leave a row with no key, or cannot be run incrementally";
+    case Status::weight_dtype_mismatch:
+      return "a parameter has the wrong dtype (float where the model stores int8, or the reverse)";
   }
   return "unknown status";
 }
@@ -110,5 +113,13 @@ constexpr float default_layer_norm_eps(LayerNormKind k) { return k == LayerNormK
 /// Value written into masked attention scores before the softmax. Both give identical results
 /// unless every key of a query row is masked; see kernels/attention.hpp for that case.
 enum class MaskFill : std::uint8_t { neg_inf, neg_1e9 };
+/// The number format of a layer's matrix products (kernels/QUANTIZATION.md):
+///   f32    float32 weights and activations (the default);
+///   w8a32  int8 weights, one scale per output channel; activations float;
+///   w8a8   int8 weights and int8 inputs of the linears, one scale per row computed at run time.
+/// Softmax, LayerNorm, activations, residual adds and the attention's Q·Kᵀ and P·V stay float32
+/// in every format (today; the scheme's int8 attention is not built yet).
+enum class NumberFormat : std::uint8_t { f32, w8a32, w8a8 };
+constexpr bool is_int8(NumberFormat f) { return f != NumberFormat::f32; }
 
 }  // namespace stf

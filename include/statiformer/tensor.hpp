@@ -1,6 +1,7 @@
 // statiformer — tensors (owning, aligned, shape in the type) and views (pointer + static shape).
 #pragma once
 
+#include <cstdint>
 #include <type_traits>
 
 #include <statiformer/config.hpp>
@@ -23,6 +24,7 @@ struct WeightEntry {
   const char* name;
   const float* data;
   index_t size;
+  const std::int8_t* data_i8 = nullptr;  ///< an int8 weight (NumberFormat w8a32, w8a8): data is null then
 };
 
 template <index_t Rows, index_t Cols>

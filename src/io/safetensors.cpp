@@ -26,7 +26,8 @@ const char* to_string(LoadError e) {
                                    "gap",
                                    "non_finite",
                                    "needs_storage",
-                                   "hyperparameter"};
+                                   "hyperparameter",
+                                   "out_of_range"};
   const auto i = static_cast<unsigned>(e);
   return i < sizeof names / sizeof names[0] ? names[i] : "unknown";
 }
@@ -389,7 +390,7 @@ LoadError parse_structure(const u8* json, std::size_t n, Header& h, LoadResult& 
         if (equals(field, "dtype")) {
           if (has_dtype || !w.string(e.dtype_text)) return LoadError::header_structure;
           has_dtype = true;
-          for (std::uint8_t d = kF32; d <= kBF16; ++d)
+          for (std::uint8_t d = kF32; d <= kI8; ++d)
             if (equals(e.dtype_text, kDtypeNames[d])) e.dtype = static_cast<Dtype>(d);
         } else if (equals(field, "shape")) {
           if (has_shape || !w.eat('[')) return LoadError::header_structure;
@@ -657,6 +658,8 @@ std::uint64_t first_non_finite(const u8* data, Dtype d, std::uint64_t n, bool& n
   }
   return n;
 }
+
+float element_at(const u8* data, Dtype d, std::uint64_t i) { return element(data, d, i); }
 
 void convert(const u8* data, Dtype d, std::uint64_t n, float* out) {
   for (std::uint64_t k = 0; k < n; ++k) out[k] = element(data, d, k);

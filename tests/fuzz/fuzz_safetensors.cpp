@@ -1,17 +1,17 @@
 // libFuzzer harness for the safetensors loader (include/statiformer/io/safetensors.hpp), built with
 // clang and ASan + UBSan by `./run fuzz SECONDS` (tests/fuzz/CMakeLists.txt). Seeds: tests/io/corpus.
 //
-// Each input is loaded into six models (the tiny model, the same with a transposed weight, an
+// Each input is loaded into seven models (the tiny model, the same with a transposed weight, an
 // encoder stack, the small encoder-decoder of the hyperparameter corpus, also with
 // require_hyperparameters off, the small decoder-only model and the encoder stack of its shapes of
-// the decoder-only corpus), with and without copies. Besides the sanitizers, it checks the loader's contract
-// against its own reading of the file (a small JSON reader and F32/F16/BF16 decoders of its own,
-// sharing no code with the loader): a failed load binds nothing; a successful one binds each
-// parameter to the tensor of the same name, in place (the very bytes of an aligned F32 tensor, when
-// copies are not asked for) or else copied into the storage, in order, every copied value equal bit
-// for bit to what the file's bytes describe, and finite (reject_non_finite); and each of the
-// model's hyperparameters is in the metadata exactly once with the model's text, and the metadata
-// holds no `causal` marker the model does not have.
+// the decoder-only corpus, and the small int8 encoder stack), with and without copies. Besides the sanitizers, it
+// checks the loader's contract against its own reading of the file (a small JSON reader and F32/F16/BF16 decoders of
+// its own, sharing no code with the loader): a failed load binds nothing; a successful one binds each parameter to the
+// tensor of the same name, in place (the very bytes of an aligned F32 tensor, when copies are not asked for) or else
+// copied into the storage, in order, every copied value equal bit for bit to what the file's bytes describe, and finite
+// (reject_non_finite); an int8 weight is I8, bound in place unless copies are asked for, and holds no -128; a weight
+// scale is >= 0; and each of the model's hyperparameters is in the metadata exactly once with the model's text, and the
+// metadata holds no `causal` marker the model does not have.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -32,7 +32,7 @@ namespace {
 
 // ---- the harness's own reading of a safetensors file ---------------------------------------------
 
-enum class Dtype { unknown, f32, f16, bf16 };
+enum class Dtype { unknown, f32, f16, bf16, i8 };
 
 struct Tensor {
   std::string name;  ///< the key, escapes decoded (UTF-8)
@@ -177,6 +177,7 @@ struct HeaderReader {
             t.dtype = text == "F32"    ? Dtype::f32
                       : text == "F16"  ? Dtype::f16
                       : text == "BF16" ? Dtype::bf16
+                      : text == "I8"   ? Dtype::i8
                                        : Dtype::unknown;
           } else if (field == "shape") {
             if (!integers(numbers)) return false;
@@ -285,9 +286,9 @@ void load_and_check(const std::uint8_t* data, std::size_t size, bool copy, bool 
   stf::index_t offset = 0;
   params.visit(
       [&](const stf::Name& name, stf::ParamRef ref) {
-        const float* p = *ref.data;
+        const void* bound = ref.is_int8() ? static_cast<const void*>(*ref.data_i8) : *ref.data;
         if (!r) {
-          FUZZ_CHECK(p == nullptr);
+          FUZZ_CHECK(bound == nullptr);
           return;
         }
         // the one tensor of this name
@@ -298,10 +299,22 @@ void load_and_check(const std::uint8_t* data, std::size_t size, bool copy, bool 
             t = &candidate;
           }
         FUZZ_CHECK(t != nullptr && t->dtype != Dtype::unknown);
-        const std::uint64_t width = t->dtype == Dtype::f32 ? 4 : 2;
+        // an int8 weight is I8 and nothing else is
+        FUZZ_CHECK(ref.is_int8() == (t->dtype == Dtype::i8));
+        const std::uint64_t width = t->dtype == Dtype::f32 ? 4 : (t->dtype == Dtype::i8 ? 1 : 2);
         FUZZ_CHECK(t->begin <= t->end && t->end <= size - static_cast<std::size_t>(region - data));
         FUZZ_CHECK(t->end - t->begin == ref.size() * width);
         const std::uint8_t* bytes = region + t->begin;
+        if (ref.is_int8()) {  // in place unless copies were asked for; the bytes, none of them -128
+          const auto* q = static_cast<const std::int8_t*>(bound);
+          FUZZ_CHECK(copy ? q == reinterpret_cast<const std::int8_t*>(storage.data + offset)
+                          : q == reinterpret_cast<const std::int8_t*>(bytes));
+          for (stf::index_t k = 0; k < ref.size(); ++k)
+            FUZZ_CHECK(q[k] != -128 && q[k] == static_cast<std::int8_t>(bytes[k]));
+          offset += ref.bytes() / 4;
+          return;
+        }
+        const float* p = *ref.data;
 
         // in place exactly when the tensor is F32, float-aligned and copies were not asked for
         const bool in_place =
@@ -316,6 +329,7 @@ void load_and_check(const std::uint8_t* data, std::size_t size, bool copy, bool 
           const float want = element(bytes, t->dtype, k);
           FUZZ_CHECK(std::isfinite(want));
           FUZZ_CHECK(same_bits(p[k], want));
+          FUZZ_CHECK(!ref.scale || want >= 0.0f);  // a weight scale is >= 0
         }
         offset += ref.size();
       },
@@ -333,5 +347,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   load_and_check<stf_io::HpModel::Params>(data, size, true, false);
   load_and_check<stf_io::GptHp::Params>(data, size, false);
   load_and_check<stf_io::EncStackHp::Params>(data, size, false);
+  load_and_check<stf_io::EncStackW8a8::Params>(data, size, false);
+  load_and_check<stf_io::EncStackW8a8::Params>(data, size, true);
   return 0;
 }

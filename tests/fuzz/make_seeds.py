@@ -36,3 +36,24 @@ def write(path, dtype, values):
 here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds")
 for dtype, values in EDGES.items():
     write(os.path.join(here, "edges_%s.safetensors" % dtype.lower()), dtype, values)
+
+# An int8 file (tools/schema/models.hpp EncStackW8a8: I8 weights in k-quads, F32 weight_scale
+# vectors, the number_format hyperparameter), so the fuzzer starts inside the loader's int8 paths:
+# a seeded float nn.TransformerEncoder quantized by tools/export.py --quantize w8a8 against the
+# committed schema. Needs Debian's python3-torch; skipped without it.
+try:
+    import sys
+
+    import torch
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    sys.path.insert(0, os.path.join(root, "tools"))
+    import export
+
+    torch.manual_seed(8)
+    layer = torch.nn.TransformerEncoderLayer(8, 2, 10, dropout=0.0)
+    module = torch.nn.TransformerEncoder(layer, 1, norm=torch.nn.LayerNorm(8))
+    export.export(module.state_dict(), os.path.join(root, "tests", "io", "schemas", "enc_w8a8.json"),
+                  map_name="torch", safetensors=os.path.join(here, "enc_w8a8.safetensors"), quantize="w8a8")
+except ImportError:
+    print("make_seeds: no torch: the int8 seed is not written")

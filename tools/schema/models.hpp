@@ -2,8 +2,8 @@
 // encoder-decoder, an encoder stack and a decoder stack with PyTorch's layouts, the same stacks with
 // every Linear weight stored transposed (the layout the kernels are moving to), a tiny model for
 // the malformed-file corpus, the mutation tests and the fuzzer, a small encoder-decoder for the
-// hyperparameter corpus, and a small decoder-only model with its stack and an encoder stack of
-// the same shapes for the `causal` marker's corpus.
+// hyperparameter corpus, a small decoder-only model with its stack and an encoder stack of
+// the same shapes for the `causal` marker's corpus, and a small int8 encoder stack.
 #pragma once
 
 #include <statiformer/statiformer.hpp>
@@ -33,6 +33,11 @@ using HpModel = stf::Transformer<2, 3, 5, 6, 4, 2, 8, 1>;
 using GptHp = stf::Gpt<3, 5, 4, 2, 8, 1>;
 using CausalStackHp = stf::CausalStack<stf::CausalLayer<3, 4, 2, 8>, 1, true>;
 using EncStackHp = stf::EncoderStack<stf::EncoderLayer<3, 4, 2, 8>, 1, true>;
+/// An int8 encoder stack (NumberFormat::w8a8: I8 weights in k-quads, F32 weight_scale vectors, the
+/// number_format hyperparameter): d_model 8, 2 heads, d_ff 10, so linear2's reduction of 10 is stored
+/// padded to 12. The loader's int8 paths (tests/unit/test_int8_layers.cpp, the fuzzer).
+using EncStackW8a8 =
+    stf::EncoderStack<stf::EncoderLayer<3, 8, 2, 10, stf::LayerOptions{.format = stf::NumberFormat::w8a8}>, 1, true>;
 
 /// Tiny: a Linear(4 → 3) and a LayerNorm(3): 4 tensors, 21 floats, a ~300-byte header. Its layout
 /// is spelled out here (proj.weight stored as PyTorch's [3, 4]) rather than taken from LinearParams,

@@ -66,7 +66,7 @@ class Sequential {
   }();
 
   static constexpr index_t param_count = (Layers::Params::param_count + ... + 0);
-  static constexpr index_t weight_bytes = param_count * sizeof(float);
+  static constexpr index_t weight_bytes = (param_bytes_of<typename Layers::Params>() + ... + 0);
   static constexpr index_t arena_bytes = plan.arena_floats * sizeof(float);
   static constexpr index_t arena_unplanned_bytes = plan.sum_floats * sizeof(float);
 

@@ -69,13 +69,13 @@ struct LayerCost {
 };
 template <fixed_string P, Node L>
 struct LayerCost<Named<P, L>> : LayerCost<L> {};
-template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool HasBias>
-struct LayerCost<MultiHeadAttention<SeqQ, SeqK, DModel, NHeads, HasBias>> {
+template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool HasBias, NumberFormat F>
+struct LayerCost<MultiHeadAttention<SeqQ, SeqK, DModel, NHeads, HasBias, F>> {
   static constexpr bool known = true;
   static constexpr index_t mult_adds(index_t) { return cost::multi_head(SeqQ, SeqK, SeqK, DModel); }
 };
-template <index_t SeqLen, index_t DModel, index_t DFf, Activation Act, bool OutAct>
-struct LayerCost<FeedForward<SeqLen, DModel, DFf, Act, OutAct>> {
+template <index_t SeqLen, index_t DModel, index_t DFf, Activation Act, bool OutAct, NumberFormat F>
+struct LayerCost<FeedForward<SeqLen, DModel, DFf, Act, OutAct, F>> {
   static constexpr bool known = true;
   static constexpr index_t mult_adds(index_t) { return cost::feed_forward(SeqLen, DModel, DFf); }
 };

@@ -22,9 +22,23 @@ struct BindResult {
   explicit operator bool() const { return status == Status::ok; }
 };
 
+namespace detail {
+/// An int8 parameter's data by `lookup(name, size, tag)` with tag `const std::int8_t*` (null where the
+/// lookup has no such overload: then the model's int8 weights cannot be found through it).
+template <class Lookup>
+const std::int8_t* lookup_int8(Lookup& lookup, const char* name, index_t& size) {
+  if constexpr (requires { lookup(name, size, static_cast<const std::int8_t*>(nullptr)); })
+    return lookup(name, size, static_cast<const std::int8_t*>(nullptr));
+  else
+    return nullptr;
+}
+}  // namespace detail
+
 /// Binds every parameter of `params` (anything with visit(f, prefix)) by looking it up with
-/// `lookup(const char* name, index_t& size) -> const float*` (null if absent). Checks everything
-/// first; on any error nothing is bound and the params keep their previous pointers.
+/// `lookup(const char* name, index_t& size) -> const float*` (null if absent); a model with int8
+/// weights (NumberFormat) also calls `lookup(name, size, const std::int8_t* tag) -> const std::int8_t*`
+/// for them (size: stored elements, ParamRef::size). Checks everything first; on any error nothing is
+/// bound and the params keep their previous pointers.
 template <class Params, class Lookup>
 BindResult bind_params(Params& params, Lookup&& lookup, const Name& prefix = {}) {
   BindResult result;
@@ -32,8 +46,14 @@ BindResult bind_params(Params& params, Lookup&& lookup, const Name& prefix = {})
       [&](const Name& name, ParamRef ref) {
         if (!result) return;
         index_t size = 0;
-        const float* data = lookup(name.c_str(), size);
-        if (!data)
+        const bool found = ref.is_int8() ? detail::lookup_int8(lookup, name.c_str(), size) != nullptr
+                                         : lookup(name.c_str(), size) != nullptr;
+        index_t other_size = 0;  // found with the other dtype?
+        const bool other = !found && (ref.is_int8() ? lookup(name.c_str(), other_size) != nullptr
+                                                    : detail::lookup_int8(lookup, name.c_str(), other_size) != nullptr);
+        if (other)
+          result = {Status::weight_dtype_mismatch, name, ref.size(), other_size};
+        else if (!found)
           result = {Status::missing_weight, name, ref.size(), 0};
         else if (size != ref.size())
           result = {Status::weight_shape_mismatch, name, ref.size(), size};
@@ -43,7 +63,10 @@ BindResult bind_params(Params& params, Lookup&& lookup, const Name& prefix = {})
   params.visit(
       [&](const Name& name, ParamRef ref) {
         index_t size = 0;
-        *ref.data = lookup(name.c_str(), size);
+        if (ref.is_int8())
+          *ref.data_i8 = detail::lookup_int8(lookup, name.c_str(), size);
+        else
+          *ref.data = lookup(name.c_str(), size);
       },
       prefix);
   return result;
@@ -51,7 +74,7 @@ BindResult bind_params(Params& params, Lookup&& lookup, const Name& prefix = {})
 
 namespace detail {
 /// A table entry that records a hyperparameter ("key=value", data null; tools/export.py writes them).
-inline bool is_hparam_record(const WeightEntry& e) { return !e.data && std::strchr(e.name, '='); }
+inline bool is_hparam_record(const WeightEntry& e) { return !e.data && !e.data_i8 && std::strchr(e.name, '='); }
 /// Does the record name prefix/key?  Then its value text.
 inline const char* hparam_record_value(const WeightEntry& e, const Name& prefix, const char* key) {
   const Name full = prefix / key;
@@ -125,17 +148,26 @@ BindResult bind_table(Params& params, const WeightEntry (&table)[N], const Name&
       if (!known) return {Status::unexpected_weight, table[i].name, 0, 0};
     }
   }
-  return bind_params(
-      params,
-      [&](const char* name, index_t& size) -> const float* {
-        for (index_t i = 0; i < N; ++i)
-          if (std::strcmp(table[i].name, name) == 0) {
-            size = table[i].size;
-            return table[i].data;
-          }
-        return nullptr;
-      },
-      prefix);
+  struct TableLookup {
+    const WeightEntry* table;
+    const WeightEntry* find(const char* name, index_t& size) const {
+      for (index_t i = 0; i < N; ++i)
+        if (std::strcmp(table[i].name, name) == 0) {
+          size = table[i].size;
+          return &table[i];
+        }
+      return nullptr;
+    }
+    const float* operator()(const char* name, index_t& size) const {
+      const WeightEntry* e = find(name, size);
+      return e ? e->data : nullptr;
+    }
+    const std::int8_t* operator()(const char* name, index_t& size, const std::int8_t*) const {
+      const WeightEntry* e = find(name, size);
+      return e ? e->data_i8 : nullptr;
+    }
+  };
+  return bind_params(params, TableLookup{table}, prefix);
 }
 
 }  // namespace stf

@@ -75,6 +75,9 @@ constexpr Text text(Activation a) {
 }
 constexpr Text text(LayerNormKind k) { return text(k == LayerNormKind::torch ? "torch" : "annotated"); }
 constexpr Text text(MaskFill f) { return text(f == MaskFill::neg_inf ? "-inf" : "-1e9"); }
+constexpr Text text(NumberFormat f) {
+  return text(f == NumberFormat::f32 ? "f32" : (f == NumberFormat::w8a32 ? "w8a32" : "w8a8"));
+}
 
 /// The shortest "d[.ddd]e±XX" (Python's "%.*e" % (p - 1, x)) that reads back as the float x > 0.
 constexpr Text text(float x) {
@@ -136,22 +139,32 @@ constexpr void describe(H& h, const Name& p, const LayerNorm<DModel, Kind, Eps>*
   h(p / "eps", text(Eps.value));
 }
 
-template <class H, index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool Bias>
-constexpr void describe(H& h, const Name& p, const MultiHeadAttention<SeqQ, SeqK, DModel, NHeads, Bias>*) {
+/// `number_format` (w8a32, w8a8) where the linears are int8; a float module has no such key, so the
+/// files written before the key existed still load. The int8 formats' files differ from the float
+/// ones in their dtypes too, but w8a32 and w8a8 files are the same bytes: only this key tells them apart.
+template <class H>
+constexpr void describe_format(H& h, const Name& p, NumberFormat f) {
+  if (is_int8(f)) h(p / "number_format", text(f));
+}
+
+template <class H, index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool Bias, NumberFormat Format>
+constexpr void describe(H& h, const Name& p, const MultiHeadAttention<SeqQ, SeqK, DModel, NHeads, Bias, Format>*) {
   h(p / "embed_dim", text(DModel));
   h(p / "num_heads", text(NHeads));
   h(p / "bias", text(Bias));
   h(p / "seq_q", text(SeqQ));
   h(p / "seq_k", text(SeqK));
+  describe_format(h, p, Format);
 }
 
-template <class H, index_t SeqLen, index_t DModel, index_t DFf, Activation Act, bool OutAct>
-constexpr void describe(H& h, const Name& p, const FeedForward<SeqLen, DModel, DFf, Act, OutAct>*) {
+template <class H, index_t SeqLen, index_t DModel, index_t DFf, Activation Act, bool OutAct, NumberFormat Format>
+constexpr void describe(H& h, const Name& p, const FeedForward<SeqLen, DModel, DFf, Act, OutAct, Format>*) {
   h(p / "d_model", text(DModel));
   h(p / "dim_feedforward", text(DFf));
   h(p / "activation", text(Act));
   h(p / "out_activation", text(OutAct));
   h(p / "seq_len", text(SeqLen));
+  describe_format(h, p, Format);
 }
 
 /// The options every layer shares, under nn.Transformer*Layer's argument names where it has one.
@@ -166,6 +179,7 @@ constexpr void describe_layer(H& h, const Name& p) {
   h(p / "layer_norm_eps", text(LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>::eps));
   h(p / "bias", text(Opt.bias));
   h(p / "mask_fill", text(Opt.fill));
+  describe_format(h, p, Opt.format);
 }
 
 template <class H, index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOptions Opt>

@@ -64,7 +64,7 @@ enum class LoadError : std::uint8_t {
   duplicate_name,          ///< a tensor name (or __metadata__) appears twice
   unexpected_name,         ///< a tensor the model does not have
   missing_name,            ///< a parameter of the model the file does not have
-  dtype,                   ///< a dtype other than F32, F16, BF16
+  dtype,                   ///< a dtype other than F32, F16, BF16 (I8 for an int8 weight, and only there)
   shape,                   ///< a shape other than the parameter's stored shape
   offsets,                 ///< data_offsets not [begin, end], begin <= end <= data size, end - begin = bytes
   overlap,                 ///< two tensors share bytes
@@ -72,6 +72,7 @@ enum class LoadError : std::uint8_t {
   non_finite,              ///< a NaN or infinity (LoadOptions::reject_non_finite)
   needs_storage,           ///< a tensor must be copied or converted, and no (or too small a) storage was given
   hyperparameter,          ///< a hyperparameter of the model differs in the file, appears twice, or is missing
+  out_of_range,            ///< an int8 weight holding -128, or a negative weight scale (kernels/QUANTIZATION.md)
 };
 
 /// The error's name ("ok", "json_syntax", ...; static storage, never null).
@@ -99,17 +100,22 @@ struct LoadResult {
   explicit operator bool() const { return error == LoadError::ok; }
 };
 
-/// The model's own storage for copied or converted weights: one float per parameter element.
+/// Floats of storage that hold a copy of every parameter of Params (an int8 weight takes a quarter
+/// of a float per element: its bytes are a multiple of 4).
+template <class Params>
+inline constexpr index_t param_storage_floats = param_bytes_of<Params>() / index_t(sizeof(float));
+
+/// The model's own storage for copied or converted weights: param_storage_floats<Params> floats.
 template <class Params>
 struct ParamStorage {
-  alignas(kTensorAlign) float data[Params::param_count];
+  alignas(kTensorAlign) float data[param_storage_floats<Params>];
 };
 
 namespace detail::safetensors {
 
-enum Dtype : std::uint8_t { kUnknown, kF32, kF16, kBF16 };
-inline constexpr std::uint64_t kDtypeBytes[] = {0, 4, 2, 2};
-inline constexpr const char* kDtypeNames[] = {"?", "F32", "F16", "BF16"};
+enum Dtype : std::uint8_t { kUnknown, kF32, kF16, kBF16, kI8 };
+inline constexpr std::uint64_t kDtypeBytes[] = {0, 4, 2, 2, 1};
+inline constexpr const char* kDtypeNames[] = {"?", "F32", "F16", "BF16", "I8"};
 inline constexpr std::uint16_t kNoParam = 0xffff;
 
 using u8 = unsigned char;
@@ -160,6 +166,8 @@ bool check_hparams(const Header& h, const char* table, index_t count, bool requi
 bool check_coverage(const Header& h, std::uint64_t data_len, LoadResult& r);
 /// Index of the first NaN or infinity among the n elements of dtype d at data (nan: which), or n.
 std::uint64_t first_non_finite(const u8* data, Dtype d, std::uint64_t n, bool& nan);
+/// Element i of a float tensor of dtype d (F32, F16, BF16) at data.
+float element_at(const u8* data, Dtype d, std::uint64_t i);
 /// out[0 .. n) = the n elements of dtype d at data, as floats.
 void convert(const u8* data, Dtype d, std::uint64_t n, float* out);
 
@@ -197,7 +205,7 @@ inline unsigned long long ull(std::uint64_t v) { return v; }
 }  // namespace detail::safetensors
 
 /// Loads `params` (anything with visit(f, prefix) and param_count) from the safetensors bytes
-/// file[0 .. size). storage (nullable): param_count floats for the tensors that are copied.
+/// file[0 .. size). storage (nullable): param_storage_floats<Params> floats for the tensors that are copied.
 /// MaxTensors bounds the entries and parameters (the loader's stack use is ~64 bytes each).
 template <index_t MaxTensors = 256, class Params>
 LoadResult load_safetensors(Params& params, const void* file, std::size_t size, float* storage, index_t storage_floats,
@@ -270,10 +278,12 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
           return;
         }
         const st::Entry& e = entries[param_entry[i]];
-        if (e.dtype == st::kUnknown) {
+        if (ref.is_int8() ? e.dtype != st::kI8 : (e.dtype == st::kUnknown || e.dtype == st::kI8)) {
           const Name found = st::printable(e.dtype_text);
-          st::say(r, LoadError::dtype, "tensor '%s': dtype F32, F16 or BF16 expected, found '%s'", name.c_str(),
-                  found.c_str());
+          st::say(r, LoadError::dtype,
+                  ref.is_int8() ? "tensor '%s': dtype I8 expected (the model's linears are int8), found '%s'"
+                                : "tensor '%s': dtype F32, F16 or BF16 expected, found '%s'",
+                  name.c_str(), found.c_str());
           return;
         }
         index_t rows = 0, cols = 0;
@@ -311,13 +321,36 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
   // 7. no two tensors share bytes; together they cover the data region
   if (!st::check_coverage(h, data_len, r)) return r;
 
-  // 8. values
+  // 8. values: int8 weights in [-127, 127], weight scales finite and >= 0 (always: the kernels'
+  // arithmetic assumes both); then NaN/Inf anywhere (optional)
+  idx = 0;
+  params.visit(
+      [&](const Name& name, ParamRef ref) {
+        const st::Entry& e = entries[param_entry[idx++]];
+        if (!r || !(ref.is_int8() || ref.scale)) return;
+        for (index_t k = 0; k < ref.size(); ++k) {
+          const bool bad = ref.is_int8() ? data[e.begin + k] == 0x80
+                                         : !(st::element_at(data + e.begin, e.dtype, k) >= 0.0f &&
+                                             st::element_at(data + e.begin, e.dtype, k) <= 3.4028235e38f);
+          if (!bad) continue;
+          r.tensor = name;
+          r.found = k;
+          st::say(r, LoadError::out_of_range,
+                  ref.is_int8() ? "tensor '%s': element %llu is -128, expected int8 weights in [-127, 127]"
+                                : "tensor '%s': element %llu is negative, NaN or infinite, expected a weight scale "
+                                  "that is finite and >= 0",
+                  name.c_str(), ull(k));
+          return;
+        }
+      },
+      Name{});
+  if (!r) return r;
   if (options.reject_non_finite) {
     idx = 0;
     params.visit(
         [&](const Name& name, ParamRef ref) {
           const st::Entry& e = entries[param_entry[idx++]];
-          if (!r) return;
+          if (!r || ref.is_int8()) return;
           bool nan = false;
           const std::uint64_t k = st::first_non_finite(data + e.begin, e.dtype, ref.size(), nan);
           if (k != ref.size()) {
@@ -333,14 +366,16 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
 
   // 9. storage for what cannot be bound in place
   auto in_place = [&](const st::Entry& e) {
-    return !options.copy && e.dtype == st::kF32 &&
-           reinterpret_cast<std::uintptr_t>(data + e.begin) % alignof(float) == 0;
+    return !options.copy &&
+           (e.dtype == st::kI8 ||
+            (e.dtype == st::kF32 && reinterpret_cast<std::uintptr_t>(data + e.begin) % alignof(float) == 0));
   };
   bool copies = false;
   for (index_t e = 0; e < h.count; ++e) copies = copies || !in_place(entries[e]);
-  if (copies && (!storage || storage_floats < Params::param_count)) {
+  constexpr index_t needed = param_storage_floats<Params>;
+  if (copies && (!storage || storage_floats < needed)) {
     r.tensor = Name{};
-    r.expected = Params::param_count;
+    r.expected = needed;
     r.found = storage ? storage_floats : 0;
     st::say(r, LoadError::needs_storage,
             "tensors must be copied (F16/BF16, unaligned or LoadOptions::copy): storage "
@@ -357,13 +392,20 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
   params.visit(
       [&](const Name&, ParamRef ref) {
         const st::Entry& e = entries[param_entry[idx++]];
-        if (in_place(e)) {
+        if (ref.is_int8()) {
+          if (in_place(e)) {
+            *ref.data_i8 = reinterpret_cast<const std::int8_t*>(data + e.begin);
+          } else {
+            std::memcpy(storage + offset, data + e.begin, static_cast<std::size_t>(ref.bytes()));
+            *ref.data_i8 = reinterpret_cast<const std::int8_t*>(storage + offset);
+          }
+        } else if (in_place(e)) {
           *ref.data = reinterpret_cast<const float*>(data + e.begin);
         } else {
           st::convert(data + e.begin, e.dtype, ref.size(), storage + offset);
           *ref.data = storage + offset;
         }
-        offset += ref.size();
+        offset += ref.bytes() / index_t(sizeof(float));
       },
       Name{});
   return r;
@@ -373,7 +415,7 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
 template <index_t MaxTensors = 256, class Params>
 LoadResult load_safetensors(Params& params, const void* file, std::size_t size, ParamStorage<Params>& storage,
                             const LoadOptions& options = {}) {
-  return load_safetensors<MaxTensors>(params, file, size, storage.data, Params::param_count, options);
+  return load_safetensors<MaxTensors>(params, file, size, storage.data, param_storage_floats<Params>, options);
 }
 
 }  // namespace stf

@@ -10,6 +10,11 @@
 //      "transposed": true, "stored_shape": [32, 32], "panel": 64},
 //     ...]}
 //
+// A model in an int8 number format (NumberFormat w8a32, w8a8; kernels/QUANTIZATION.md) has, for each
+// linear, "dtype": "I8" with "k_quads": true on the weight (stored_shape [quad_padded(in), out]: panels
+// of `panel` outputs, each in k-quads, qweight_index) and a "<linear>.weight_scale" vector [out] with
+// "scale": true (F32, >= 0). tools/export.py --quantize writes both.
+//
 // `shape` is the PyTorch shape; `stored_shape` is what the model reads (shape reversed when
 // `transposed`); `panel` > 0: the stored matrix is cut into column panels of that many columns,
 // each row-major and contiguous, one after the other (the last one narrower; a matrix of at most
@@ -31,9 +36,10 @@ namespace stf {
 /// 2: transposed matrices are stored in column panels ("panel"); 1 had them plain row-major.
 inline constexpr int kSchemaVersion = 2;
 
-/// The shape of a parameter as the model stores it: [rows, cols], or [cols, rows] when transposed.
+/// The shape of a parameter as the model stores it: [rows, cols], or [cols, rows] when transposed
+/// (an int8 weight: [quad_padded(cols), rows], its reduction padded to whole k-quads).
 inline void stored_shape(const ParamRef& ref, index_t& rows, index_t& cols) {
-  rows = ref.transposed && ref.cols ? ref.cols : ref.rows;
+  rows = ref.transposed && ref.cols ? (ref.is_int8() ? quad_padded(ref.cols) : ref.cols) : ref.rows;
   cols = ref.transposed && ref.cols ? ref.rows : ref.cols;
 }
 
@@ -105,6 +111,7 @@ void write_schema(Params& params, SchemaSink& out, const char* model) {
   out.string(model);
   out.text(", \"param_count\": ");
   out.number(Params::param_count);
+
   out.text(",\n \"hparams\": {");
   bool first_hparam = true;
   for_each_hparam(hparam_table<Params>, [&](const char* key, const char* value) {
@@ -123,7 +130,7 @@ void write_schema(Params& params, SchemaSink& out, const char* model) {
         first = false;
         out.text("{\"name\": ");
         out.string(name.c_str());
-        out.text(", \"dtype\": \"F32\", \"shape\": ");
+        out.text(ref.is_int8() ? ", \"dtype\": \"I8\", \"shape\": " : ", \"dtype\": \"F32\", \"shape\": ");
         out.shape(ref.rows, ref.cols);
         out.text(", \"transposed\": ");
         out.text(ref.transposed ? "true" : "false");
@@ -133,6 +140,8 @@ void write_schema(Params& params, SchemaSink& out, const char* model) {
         out.shape(rows, cols);
         out.text(", \"panel\": ");
         out.number(ref.panel);
+        if (ref.is_int8()) out.text(", \"k_quads\": true");
+        if (ref.scale) out.text(", \"scale\": true");
         out.put('}');
       },
       Name{});

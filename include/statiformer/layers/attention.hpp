@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/layers/linear.hpp>
 #include <statiformer/layers/params.hpp>
 
 namespace stf {
@@ -192,7 +193,10 @@ struct ScaledDotProductAttention {
 /// Multi-head attention with separate Q/K/V/O projections, as PyTorch's nn.MultiheadAttention
 /// (its packed in_proj binds through `bind_packed`). Self-attention passes the same tensor as
 /// query and key/value; cross-attention a key/value source of another length SeqK.
-template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool HasBias = true>
+/// Format: the number format of the four projections (NumberFormat; Q·Kᵀ, the softmax and P·V stay
+/// float32).
+template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool HasBias = true,
+          NumberFormat Format = NumberFormat::f32>
 struct MultiHeadAttention {
   static_assert(check::dmodel_divisible_by_nheads<DModel, NHeads>());
   static_assert(check::layer_dims_positive<SeqQ, DModel>());
@@ -200,11 +204,14 @@ struct MultiHeadAttention {
 
   static constexpr index_t seq_q = SeqQ, seq_k = SeqK, d_model = DModel, n_heads = NHeads;
   static constexpr index_t head_dim = DModel / NHeads;
+  static constexpr NumberFormat format = Format;
   static constexpr const char* name = "MultiHeadAttention";
 
   struct Params {
-    LinearParams<DModel, DModel, HasBias> q, k, v, o;
-    static constexpr index_t param_count = 4 * LinearParams<DModel, DModel, HasBias>::param_count;
+    using Linear = LinearParamsOf<DModel, DModel, HasBias, Format>;
+    Linear q, k, v, o;
+    static constexpr index_t param_count = 4 * Linear::param_count;
+    static constexpr index_t param_bytes = 4 * param_bytes_of<Linear>();
 
     template <class F>
     void visit(F&& f, const Name& prefix) {
@@ -217,7 +224,8 @@ struct MultiHeadAttention {
     /// exported: each [DModel, DModel] block stored transposed in column panels (as LinearParams),
     /// q's then k's then v's; and
     /// in_proj_bias [3·DModel]. out_proj binds to `o` as usual.
-    void bind_packed(CMat<3 * DModel, DModel> in_proj_weight, CVec<3 * DModel> in_proj_bias = {}) {
+    void bind_packed(CMat<3 * DModel, DModel> in_proj_weight,
+                     CVec<3 * DModel> in_proj_bias = {}) requires(!is_int8(Format)) {
       q.weight = CMat<DModel, DModel>(in_proj_weight.data);
       k.weight = CMat<DModel, DModel>(in_proj_weight.data + DModel * DModel);
       v.weight = CMat<DModel, DModel>(in_proj_weight.data + 2 * DModel * DModel);
@@ -234,7 +242,10 @@ struct MultiHeadAttention {
   /// scores per row of a group).
   static constexpr index_t attention_floats = attention_scratch_floats(SeqQ, SeqK, DModel / NHeads);
   static constexpr index_t v_stride = attention_value_stride(DModel);  ///< V's row stride
-  static constexpr index_t scratch_floats = SeqQ * DModel + SeqK * DModel + SeqK * v_stride + attention_floats;
+  /// The int8 projections' scratch (none in f32), after the attention's.
+  static constexpr index_t linear_floats = linear_scratch_floats<Format>(SeqQ > SeqK ? SeqQ : SeqK, DModel);
+  static constexpr index_t scratch_floats =
+      SeqQ * DModel + SeqK * DModel + SeqK * v_stride + attention_floats + linear_floats;
   /// What a whole [SeqQ, SeqK] score buffer per head would take instead.
   static constexpr index_t score_matrix_floats = SeqQ * SeqK;
 
@@ -279,19 +290,44 @@ struct MultiHeadAttention {
     float* vb = kt + SeqK * DModel;
     float* p = vb + SeqK * v_stride;
     const auto& P = params;
+    if constexpr (is_int8(Format)) {
+      float* lq = p + attention_floats;
+      linear_rows<Format>(P.q, xq, SeqQ, qb, lq);
+      linear_rows<Format>(P.k, xkv, SeqK, vb, lq);
+      detail::transpose(vb, SeqK, DModel, DModel, kt, SeqK);
+      linear_rows<Format>(P.v, xkv, SeqK, vb, lq);
+      if constexpr (v_stride != DModel)  // rows DModel apart to v_stride apart, the last one first
+        for (index_t j = SeqK; j-- > 1;)
+          for (index_t c = DModel; c-- > 0;) vb[j * v_stride + c] = vb[j * DModel + c];
+      heads(qb, kt, vb, mask, p, weights);
+      linear_rows<Format>(P.o, qb, SeqQ, y, lq);
+    } else {
+      run_f32(xq, xkv, mask, y, weights, qb, kt, vb, p);
+    }
+  }
+
+ private:
+  void run_f32(const float* xq, const float* xkv, const AttentionMask& mask, float* y, float* weights, float* qb,
+               float* kt, float* vb, float* p) const {
+    const auto& P = params;
     ActiveKernels::linear(xq, SeqQ, DModel, P.q.weight.data, P.q.bias_or_null(), DModel, qb);
     // K goes through vb (free until V) into Kᵀ
     ActiveKernels::linear(xkv, SeqK, DModel, P.k.weight.data, P.k.bias_or_null(), DModel, vb);
     detail::transpose(vb, SeqK, DModel, DModel, kt, SeqK);
     ActiveKernels::linear_block(xkv, DModel, SeqK, DModel, {P.v.weight.data, DModel, DModel}, DModel, vb, v_stride,
                                 P.v.bias_or_null(), false);
+    heads(qb, kt, vb, mask, p, weights);
+    ActiveKernels::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
+  }
+
+  /// Every head's attention; the context of head h overwrites its own query slice (read before
+  /// written, row by row).
+  static void heads(float* qb, const float* kt, const float* vb, const AttentionMask& mask, float* p, float* weights) {
     for (index_t h = 0; h < NHeads; ++h) {
       const index_t off = h * head_dim;
-      // the context of head h overwrites its own query slice (read before written, row by row)
       detail::attention_head(qb + off, DModel, kt + off * SeqK, SeqK, vb + off, v_stride, head_dim, SeqQ, SeqK, mask, p,
                              qb + off, DModel, weights ? weights + h * SeqQ * SeqK : nullptr);
     }
-    ActiveKernels::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
   }
 };
 

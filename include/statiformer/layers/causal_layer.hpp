@@ -17,6 +17,7 @@ namespace stf {
 /// and values to the cache, and prefill then steps give the same bits as steps alone.
 template <index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOptions Opt = LayerOptions{}>
 struct CausalLayer {
+  static_assert(check::float_format_only<is_int8(Opt.format)>());
   using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
   using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;
   using Norm = LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>;

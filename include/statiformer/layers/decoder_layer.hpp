@@ -16,6 +16,7 @@ namespace stf {
 template <index_t SeqLen, index_t MemLen, index_t DModel, index_t NHeads, index_t DFf,
           LayerOptions Opt = LayerOptions{}>
 struct DecoderLayer {
+  static_assert(check::float_format_only<is_int8(Opt.format)>());
   using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
   using CrossAttention = MultiHeadAttention<SeqLen, MemLen, DModel, NHeads, Opt.bias>;
   using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;

@@ -15,8 +15,8 @@ namespace stf {
 /// (Masks). y may alias x, so a stack of layers runs in place on one activation buffer.
 template <index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOptions Opt = LayerOptions{}>
 struct EncoderLayer {
-  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
-  using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;
+  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias, Opt.format>;
+  using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation, false, Opt.format>;
   using Norm = LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>;
 
   static constexpr index_t seq_len = SeqLen, d_model = DModel, n_heads = NHeads, d_ff = DFf;
@@ -31,6 +31,9 @@ struct EncoderLayer {
     typename Norm::Params norm1, norm2;
     static constexpr index_t param_count =
         SelfAttention::Params::param_count + FF::Params::param_count + 2 * Norm::Params::param_count;
+    static constexpr index_t param_bytes = param_bytes_of<typename SelfAttention::Params>() +
+                                           param_bytes_of<typename FF::Params>() +
+                                           2 * param_bytes_of<typename Norm::Params>();
     template <class F>
     void visit(F&& f, const Name& prefix) {
       self_attn.visit(f, prefix / "self_attn");

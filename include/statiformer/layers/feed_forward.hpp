@@ -2,7 +2,9 @@
 #pragma once
 
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/layers/linear.hpp>
 #include <statiformer/layers/node.hpp>
+#include <statiformer/layers/options.hpp>
 #include <statiformer/layers/params.hpp>
 
 namespace stf {
@@ -14,7 +16,12 @@ namespace stf {
 /// output's sum in sequence over the hidden units (the same bits as one product over all of them).
 /// Every weight is read once per row block, and the scratch is O(block · (kChunk + DModel)), not
 /// O(SeqLen · DFf); y may alias x.
-template <index_t SeqLen, index_t DModel, index_t DFf, Activation Act = Activation::relu, bool OutActivation = false>
+///
+/// With int8 linears (Format w8a32 or w8a8) each row's hidden values are quantized as one row (one
+/// scale per row over all DFf of them), so the hidden units are not chunked: blocks of up to
+/// kInt8RowBlock (32) rows, each block's whole hidden rows in the scratch, O(block · (DFf + DModel)).
+template <index_t SeqLen, index_t DModel, index_t DFf, Activation Act = Activation::relu, bool OutActivation = false,
+          NumberFormat Format = NumberFormat::f32>
 struct FeedForward {
   static_assert(check::layer_dims_positive<SeqLen, DModel>());
   static_assert(check::layer_dims_positive<SeqLen, DFf>());
@@ -23,13 +30,21 @@ struct FeedForward {
   static constexpr index_t kRowBlock = SeqLen < 128 ? SeqLen : 128;
   /// Hidden units per chunk: two weight panels (kChunk must be a multiple of kWeightPanel).
   static constexpr index_t kChunk = DFf < 2 * kWeightPanel ? DFf : 2 * kWeightPanel;
-  static constexpr index_t scratch_floats = kRowBlock * (kChunk + DModel);
+  static constexpr NumberFormat format = Format;
+  /// Rows per block of the int8 formats (whole hidden rows).
+  static constexpr index_t kInt8RowBlock = SeqLen < 32 ? SeqLen : 32;
+  static constexpr index_t scratch_floats =
+      is_int8(Format) ? kInt8RowBlock * (DFf + DModel) + max_of(linear_scratch_floats<Format>(kInt8RowBlock, DModel),
+                                                                linear_scratch_floats<Format>(kInt8RowBlock, DFf))
+                      : kRowBlock * (kChunk + DModel);
 
   struct Params {
-    LinearParams<DModel, DFf> linear1;
-    LinearParams<DFf, DModel> linear2;
-    static constexpr index_t param_count =
-        LinearParams<DModel, DFf>::param_count + LinearParams<DFf, DModel>::param_count;
+    using Linear1 = LinearParamsOf<DModel, DFf, true, Format>;
+    using Linear2 = LinearParamsOf<DFf, DModel, true, Format>;
+    Linear1 linear1;
+    Linear2 linear2;
+    static constexpr index_t param_count = Linear1::param_count + Linear2::param_count;
+    static constexpr index_t param_bytes = param_bytes_of<Linear1>() + param_bytes_of<Linear2>();
     template <class F>
     void visit(F&& f, const Name& prefix) {
       linear1.visit(f, prefix / "linear1");
@@ -57,6 +72,14 @@ struct FeedForward {
 
   /// rows of x → rows of y (y may alias x).
   void run(const float* x, index_t rows, float* y, float* scratch) const {
+    if constexpr (is_int8(Format))
+      run_int8(x, rows, y, scratch);
+    else
+      run_f32(x, rows, y, scratch);
+  }
+
+ private:
+  void run_f32(const float* x, index_t rows, float* y, float* scratch) const {
     float* hidden = scratch;
     float* out = scratch + kRowBlock * kChunk;
     const auto& p = params;
@@ -71,6 +94,19 @@ struct FeedForward {
                                     DModel, last ? p.linear2.bias.data : nullptr, c0 > 0,
                                     last && OutActivation ? fuse(Act) : Fuse::none);
       }
+      for (index_t i = 0; i < n * DModel; ++i) y[r * DModel + i] = out[i];
+    }
+  }
+
+  /// The int8 formats: per block of rows, hidden = act(linear1(x)) whole, then linear2(hidden).
+  void run_int8(const float* x, index_t rows, float* y, float* scratch) const {
+    float* hidden = scratch;
+    float* out = hidden + kInt8RowBlock * DFf;
+    float* q = out + kInt8RowBlock * DModel;
+    for (index_t r = 0; r < rows; r += kInt8RowBlock) {
+      const index_t n = rows - r < kInt8RowBlock ? rows - r : kInt8RowBlock;
+      linear_rows<Format>(params.linear1, x + r * DModel, n, hidden, q, fuse(Act));
+      linear_rows<Format>(params.linear2, hidden, n, out, q, OutActivation ? fuse(Act) : Fuse::none);
       for (index_t i = 0; i < n * DModel; ++i) y[r * DModel + i] = out[i];
     }
   }

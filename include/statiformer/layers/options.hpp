@@ -16,6 +16,9 @@ struct LayerOptions {
   /// the kind's own (1e-5 torch, 1e-6 annotated), so `LayerOptions{.layer_norm = LayerNormKind::annotated}`
   /// has 1e-6; another value: `.layer_norm_eps = 1e-12f` (finite, >= 0).
   float layer_norm_eps = default_layer_norm_eps(layer_norm);
+  /// The number format of the layer's linears (NumberFormat; kernels/QUANTIZATION.md):
+  /// `.format = NumberFormat::w8a8` stores int8 weights with per-output scales.
+  NumberFormat format = NumberFormat::f32;
 };
 
 /// The annotated transformer's layers: pre-norm, its LayerNorm (eps 1e-6), -1e9 mask fill.

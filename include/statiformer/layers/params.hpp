@@ -3,7 +3,9 @@
 // are all built on it (io/).
 #pragma once
 
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <statiformer/tensor.hpp>
 
@@ -50,14 +52,24 @@ struct Name {
 /// `transposed`: the model stores the transpose of the PyTorch tensor, [cols, rows], in column
 /// panels of `panel` columns (see kWeightPanel, stored_index; a stored matrix of at most `panel` columns is
 /// plain row-major): what the kernels read. Exporters write that layout, binders expect it.
+///
+/// An int8 weight (NumberFormat w8a32, w8a8; kernels/QUANTIZATION.md) has `data_i8` instead of
+/// `data`: stored [quad_padded(cols), rows] in panels and k-quads (qweight_index), dtype I8, values
+/// in [-127, 127]. Its per-output scales are a float vector with `scale` set: finite and >= 0.
 struct ParamRef {
   const float** data;
   index_t rows;
   index_t cols;  ///< 0 for a vector
   bool transposed = false;
-  index_t panel = 0;  ///< columns per panel of the stored matrix; 0: plain row-major
+  index_t panel = 0;                      ///< columns per panel of the stored matrix; 0: plain row-major
+  const std::int8_t** data_i8 = nullptr;  ///< an int8 weight's slot (data is null then)
+  bool scale = false;                     ///< per-output scales of an int8 weight
+  bool is_int8() const { return data_i8 != nullptr; }
   index_t rank() const { return cols ? 2 : 1; }
-  index_t size() const { return cols ? rows * cols : rows; }
+  /// Stored elements (an int8 weight's reduction padded to whole k-quads).
+  index_t size() const { return cols ? rows * (is_int8() ? quad_padded(cols) : cols) : rows; }
+  /// Stored bytes: 1 per int8 element, 4 per float.
+  index_t bytes() const { return size() * (is_int8() ? 1 : index_t(sizeof(float))); }
 };
 
 template <index_t R, index_t C>
@@ -94,5 +106,49 @@ struct LinearParams {
   }
   const float* bias_or_null() const { return HasBias ? bias.data : nullptr; }
 };
+
+/// The int8 linear (NumberFormat w8a32 or w8a8; kernels/QUANTIZATION.md): `weight` is q_w, Wᵀ in
+/// int8, quad_padded(In) · Out bytes in panels of kWeightPanel outputs and k-quads
+/// (qweight_index); `weight_scale` s_w [Out] one scale per output; the bias stays float. Its
+/// schema: weight (I8), weight_scale (F32, >= 0), bias.
+template <index_t In, index_t Out, bool HasBias = true>
+struct QuantizedLinearParams {
+  static_assert(check::int8_reduction<In>());
+  static constexpr index_t in_features = In, out_features = Out;
+  static constexpr bool has_bias = HasBias;
+  /// Elements: the weight's, its scales and the bias.
+  static constexpr index_t param_count = In * Out + Out + (HasBias ? Out : 0);
+  /// Bytes (flash): the int8 weight with its padding to k-quads, the float scales and bias.
+  static constexpr index_t param_bytes = quad_padded(In) * Out + index_t(sizeof(float)) * (Out + (HasBias ? Out : 0));
+
+  const std::int8_t* weight = nullptr;
+  CVec<Out> weight_scale;
+  CVec<Out> bias;  ///< null when !HasBias
+
+  template <class F>
+  void visit(F&& f, const Name& prefix) {
+    f(prefix / "weight", ParamRef{nullptr, Out, In, true, kWeightPanel, &weight});
+    ParamRef s = param_ref(weight_scale);
+    s.scale = true;
+    f(prefix / "weight_scale", s);
+    if constexpr (HasBias) f(prefix / "bias", param_ref(bias));
+  }
+  const float* bias_or_null() const { return HasBias ? bias.data : nullptr; }
+};
+
+/// The parameters of a linear in number format F.
+template <index_t In, index_t Out, bool HasBias, NumberFormat F>
+using LinearParamsOf =
+    std::conditional_t<is_int8(F), QuantizedLinearParams<In, Out, HasBias>, LinearParams<In, Out, HasBias>>;
+
+/// Bytes of a parameter struct's data: its `param_bytes` where it declares them (a struct holding
+/// int8 weights), else 4 per element.
+template <class P>
+constexpr index_t param_bytes_of() {
+  if constexpr (requires { P::param_bytes; })
+    return P::param_bytes;
+  else
+    return P::param_count * index_t(sizeof(float));
+}
 
 }  // namespace stf

@@ -17,6 +17,8 @@ struct StackParams {
   typename Norm::Params norm;  ///< unused unless FinalNorm
   static constexpr index_t param_count =
       NLayers * Layer::Params::param_count + (FinalNorm ? Norm::Params::param_count : 0);
+  static constexpr index_t param_bytes =
+      NLayers * param_bytes_of<typename Layer::Params>() + (FinalNorm ? param_bytes_of<typename Norm::Params>() : 0);
   template <class F>
   void visit(F&& f, const Name& prefix) {
     for (index_t i = 0; i < NLayers; ++i) layers[i].visit(f, prefix / "layers" / i);

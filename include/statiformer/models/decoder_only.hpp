@@ -114,7 +114,7 @@ class DecoderOnly {
 
   // ---- footprint (all constexpr) ----------------------------------------------------------------
   static constexpr index_t param_count = Params::param_count;
-  static constexpr index_t weight_bytes = param_count * sizeof(float);    ///< flash (or RAM if loaded)
+  static constexpr index_t weight_bytes = param_bytes_of<Params>();       ///< flash (or RAM if loaded)
   static constexpr index_t const_bytes = sizeof(typename PosEnc::Table);  ///< PE table, flash
   /// RAM, planned; with the sampler's candidate order (vocab indices).
   static constexpr index_t arena_bytes = plan.arena_floats * sizeof(float) + vocab * sizeof(index_t);

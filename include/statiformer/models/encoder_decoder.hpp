@@ -62,6 +62,10 @@ class EncoderDecoder {
     static constexpr index_t param_count = SrcEmbed::Params::param_count + TgtEmbed::Params::param_count +
                                            Encoder::Params::param_count + Decoder::Params::param_count +
                                            Gen::Params::param_count;
+    static constexpr index_t param_bytes =
+        param_bytes_of<typename SrcEmbed::Params>() + param_bytes_of<typename TgtEmbed::Params>() +
+        param_bytes_of<typename Encoder::Params>() + param_bytes_of<typename Decoder::Params>() +
+        param_bytes_of<typename Gen::Params>();
     template <class F>
     void visit(F&& f, const Name& prefix = {}) {
       src_embed.visit(f, prefix / "src_embed");
@@ -84,7 +88,7 @@ class EncoderDecoder {
 
   // ---- footprint (all constexpr) ----------------------------------------------------------------
   static constexpr index_t param_count = Params::param_count;
-  static constexpr index_t weight_bytes = param_count * sizeof(float);       ///< flash (or RAM if loaded)
+  static constexpr index_t weight_bytes = param_bytes_of<Params>();          ///< flash (or RAM if loaded)
   static constexpr index_t const_bytes = sizeof(typename PosEnc::Table);     ///< PE table, flash
   static constexpr index_t arena_bytes = plan.arena_floats * sizeof(float);  ///< RAM, planned
   static constexpr index_t arena_unplanned_bytes = plan.sum_floats * sizeof(float);

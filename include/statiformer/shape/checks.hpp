@@ -147,4 +147,22 @@ constexpr bool stack_layers() {
   return true;
 }
 
+/// An int8 linear's reduction: 127² · In must fit an int32 sum (ref::kMaxQuantizedIn, kernels/QUANTIZATION.md).
+template <dim_t In>
+constexpr bool int8_reduction() {
+  static_assert(In <= 133144,
+                "int8 linear: In (its reduction) must be at most 133144, or the int32 sums could overflow");
+  return true;
+}
+
+/// The layers that keep a K/V cache (DecoderLayer, CausalLayer) run float32 only: their int8
+/// format (and the int8 cache of kernels/QUANTIZATION.md) is not built yet.
+template <bool Int8>
+constexpr bool float_format_only() {
+  static_assert(!Int8,
+                "number format: DecoderLayer and CausalLayer (K/V cache) run NumberFormat::f32 only; int8 formats "
+                "are for EncoderLayer, MultiHeadAttention and FeedForward");
+  return true;
+}
+
 }  // namespace stf::check

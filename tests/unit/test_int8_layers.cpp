@@ -1,0 +1,475 @@
+// The int8 number formats on the layers (NumberFormat w8a32 and w8a8; kernels/QUANTIZATION.md):
+//  - FeedForward and MultiHeadAttention in an int8 format equal the same computation spelled with
+//    the int8 reference kernels (ref::linear_w8a8, ref::linear_w8a32) and the float reference
+//    attention, bit for bit;
+//  - an int8 encoder layer stays within the issue's accuracy targets of the float layer it was
+//    quantized from (on this test's data);
+//  - footprints are the int8 ones at compile time;
+//  - binding (bind_table) and loading (safetensors: I8 weights + F32 scales) check dtypes, ranges
+//    and the number format, all-or-nothing.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <statiformer/kernels/reference.hpp>
+#include <statiformer/statiformer.hpp>
+
+#include "../support/test_data.hpp"
+
+using namespace stf;
+
+namespace {
+using stf_test::data;
+
+/// A linear's weights: float W (PyTorch [out, in]) in the float layer's stored layout, and its int8
+/// quantization spelled out here from kernels/QUANTIZATION.md (s = max|W[o, :]| / 127, q =
+/// clamp(round half to even(W / s), ±127), in k-quads: qweight_index).
+struct TestLinear {
+  index_t in, out;
+  std::vector<float> w;  ///< [in, out] in panels (weight_index)
+  std::vector<float> b;
+  std::vector<std::int8_t> q;  ///< quad_padded(in) · out
+  std::vector<float> s;
+
+  TestLinear(index_t in_, index_t out_, std::uint32_t seed, float scale = 0.2f)
+      : in(in_), out(out_), w(in_ * out_), b(data(out_, seed + 1000, 0.1f)), q(quad_padded(in_) * out_), s(out_) {
+    const auto torch = data(in * out, seed, scale);  // [out, in]
+    for (index_t o = 0; o < out; ++o) {
+      float a = 0.0f;
+      for (index_t k = 0; k < in; ++k) a = std::fmax(a, std::fabs(torch[o * in + k]));
+      s[o] = a / 127.0f;
+      for (index_t k = 0; k < in; ++k) {
+        w[weight_index(in, out, k, o)] = torch[o * in + k];
+        float v = a == 0.0f ? 0.0f : std::nearbyint(torch[o * in + k] / s[o]);
+        v = std::fmin(127.0f, std::fmax(-127.0f, v));
+        q[qweight_index(in, out, k, o)] = static_cast<std::int8_t>(v);
+      }
+    }
+  }
+  template <index_t In, index_t Out, bool B>
+  void bind(LinearParams<In, Out, B>& p) const {
+    p.weight = CMat<In, Out>(w.data());
+    if constexpr (B) p.bias = CVec<Out>(b.data());
+  }
+  template <index_t In, index_t Out, bool B>
+  void bind(QuantizedLinearParams<In, Out, B>& p) const {
+    p.weight = q.data();
+    p.weight_scale = CVec<Out>(s.data());
+    if constexpr (B) p.bias = CVec<Out>(b.data());
+  }
+  /// y = act(x Wᵀ + b) by the reference kernel of format F.
+  void reference(NumberFormat f, const float* x, index_t rows, float* y, Fuse act = Fuse::none) const {
+    if (f == NumberFormat::w8a8) {
+      std::vector<std::int8_t> row(in);
+      ref::linear_w8a8(x, rows, in, q.data(), s.data(), b.data(), out, y, row.data(), act);
+    } else {
+      ref::linear_w8a32(x, rows, in, q.data(), s.data(), b.data(), out, y, act);
+    }
+  }
+};
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+template <index_t S, index_t D, index_t F, Activation Act, NumberFormat Fmt>
+void check_feed_forward() {
+  using FF = FeedForward<S, D, F, Act, false, Fmt>;
+  const TestLinear l1(D, F, 31), l2(F, D, 32);
+  auto ff = std::make_unique<FF>();
+  l1.bind(ff->params.linear1);
+  l2.bind(ff->params.linear2);
+  const auto x = data(S * D, 5);
+  std::vector<float> y(S * D), scratch(FF::scratch_floats);
+  ff->run(x.data(), S, y.data(), scratch.data());
+  std::vector<float> hidden(S * F), want(S * D);
+  l1.reference(Fmt, x.data(), S, hidden.data(), fuse(Act));
+  l2.reference(Fmt, hidden.data(), S, want.data());
+  INFO("FeedForward<" << S << ", " << D << ", " << F << ">, format " << int(Fmt));
+  CHECK(same_bits(y, want));
+  // in place (y aliasing x), as the layers run it
+  std::vector<float> xy = x;
+  ff->run(xy.data(), S, xy.data(), scratch.data());
+  CHECK(same_bits(xy, want));
+}
+
+template <index_t SeqQ, index_t SeqK, index_t D, index_t H, NumberFormat Fmt>
+void check_mha(const AttentionMask& mask) {
+  using MHA = MultiHeadAttention<SeqQ, SeqK, D, H, true, Fmt>;
+  const TestLinear lq(D, D, 41), lk(D, D, 42), lv(D, D, 43), lo(D, D, 44);
+  auto mha = std::make_unique<MHA>();
+  lq.bind(mha->params.q);
+  lk.bind(mha->params.k);
+  lv.bind(mha->params.v);
+  lo.bind(mha->params.o);
+  const auto xq = data(SeqQ * D, 6), xkv = data(SeqK * D, 7);
+  std::vector<float> y(SeqQ * D), scratch(MHA::scratch_floats);
+  mha->run(xq.data(), xkv.data(), mask, scratch.data(), y.data());
+  // the reference: int8 projections, the float reference attention on plain buffers
+  constexpr index_t hd = D / H;
+  std::vector<float> q(SeqQ * D), k(SeqK * D), kt(D * SeqK), v(SeqK * D), want(SeqQ * D);
+  lq.reference(Fmt, xq.data(), SeqQ, q.data());
+  lk.reference(Fmt, xkv.data(), SeqK, k.data());
+  ref::transpose(k.data(), SeqK, D, D, kt.data(), SeqK);
+  lv.reference(Fmt, xkv.data(), SeqK, v.data());
+  std::vector<ref::RowMask> rows(SeqQ);
+  for (index_t i = 0; i < SeqQ; ++i) rows[i] = {mask.key_end(i, SeqK), nullptr};
+  std::vector<float> p(attention_scratch_floats(SeqQ, SeqK, hd));
+  for (index_t h = 0; h < H; ++h)
+    ref::attention_rows(q.data() + h * hd, D, SeqQ, kt.data() + h * hd * SeqK, SeqK, v.data() + h * hd, D, hd, SeqK,
+                        rows.data(), mask.fill, p.data(), q.data() + h * hd, D);
+  lo.reference(Fmt, q.data(), SeqQ, want.data());
+  INFO("MultiHeadAttention<" << SeqQ << ", " << SeqK << ", " << D << ", " << H << ">, format " << int(Fmt)
+                             << ", V row stride " << MHA::v_stride);
+  CHECK(same_bits(y, want));
+}
+
+/// Max |a - b| over max |b|, and the smallest per-row cosine of a and b (rows of d).
+struct Agreement {
+  double rel = 0, min_cos = 1;
+};
+Agreement agreement(const std::vector<float>& a, const std::vector<float>& b, index_t d) {
+  Agreement r;
+  double max_b = 0, max_err = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    max_b = std::fmax(max_b, std::fabs(b[i]));
+    max_err = std::fmax(max_err, std::fabs(double(a[i]) - b[i]));
+  }
+  r.rel = max_err / max_b;
+  for (std::size_t row = 0; row < a.size() / d; ++row) {
+    double ab = 0, aa = 0, bb = 0;
+    for (index_t i = 0; i < d; ++i) {
+      const double x = a[row * d + i], y = b[row * d + i];
+      ab += x * y, aa += x * x, bb += y * y;
+    }
+    r.min_cos = std::fmin(r.min_cos, ab / std::sqrt(aa * bb));
+  }
+  return r;
+}
+
+constexpr LayerOptions kW8A8{.format = NumberFormat::w8a8};
+constexpr LayerOptions kW8A32{.format = NumberFormat::w8a32};
+
+}  // namespace
+
+TEST_CASE("int8 feed-forward equals the int8 reference kernels bit for bit", "[layers][int8]") {
+  check_feed_forward<40, 32, 72, Activation::relu, NumberFormat::w8a8>();  // two row blocks of 32
+  check_feed_forward<40, 32, 72, Activation::gelu, NumberFormat::w8a8>();
+  check_feed_forward<7, 16, 64, Activation::gelu_tanh, NumberFormat::w8a8>();
+  check_feed_forward<40, 32, 72, Activation::relu, NumberFormat::w8a32>();
+  check_feed_forward<7, 18, 30, Activation::gelu, NumberFormat::w8a32>();  // reductions not in whole k-quads
+}
+
+TEST_CASE("int8 multi-head attention equals the int8 reference projections around the float attention",
+          "[layers][int8]") {
+  check_mha<13, 13, 128, 4, NumberFormat::w8a8>(AttentionMask::causal_mask(11));  // V rows padded to 144
+  check_mha<9, 40, 64, 2, NumberFormat::w8a8>(AttentionMask::padding(37));        // cross-attention
+  check_mha<10, 10, 16, 2, NumberFormat::w8a8>(AttentionMask::padding(10));
+  check_mha<13, 13, 128, 4, NumberFormat::w8a32>(AttentionMask::padding(13));
+  check_mha<9, 40, 64, 2, NumberFormat::w8a32>(AttentionMask::causal_mask(40));
+}
+
+namespace {
+/// An encoder layer of format Opt and the float layer with the same (unquantized) weights, on the
+/// same input: their agreement.
+template <index_t S, index_t D, index_t H, index_t F, LayerOptions Opt>
+Agreement encoder_layer_vs_float(std::uint32_t input_seed, float input_scale) {
+  constexpr LayerOptions FloatOpt = [] {
+    LayerOptions o = Opt;
+    o.format = NumberFormat::f32;
+    return o;
+  }();
+  using L8 = EncoderLayer<S, D, H, F, Opt>;
+  using L32 = EncoderLayer<S, D, H, F, FloatOpt>;
+  // weights in the range of PyTorch's initialization (bound 1/√in for nn.Linear)
+  const float w = 1.0f / std::sqrt(float(D)), w2 = 1.0f / std::sqrt(float(F));
+  const TestLinear q(D, D, 51, w), k(D, D, 52, w), v(D, D, 53, w), o(D, D, 54, w), l1(D, F, 55, w), l2(F, D, 56, w2);
+  const auto gamma = data(D, 57, 0.2f), beta = data(D, 58, 0.1f);
+  std::vector<float> g(D);
+  for (index_t i = 0; i < D; ++i) g[i] = 1.0f + gamma[i];
+  auto a = std::make_unique<L8>();
+  auto b = std::make_unique<L32>();
+  auto bind = [&](auto& p) {
+    q.bind(p.self_attn.q), k.bind(p.self_attn.k), v.bind(p.self_attn.v), o.bind(p.self_attn.o);
+    l1.bind(p.ff.linear1), l2.bind(p.ff.linear2);
+    p.norm1 = {CVec<D>(g.data()), CVec<D>(beta.data())};
+    p.norm2 = {CVec<D>(g.data()), CVec<D>(beta.data())};
+  };
+  bind(a->params);
+  bind(b->params);
+  const auto x = data(S * D, input_seed, input_scale);
+  std::vector<float> ya(S * D), yb(S * D), sa(L8::scratch_floats), sb(L32::scratch_floats);
+  REQUIRE(a->forward(CMat<S, D>(x.data()), Mat<S, D>(ya.data()), S, sa.data()) == Status::ok);
+  REQUIRE(b->forward(CMat<S, D>(x.data()), Mat<S, D>(yb.data()), S, sb.data()) == Status::ok);
+  return agreement(ya, yb, D);
+}
+}  // namespace
+
+TEST_CASE("an int8 encoder layer stays within the issue's accuracy targets of its float layer", "[layers][int8]") {
+  // Issue 23's targets (against the float model): w8a8 max error <= 2 % of max|y| and every row's
+  // cosine >= 0.999; w8a32 <= 0.5 % and >= 0.9999. Inputs of two amplitudes (uniform, standard
+  // deviation 1 and 2); no calibration exists to be held out from (the activation scales are per row,
+  // at run time). The accuracy against PyTorch's float layers is tools/test_quantize.py's.
+  for (float amplitude : {1.7320508f, 3.4641016f}) {
+    const Agreement w8a8 = encoder_layer_vs_float<32, 64, 4, 128, kW8A8>(71, amplitude);
+    const Agreement w8a8_pre = encoder_layer_vs_float<
+        10, 16, 2, 32,
+        LayerOptions{.norm = NormPlacement::pre, .activation = Activation::gelu, .format = NumberFormat::w8a8}>(
+        72, amplitude);
+    const Agreement w8a32 = encoder_layer_vs_float<32, 64, 4, 128, kW8A32>(73, amplitude);
+    INFO("amplitude " << amplitude << ": w8a8 " << w8a8.rel << " / " << w8a8.min_cos << ", w8a8 pre-norm "
+                      << w8a8_pre.rel << " / " << w8a8_pre.min_cos << ", w8a32 " << w8a32.rel << " / "
+                      << w8a32.min_cos);
+    CHECK(w8a8.rel <= 0.02);
+    CHECK(w8a8.min_cos >= 0.999);
+    CHECK(w8a8_pre.rel <= 0.02);
+    CHECK(w8a8_pre.min_cos >= 0.999);
+    CHECK(w8a32.rel <= 0.005);
+    CHECK(w8a32.min_cos >= 0.9999);
+  }
+}
+
+// ---- footprints at compile time ------------------------------------------------------------------
+
+using Enc32 = EncoderLayer<64, 64, 4, 256>;
+using Enc8 = EncoderLayer<64, 64, 4, 256, kW8A8>;
+// float: every element 4 bytes; int8: weights 1 byte (in whole k-quads), scales, biases and norms 4
+static_assert(param_bytes_of<Enc32::Params>() == 4 * Enc32::Params::param_count);
+static_assert(param_bytes_of<Enc8::Params>() == (4 * 64 * 64 + 2 * 64 * 256) + 4 * (2 * (4 * 64 + 256 + 64) + 4 * 64));
+static_assert(QuantizedLinearParams<18, 5>::param_bytes == 20 * 5 + 4 * (5 + 5));  // 18 padded to 20
+static_assert(QuantizedLinearParams<18, 5, false>::param_bytes == 20 * 5 + 4 * 5);
+// the scratch of the int8 formats holds whole hidden rows of a 32-row block
+static_assert(FeedForward<64, 64, 256, Activation::relu, false, NumberFormat::w8a8>::scratch_floats ==
+              32 * (256 + 64) + (linear_w8a8_scratch_bytes(32, 256) + 3) / 4);
+static_assert(EncoderStack<Enc8, 2>::Params::param_bytes == 2 * param_bytes_of<Enc8::Params>());
+
+TEST_CASE("int8 footprints: a model's weight_bytes count int8 weights as bytes", "[layers][int8][footprint]") {
+  using Model8 = Sequential<64, Named<"encoder", EncoderStack<Enc8, 2, true>>>;
+  using Model32 = Sequential<64, Named<"encoder", EncoderStack<Enc32, 2, true>>>;
+  STATIC_REQUIRE(Model8::weight_bytes == 2 * param_bytes_of<Enc8::Params>() + 2 * 64 * 4);
+  STATIC_REQUIRE(Model32::weight_bytes == Model32::param_count * 4);
+  // the issue's flash budget: int8 weights and their scales at most 30 % of the float ones
+  STATIC_REQUIRE(Model8::weight_bytes * 10 <= Model32::weight_bytes * 3);
+}
+
+// ---- binding and loading ---------------------------------------------------------------------------
+
+namespace {
+using Small8 = EncoderLayer<4, 16, 2, 24, kW8A8>;
+
+/// Every parameter of a Small8 layer as test data, in visit order: int8 weights, scales, floats.
+struct SmallWeights {
+  std::vector<std::vector<std::int8_t>> q;
+  std::vector<std::vector<float>> f;
+  std::vector<std::string> names;
+  std::vector<bool> is_int8;
+  SmallWeights() {
+    Small8::Params p{};
+    std::uint32_t seed = 90;
+    p.visit(
+        [&](const Name& name, ParamRef ref) {
+          names.push_back(name.c_str());
+          is_int8.push_back(ref.is_int8());
+          if (ref.is_int8()) {
+            std::vector<std::int8_t> v(ref.size());
+            for (index_t i = 0; i < ref.size(); ++i) v[i] = static_cast<std::int8_t>(int(i * 37 + seed) % 255 - 127);
+            q.push_back(v);
+            f.emplace_back();
+          } else {
+            auto v = data(ref.size(), seed, 0.5f);
+            if (ref.scale)
+              for (float& x : v) x = std::fabs(x) / 127.0f;
+            f.push_back(v);
+            q.emplace_back();
+          }
+          ++seed;
+        },
+        {});
+  }
+};
+
+/// A safetensors file of the weights with statiformer's metadata; `tweak` edits the header fields of
+/// one tensor (its dtype) before writing.
+std::vector<unsigned char> small_file(const SmallWeights& w, const std::string& format = "w8a8",
+                                      const std::string& dtype_of_first_scale = "F32") {
+  std::string header = "{\"__metadata__\": {\"format\": \"statiformer\", \"layout\": \"2\"";
+  for_each_hparam(hparam_table<Small8::Params>, [&](const char* key, const char* value) {
+    std::string v = value;
+    if (std::string(key) == "number_format") v = format;
+    header += std::string(", \"") + key + "\": \"" + v + "\"";
+  });
+  header += "}";
+  std::vector<unsigned char> body;
+  bool first_scale = true;
+  Small8::Params p{};
+  index_t i = 0;
+  p.visit(
+      [&](const Name&, ParamRef ref) {
+        index_t rows = 0, cols = 0;
+        stored_shape(ref, rows, cols);
+        std::string dtype = ref.is_int8() ? "I8" : "F32";
+        if (ref.scale && first_scale) dtype = dtype_of_first_scale, first_scale = false;
+        const std::size_t begin = body.size();
+        if (ref.is_int8())
+          body.insert(body.end(), reinterpret_cast<const unsigned char*>(w.q[i].data()),
+                      reinterpret_cast<const unsigned char*>(w.q[i].data()) + w.q[i].size());
+        else if (dtype == "I8")  // a float tensor written as I8: one byte per element
+          body.insert(body.end(), w.f[i].size(), 1);
+        else
+          body.insert(body.end(), reinterpret_cast<const unsigned char*>(w.f[i].data()),
+                      reinterpret_cast<const unsigned char*>(w.f[i].data()) + 4 * w.f[i].size());
+        header += ", \"" + w.names[i] + "\": {\"dtype\": \"" + dtype + "\", \"shape\": [" + std::to_string(rows) +
+                  (cols ? ", " + std::to_string(cols) : "") + "], \"data_offsets\": [" + std::to_string(begin) + ", " +
+                  std::to_string(body.size()) + "]}";
+        ++i;
+      },
+      {});
+  header += "}";
+  while ((8 + header.size()) % 8) header += ' ';
+  std::vector<unsigned char> file(8 + header.size() + body.size());
+  for (int b = 0; b < 8; ++b) file[b] = static_cast<unsigned char>((header.size() >> (8 * b)) & 0xff);
+  std::memcpy(file.data() + 8, header.data(), header.size());
+  if (!body.empty()) std::memcpy(file.data() + 8 + header.size(), body.data(), body.size());
+  return file;
+}
+}  // namespace
+
+TEST_CASE("an int8 layer loads I8 weights and F32 scales from safetensors, checked", "[io][int8]") {
+  const SmallWeights w;
+  Small8 layer{};
+  std::vector<unsigned char> file = small_file(w);
+  // the schema's hyperparameters name the number format
+  bool has_format = false;
+  for_each_hparam(hparam_table<Small8::Params>, [&](const char* key, const char* value) {
+    if (std::string(key) == "number_format") has_format = std::string(value) == "w8a8";
+  });
+  CHECK(has_format);
+
+  LoadResult r = load_safetensors(layer.params, file.data(), file.size(), nullptr, 0);
+  INFO(r.message);
+  REQUIRE(r);
+  CHECK(std::memcmp(layer.params.self_attn.q.weight, w.q[0].data(), w.q[0].size()) == 0);
+  CHECK(layer.params.self_attn.q.weight == reinterpret_cast<const std::int8_t*>(file.data()) + 8 +
+                                               (file[0] | file[1] << 8));  // in place: the first tensor
+
+  // copied into the model's storage
+  ParamStorage<Small8::Params> storage{};
+  STATIC_REQUIRE(param_storage_floats<Small8::Params> == param_bytes_of<Small8::Params>() / 4);
+  Small8 copied{};
+  r = load_safetensors(copied.params, file.data(), file.size(), storage, LoadOptions{.copy = true});
+  REQUIRE(r);
+  CHECK(std::memcmp(copied.params.ff.linear2.weight, w.q[15].data(), w.q[15].size()) == 0);
+  CHECK(reinterpret_cast<const void*>(copied.params.ff.linear2.weight) >= static_cast<const void*>(storage.data));
+
+  const auto before = layer.params;
+  auto unchanged = [&] {
+    return layer.params.self_attn.q.weight == before.self_attn.q.weight &&
+           layer.params.ff.linear1.weight_scale.data == before.ff.linear1.weight_scale.data;
+  };
+  SECTION("an int8 weight holding -128 is out of range") {
+    std::vector<unsigned char> bad = file;
+    const std::size_t data0 = 8 + (bad[0] | bad[1] << 8);
+    bad[data0 + 5] = 0x80;
+    r = load_safetensors(layer.params, bad.data(), bad.size(), nullptr, 0);
+    CHECK(r.error == LoadError::out_of_range);
+    CHECK(std::string(r.message).find("element 5 is -128") != std::string::npos);
+    CHECK(unchanged());
+  }
+  SECTION("a negative weight scale is out of range") {
+    SmallWeights neg = w;
+    neg.f[1][3] = -0.25f;  // self_attn.q.weight_scale
+    std::vector<unsigned char> bad = small_file(neg);
+    r = load_safetensors(layer.params, bad.data(), bad.size(), nullptr, 0);
+    CHECK(r.error == LoadError::out_of_range);
+    CHECK(std::string(r.tensor.c_str()) == "self_attn.q.weight_scale");
+    CHECK(unchanged());
+  }
+  SECTION("a w8a32 file does not load into a w8a8 model (the same bytes, another computation)") {
+    std::vector<unsigned char> other = small_file(w, "w8a32");
+    r = load_safetensors(layer.params, other.data(), other.size(), nullptr, 0);
+    CHECK(r.error == LoadError::hyperparameter);
+    CHECK(std::string(r.message).find("number_format") != std::string::npos);
+    CHECK(unchanged());
+  }
+  SECTION("a scale stored as I8 is a dtype error") {
+    std::vector<unsigned char> bad = small_file(w, "w8a8", "I8");
+    r = load_safetensors(layer.params, bad.data(), bad.size(), nullptr, 0);
+    CHECK(r.error == LoadError::dtype);
+    CHECK(std::string(r.message).find("F32, F16 or BF16 expected, found 'I8'") != std::string::npos);
+    CHECK(unchanged());
+  }
+  SECTION("the float layer of the same shapes does not load the int8 file") {
+    EncoderLayer<4, 16, 2, 24> f32{};
+    r = load_safetensors(f32.params, file.data(), file.size(), nullptr, 0,
+                         LoadOptions{.require_hyperparameters = false});
+    CHECK(r.error != LoadError::ok);
+    CHECK(r.error == LoadError::unexpected_name);  // the scales are not parameters of a float layer
+  }
+}
+
+TEST_CASE("bind_table binds int8 entries and refuses a float entry where the model stores int8", "[io][int8]") {
+  const SmallWeights w;
+  std::vector<WeightEntry> entries;
+  for (std::size_t i = 0; i < w.names.size(); ++i)
+    entries.push_back(w.is_int8[i] ? WeightEntry{w.names[i].c_str(), nullptr, index_t(w.q[i].size()), w.q[i].data()}
+                                   : WeightEntry{w.names[i].c_str(), w.f[i].data(), index_t(w.f[i].size())});
+  auto lookup = [&](bool swap_first) {
+    return [&entries, swap_first](const char* name, index_t& size, auto... tag) -> decltype(auto) {
+      constexpr bool want_int8 = sizeof...(tag) == 1;
+      for (std::size_t i = 0; i < entries.size(); ++i)
+        if (std::strcmp(entries[i].name, name) == 0) {
+          size = entries[i].size;
+          const bool swapped = swap_first && i == 0;
+          if constexpr (want_int8)
+            return swapped ? static_cast<const std::int8_t*>(nullptr) : entries[i].data_i8;
+          else
+            return swapped ? reinterpret_cast<const float*>(entries[i].data_i8) : entries[i].data;
+        }
+      if constexpr (want_int8)
+        return static_cast<const std::int8_t*>(nullptr);
+      else
+        return static_cast<const float*>(nullptr);
+    };
+  };
+  Small8 layer{};
+  BindResult r = bind_params(layer.params, lookup(false));
+  REQUIRE(r);
+  CHECK(layer.params.self_attn.k.weight == w.q[3].data());
+  CHECK(layer.params.self_attn.k.weight_scale.data == w.f[4].data());
+
+  Small8 other{};
+  r = bind_params(other.params, lookup(true));  // the first weight offered as floats only
+  CHECK(r.status == Status::weight_dtype_mismatch);
+  CHECK(std::string(r.name.c_str()) == "self_attn.q.weight");
+  CHECK(other.params.self_attn.k.weight == nullptr);  // nothing bound
+}
+
+TEST_CASE("the int8 file tools/export.py --quantize writes loads and runs", "[io][int8]") {
+  // tests/fuzz/seeds/enc_w8a8.safetensors: tests/fuzz/make_seeds.py, a seeded nn.TransformerEncoder
+  // quantized against the schema of this type (tools/schema/models.hpp's EncStackW8a8)
+  using Stack = EncoderStack<EncoderLayer<3, 8, 2, 10, kW8A8>, 1, true>;
+  std::vector<unsigned char> file;
+  if (std::FILE* f = std::fopen(STF_FUZZ_SEEDS "/enc_w8a8.safetensors", "rb")) {
+    unsigned char chunk[4096];
+    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) file.insert(file.end(), chunk, chunk + n);
+    std::fclose(f);
+  }
+  REQUIRE(!file.empty());
+  auto stack = std::make_unique<Stack>();
+  const LoadResult r = load_safetensors(stack->params, file.data(), file.size(), nullptr, 0);
+  INFO(r.message);
+  REQUIRE(r);
+  // linear2's reduction of 10 is stored padded to 12 (zeros in the padding)
+  for (index_t o = 0; o < 8; ++o)
+    for (index_t k = 10; k < 12; ++k) CHECK(stack->params.layers[0].ff.linear2.weight[qweight_index(10, 8, k, o)] == 0);
+  const auto x = data(3 * 8, 3);
+  std::vector<float> y(3 * 8), scratch(Stack::scratch_floats);
+  REQUIRE(stack->forward(CMat<3, 8>(x.data()), Mat<3, 8>(y.data()), 3, scratch.data()) == Status::ok);
+  for (float v : y) CHECK(std::isfinite(v));
+}
