@@ -11,7 +11,7 @@
 
 namespace fw {
 
-inline constexpr stf::index_t kMaxBenchParams = 64 * 1024;
+inline constexpr stf::index_t kMaxBenchParams = 50 * 1024;            // (64, 64, 4, 256): 49,984 floats
 alignas(stf::kTensorAlign) inline float bench_pool[kMaxBenchParams];  // every shape binds from here
 inline std::uint32_t bench_rng_state = 0x2545F491u;
 
@@ -22,38 +22,60 @@ inline float bench_uniform(float a) {  // xorshift32 → [-a, a)
   return a * (static_cast<float>(bench_rng_state >> 8) * (2.0f / 16777216.0f) - 1.0f);
 }
 
-/// int8 weights of the int8 formats' layers (stf::NumberFormat w8a32, w8a8), in [-127, 127].
-inline std::int8_t bench_pool_i8[kMaxBenchParams];
+/// The input, output and scratch of one shape, shared by its layers in every number format (a
+/// microcontroller's RAM holds one set: the Cortex-M55's 512 KB would not hold three).
+template <stf::index_t S, stf::index_t D, stf::index_t H, stf::index_t F>
+struct BenchStorage {
+  template <stf::NumberFormat Format>
+  using LayerOf = stf::EncoderLayer<S, D, H, F, stf::LayerOptions{.norm = stf::NormPlacement::post, .format = Format}>;
+  static constexpr stf::index_t max3(stf::index_t a, stf::index_t b, stf::index_t c) {
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+  }
+  static constexpr stf::index_t scratch_floats =
+      max3(LayerOf<stf::NumberFormat::f32>::scratch_floats, LayerOf<stf::NumberFormat::w8a32>::scratch_floats,
+           LayerOf<stf::NumberFormat::w8a8>::scratch_floats);
+  static inline stf::Tensor<S, D> x, y;
+  alignas(stf::kTensorAlign) static inline float scratch[scratch_floats];
+};
 
 template <stf::index_t S, stf::index_t D, stf::index_t H, stf::index_t F,
           stf::NumberFormat Format = stf::NumberFormat::f32>
 struct BenchLayer {
-  using Layer = stf::EncoderLayer<S, D, H, F, stf::LayerOptions{.norm = stf::NormPlacement::post, .format = Format}>;
-  static_assert(Layer::Params::param_count <= kMaxBenchParams);
+  using Storage = BenchStorage<S, D, H, F>;
+  using Layer = typename Storage::template LayerOf<Format>;
+  static_assert(stf::param_bytes_of<typename Layer::Params>() <= kMaxBenchParams * stf::index_t(sizeof(float)));
   static inline Layer layer{};
-  static inline stf::Tensor<S, D> x, y;
-  alignas(stf::kTensorAlign) static inline float scratch[Layer::scratch_floats];
+  static constexpr auto& x = Storage::x;
+  static constexpr auto& y = Storage::y;
+  static constexpr float* scratch = Storage::scratch;
 
-  /// Binds the parameters to the pool and fills them and the input (int8 weights: values in
-  /// [-127, 127], their scales a / 127, so that the layer computes on the float layer's scale).
+  /// Binds the parameters to the pool and fills them and the input. An int8 format's weights take
+  /// the pool's bytes after its floats, values in [-127, 127], their scales a / 127 (the layer
+  /// computes on the float layer's scale).
   static void setup() {
     stf::index_t used = 0, used_i8 = 0;
     layer.params.visit(
         [&](const stf::Name&, stf::ParamRef p) {
-          if (p.is_int8()) {
-            *p.data_i8 = bench_pool_i8 + used_i8;
-            used_i8 += p.size();
-            return;
+          if (!p.is_int8()) {
+            *p.data = bench_pool + used;
+            used += p.size();
           }
-          *p.data = bench_pool + used;
-          used += p.size();
+        },
+        stf::Name{});
+    auto* pool_i8 = reinterpret_cast<std::int8_t*>(bench_pool + used);
+    layer.params.visit(
+        [&](const stf::Name&, stf::ParamRef p) {
+          if (p.is_int8()) {
+            *p.data_i8 = pool_i8 + used_i8;
+            used_i8 += p.size();
+          }
         },
         stf::Name{});
     const float a = 1.0f / std::sqrt(static_cast<float>(D));
     for (stf::index_t i = 0; i < used; ++i) bench_pool[i] = bench_uniform(a);
     if constexpr (stf::is_int8(Format)) {
       for (stf::index_t i = 0; i < used_i8; ++i)
-        bench_pool_i8[i] = static_cast<std::int8_t>(static_cast<int>(bench_uniform(127.0f)));
+        pool_i8[i] = static_cast<std::int8_t>(static_cast<int>(bench_uniform(127.0f)));
       layer.params.visit(
           [&](const stf::Name&, stf::ParamRef p) {
             if (p.scale)

@@ -288,6 +288,73 @@ void attention_rows(const float* q, index_t q_stride, index_t n_rows, const floa
                   out + r * out_stride);
 }
 
+void attention_row_w8a8(const std::int8_t* q, float s_q, const std::int8_t* k, index_t k_stride, const float* s_k,
+                        const std::int8_t* v, index_t v_stride, const float* s_v, index_t head_dim, index_t n_keys,
+                        RowMask mask, MaskFill fill, float* p, float* out) noexcept {
+  const float scale = std::sqrt(static_cast<float>(head_dim));
+  auto allowed = [&](index_t j) { return mask.allows(j); };
+  const float* add = mask.additive();
+  auto* qw = reinterpret_cast<std::int8_t*>(p + kAttentionKeyBlock);  // the block's quantized weights
+  for (index_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
+  bool seen = false;
+  float m = 0.0f, l = 0.0f;
+  for (index_t kb = 0; kb < n_keys; kb += kAttentionKeyBlock) {
+    const index_t nb = n_keys - kb < kAttentionKeyBlock ? n_keys - kb : kAttentionKeyBlock;
+    bool any = false;
+    float bm = 0.0f;
+    for (index_t i = 0; i < nb; ++i) {
+      if (!allowed(kb + i)) continue;
+      std::int32_t acc = 0;
+      for (index_t d = 0; d < head_dim; ++d)
+        acc += static_cast<std::int32_t>(q[d]) * static_cast<std::int32_t>(k[(kb + i) * k_stride + d]);
+      p[i] = (static_cast<float>(acc) * (s_q * s_k[kb + i])) / scale;
+      if (add) p[i] = p[i] + add[kb + i];
+      bm = (!any || p[i] > bm) ? p[i] : bm;
+      any = true;
+    }
+    if (!any) continue;
+    const float m_new = (seen && m > bm) ? m : bm;
+    if (seen) {
+      const float c = exp1(m - m_new);
+      l = l * c;
+      for (index_t d = 0; d < head_dim; ++d) out[d] = out[d] * c;
+    }
+    for (index_t i = 0; i < nb; ++i) p[i] = allowed(kb + i) ? exp1(p[i] - m_new) : 0.0f;
+    l = seen ? l + sum(p, nb) : sum(p, nb);
+    for (index_t i = 0; i < nb; ++i) p[i] = allowed(kb + i) ? p[i] * s_v[kb + i] : 0.0f;
+    const float s_b = quantize_row(p, nb, qw);
+    for (index_t d = 0; d < head_dim; ++d) {
+      std::int32_t acc = 0;
+      for (index_t i = 0; i < nb; ++i)
+        if (allowed(kb + i))
+          acc += static_cast<std::int32_t>(qw[i]) * static_cast<std::int32_t>(v[(kb + i) * v_stride + d]);
+      out[d] = std::fma(static_cast<float>(acc), s_b, out[d]);
+    }
+    m = m_new;
+    seen = true;
+  }
+  if (seen) {
+    for (index_t d = 0; d < head_dim; ++d) out[d] = out[d] / l;
+    return;
+  }
+  const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
+  for (index_t d = 0; d < head_dim; ++d) {
+    float acc = 0.0f;
+    if (w != 0.0f)
+      for (index_t j = 0; j < n_keys; ++j) acc = std::fma(w, static_cast<float>(v[j * v_stride + d]) * s_v[j], acc);
+    out[d] = acc;
+  }
+}
+
+void attention_rows_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows, const std::int8_t* k,
+                         index_t k_stride, const float* s_k, const std::int8_t* v, index_t v_stride, const float* s_v,
+                         index_t head_dim, index_t n_keys, const RowMask* masks, MaskFill fill, float* p, float* out,
+                         index_t out_stride) noexcept {
+  for (index_t r = 0; r < n_rows; ++r)
+    attention_row_w8a8(q + r * q_stride, s_q[r], k, k_stride, s_k, v, v_stride, s_v, head_dim, n_keys, masks[r], fill,
+                       p, out + r * out_stride);
+}
+
 void exp(const float* x, float* y, index_t n) noexcept {
   for (index_t i = 0; i < n; ++i) y[i] = exp1(x[i]);
 }

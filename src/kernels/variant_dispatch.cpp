@@ -24,6 +24,8 @@ struct Table {
   decltype(&Kernels<isa::scalar>::linear_block) linear_block;
   decltype(&Kernels<isa::scalar>::linear_w8a8) linear_w8a8;
   decltype(&Kernels<isa::scalar>::linear_w8a32) linear_w8a32;
+  decltype(&Kernels<isa::scalar>::quantize_rows) quantize_rows;
+  decltype(&Kernels<isa::scalar>::attention_rows_w8a8) attention_rows_w8a8;
   decltype(&Kernels<isa::scalar>::attention_row) attention_row;
   decltype(&Kernels<isa::scalar>::attention_rows) attention_rows;
   decltype(&Kernels<isa::scalar>::attention_rows_weights) attention_rows_weights;
@@ -48,6 +50,8 @@ Table table_of() noexcept {
           .linear_block = &K::linear_block,
           .linear_w8a8 = &K::linear_w8a8,
           .linear_w8a32 = &K::linear_w8a32,
+          .quantize_rows = &K::quantize_rows,
+          .attention_rows_w8a8 = &K::attention_rows_w8a8,
           .attention_row = &K::attention_row,
           .attention_rows = &K::attention_rows,
           .attention_rows_weights = &K::attention_rows_weights,
@@ -109,6 +113,8 @@ constexpr Table kFirstCall = {
     .linear_block = first_call<&Table::linear_block>(&Table::linear_block),
     .linear_w8a8 = first_call<&Table::linear_w8a8>(&Table::linear_w8a8),
     .linear_w8a32 = first_call<&Table::linear_w8a32>(&Table::linear_w8a32),
+    .quantize_rows = first_call<&Table::quantize_rows>(&Table::quantize_rows),
+    .attention_rows_w8a8 = first_call<&Table::attention_rows_w8a8>(&Table::attention_rows_w8a8),
     .attention_row = first_call<&Table::attention_row>(&Table::attention_row),
     .attention_rows = first_call<&Table::attention_rows>(&Table::attention_rows),
     .attention_rows_weights = first_call<&Table::attention_rows_weights>(&Table::attention_rows_weights),
@@ -217,6 +223,21 @@ void Kernels<isa::dispatch>::linear_w8a32(const float* x, index_t rows, index_t 
                                           const float* s_w, const float* bias, index_t out, float* y, float* scratch,
                                           Fuse act) noexcept {
   table().linear_w8a32(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+}
+template <>
+void Kernels<isa::dispatch>::quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q,
+                                           index_t ldq, float* s) noexcept {
+  table().quantize_rows(x, ldx, rows, k, q, ldq, s);
+}
+template <>
+void Kernels<isa::dispatch>::attention_rows_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q,
+                                                 index_t n_rows, const std::int8_t* k, index_t k_stride,
+                                                 const float* s_k, const std::int8_t* v, index_t v_stride,
+                                                 const float* s_v, index_t head_dim, index_t n_keys,
+                                                 const ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                                 index_t out_stride) noexcept {
+  table().attention_rows_w8a8(q, q_stride, s_q, n_rows, k, k_stride, s_k, v, v_stride, s_v, head_dim, n_keys, masks,
+                              fill, p, out, out_stride);
 }
 template <>
 void Kernels<isa::dispatch>::attention_row(const float* q, const float* kt, index_t kt_stride, const float* v,

@@ -48,8 +48,9 @@ struct Capacity {
   static constexpr index_t kTr = largest(kTransposeSizes) * (largest(kTransposeSizes) + largest(kTransposePads));
   static constexpr index_t kDense = 1024;  // exp over its whole range
   static constexpr index_t max3(index_t a, index_t b, index_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
-  static constexpr index_t x =
-      max3(max3(kLinX, kBlkX, kLongX), kTr, largest(kLayerNormRowCounts) * largest(kRowLengths));
+  static constexpr index_t x = max3(max3(kLinX, kBlkX, kLongX), kTr,
+                                    max3(largest(kLayerNormRowCounts) * largest(kRowLengths), MaxKeys*(MaxHeadDim + 5),
+                                         0));  // (check_attention_w8a8's K rows)
   static constexpr index_t w = max3(largest(kLinearIns) * largest(kLinearOuts),
                                     largest(kBlockIns) * largest(kBlockOuts), kLongIn* largest(kLongOuts));
   static constexpr index_t bias = max3(largest(kLinearOuts), largest(kBlockOuts), largest(kLongOuts));
@@ -68,8 +69,9 @@ struct Capacity {
   // int8 (check_linear_w8a8): weights in k-quads, their scales, the linear's scratch, the
   // reference's quantized row; the case near the int32 limit needs the *_limit sizes on top
   static constexpr index_t qw =
-      max3(quad_padded(largest(kLinearIns)) * largest(kLinearOuts), quad_padded(kLongIn) * largest(kLongOuts),
-           quad_padded(largest(kQuantSpecialIns)) * largest(kQuantSpecialOuts));
+      max3(max3(quad_padded(largest(kLinearIns)) * largest(kLinearOuts), quad_padded(kLongIn) * largest(kLongOuts),
+                quad_padded(largest(kQuantSpecialIns)) * largest(kQuantSpecialOuts)),
+           2 * MaxKeys * model + q, 0);  // (check_attention_w8a8: int8 K, V and Q)
   static constexpr index_t s_w = max3(bias, largest(kQuantSpecialOuts), kQuantLimitOuts);
   static constexpr index_t q_scratch = max3(linear_w8a8_scratch_bytes(largest(kLinearRows), largest(kLinearIns)),
                                             linear_w8a8_scratch_bytes(largest(kLongRows), kLongIn),
@@ -386,6 +388,68 @@ void check_attention(Env& env) {
           env.expect("attention_row", b.o_got, b.o_want, hd,
                      {{"head_dim", hd}, {"keys", n_keys}, {"mask", index_t(kind)}, {"fill", index_t(mf)}}, false);
         }
+}
+
+/// The w8a8 attention (attention_rows_w8a8) against ref::attention_rows_w8a8, and quantize_rows
+/// against ref::quantize_row, at every mask kind and fill: Q, K and V rows quantized per head inside
+/// wider rows (as the layers store them), a V row of zeros (scale 0) and a K row of one value among
+/// the keys. Int8 data in qb.qw (Capacity::qw), scales in b.w.
+template <class K, class Env>
+void check_attention_w8a8(Env& env) {
+  Buffers& b = env.buf;
+  QuantBuffers& qb = env.qbuf;
+  constexpr index_t kHeads[] = {1, 3, 8, 16, 17, 64};
+  constexpr index_t kRows[] = {1, 3, 13};
+  const auto fill_matters = [](MaskKind kind) {
+    return kind == MaskKind::holes || kind == MaskKind::none_by_end || kind == MaskKind::none_by_allow ||
+           kind == MaskKind::torch;
+  };
+  for (index_t hd : kHeads)
+    for (index_t n_keys : kKeyCounts) {
+      if (hd > env.max_head_dim || n_keys > env.max_keys) continue;
+      const index_t d_model = hd + 5;
+      std::int8_t* k8 = qb.qw;
+      std::int8_t* v8 = k8 + n_keys * d_model;
+      std::int8_t* q8 = v8 + n_keys * d_model;
+      float* s_q = b.w;
+      float* s_k = s_q + largest(kAttentionRowCases);
+      float* s_v = s_k + n_keys;
+      float* kr = b.x;  // K rows (not transposed)
+      fill(kr, n_keys * d_model, 32 + static_cast<std::uint32_t>(hd), 1.5f);
+      fill(b.vv, n_keys * d_model, 33);
+      for (index_t d = 0; d < hd; ++d) b.vv[(n_keys / 2) * d_model + d] = 0.0f;  // a V row of zeros
+      for (index_t d = 0; d < hd; ++d) kr[(n_keys - 1) * d_model + d] = 0.25f;   // a constant K row
+      // quantize_rows against the reference, into the layers' layout
+      K::quantize_rows(kr, d_model, n_keys, hd, k8, d_model, s_k);
+      index_t bad = n_keys;
+      for (index_t j = 0; j < n_keys && bad == n_keys; ++j) {
+        std::int8_t want[largest(kHeadDims)];
+        const float s = ref::quantize_row(kr + j * d_model, hd, want);
+        if (std::memcmp(&s, s_k + j, sizeof s) != 0 || std::memcmp(want, k8 + j * d_model, hd) != 0) bad = j;
+      }
+      b.got[0] = static_cast<float>(bad), b.want[0] = static_cast<float>(n_keys);
+      env.expect("quantize_rows (bytes and scales)", b.got, b.want, 1, {{"head_dim", hd}, {"keys", n_keys}}, false);
+      K::quantize_rows(b.vv, d_model, n_keys, hd, v8, d_model, s_v);
+      for (index_t rows : kRows)
+        for (MaskKind kind : kMaskKinds)
+          for (MaskFill mf : kMaskFills) {
+            if (mf == MaskFill::neg_1e9 && !fill_matters(kind)) continue;
+            fill(b.q, rows * d_model, 31 + static_cast<std::uint32_t>(n_keys), 1.5f);
+            K::quantize_rows(b.q, d_model, rows, hd, q8, d_model, s_q);
+            make_masks(kind, rows, n_keys, b.allow, b.masks, b.mask_arrays);
+            K::attention_rows_w8a8(q8, d_model, s_q, rows, k8, d_model, s_k, v8, d_model, s_v, hd, n_keys, b.masks, mf,
+                                   b.s_got, b.o_got, d_model);
+            ref::attention_rows_w8a8(q8, d_model, s_q, rows, k8, d_model, s_k, v8, d_model, s_v, hd, n_keys, b.masks,
+                                     mf, b.s_want, b.o_want, d_model);
+            // (the columns between heads are not written: compare the heads' own)
+            for (index_t r = 0; r < rows; ++r)
+              for (index_t d = hd; d < d_model; ++d) b.o_got[r * d_model + d] = b.o_want[r * d_model + d] = 0.0f;
+            env.expect(
+                "attention_rows_w8a8", b.o_got, b.o_want, rows * d_model,
+                {{"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}, {"fill", index_t(mf)}},
+                false);
+          }
+    }
 }
 
 /// Row operations at every row length: LayerNorm (one row, and rows in groups), log_softmax,

@@ -152,6 +152,11 @@ TEST_CASE(
   run_check([](auto k, auto& env) { stf_checks::check_linear_w8a32<decltype(k)>(env); });
 }
 
+TEST_CASE("kernel variants: quantize_rows and attention_rows_w8a8 (int8 attention: masks, fills) equal the reference",
+          "[kernels][int8]") {
+  run_check([](auto k, auto& env) { stf_checks::check_attention_w8a8<decltype(k)>(env); });
+}
+
 #if defined(__x86_64__)
 // The x86 variants' vpmaddwd code (what CPUs without VNNI run; kernels/product/x86_int8.hpp) on this
 // CPU too, whatever it has: the same check with VNNI turned off.

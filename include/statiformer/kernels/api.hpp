@@ -128,6 +128,11 @@ constexpr index_t linear_w8a32_scratch_floats(index_t in) {
   return (in < kW8A32ChunkK ? in : kW8A32ChunkK) * kWeightPanel;
 }
 
+/// Floats of the scratch of one w8a8 attention call (Kernels::attention_rows_w8a8,
+/// ref::attention_row_w8a8): one block of scores, and its quantized weights (kAttentionKeyBlock
+/// bytes).
+constexpr index_t attention_w8a8_scratch_floats() { return kAttentionKeyBlock + kAttentionKeyBlock / 4; }
+
 /// Activation fused into a linear layer's output. The GELUs come last: `act >= Fuse::gelu` tests for
 /// either (kernels/product/: one branch, as many as before the tanh GELU on the paths without one).
 enum class Fuse : std::uint8_t { none, relu, gelu, gelu_tanh };
@@ -207,6 +212,18 @@ struct Kernels {
   /// scratch: linear_w8a32_scratch_floats(in) floats.
   static void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                            const float* bias, index_t out, float* y, float* scratch, Fuse act = Fuse::none) noexcept;
+  /// Quantizes `rows` rows of k values (row r at x + r·ldx) each with its own scale, as
+  /// ref::quantize_row: exactly k bytes at q + r·ldq (nothing past them), the scale at s[r].
+  static void quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
+                            float* s) noexcept;
+  /// w8a8 attention (kernels/QUANTIZATION.md): ref::attention_row_w8a8 for n_rows query rows, row r
+  /// at q + r·q_stride with scale s_q[r], its output at out + r·out_stride; key and value j at
+  /// k + j·k_stride and v + j·v_stride with scales s_k[j], s_v[j]. p: attention_w8a8_scratch_floats().
+  static void attention_rows_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows,
+                                  const std::int8_t* k, index_t k_stride, const float* s_k, const std::int8_t* v,
+                                  index_t v_stride, const float* s_v, index_t head_dim, index_t n_keys,
+                                  const ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                  index_t out_stride) noexcept;
   /// One query row of scaled dot-product attention over n_keys keys of one head, keys given
   /// transposed, streaming over key blocks (see ref::attention_row for the contract); p: scratch
   /// of attention_scratch_floats(1, n_keys, head_dim).
@@ -266,6 +283,14 @@ void Kernels<isa::dispatch>::linear_w8a8(const float*, index_t, index_t, const s
 template <>
 void Kernels<isa::dispatch>::linear_w8a32(const float*, index_t, index_t, const std::int8_t*, const float*,
                                           const float*, index_t, float*, float*, Fuse) noexcept;
+template <>
+void Kernels<isa::dispatch>::quantize_rows(const float*, index_t, index_t, index_t, std::int8_t*, index_t,
+                                           float*) noexcept;
+template <>
+void Kernels<isa::dispatch>::attention_rows_w8a8(const std::int8_t*, index_t, const float*, index_t, const std::int8_t*,
+                                                 index_t, const float*, const std::int8_t*, index_t, const float*,
+                                                 index_t, index_t, const ref::RowMask*, MaskFill, float*, float*,
+                                                 index_t) noexcept;
 template <>
 void Kernels<isa::dispatch>::attention_row(const float*, const float*, index_t, const float*, index_t, index_t, index_t,
                                            ref::RowMask, MaskFill, float*, float*) noexcept;

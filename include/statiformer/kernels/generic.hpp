@@ -37,6 +37,7 @@
 #include <statiformer/kernels/attention/helium.hpp>
 // each operation's generic kernels, which ask its selection which variant runs
 #include <statiformer/kernels/attention/generic.hpp>
+#include <statiformer/kernels/attention/int8.hpp>
 #include <statiformer/kernels/elementwise/generic.hpp>
 #include <statiformer/kernels/norm/generic.hpp>
 #include <statiformer/kernels/product/generic.hpp>
@@ -67,6 +68,20 @@ template <class Tag>
 void Kernels<Tag>::linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                                 const float* bias, index_t out, float* y, float* scratch, Fuse act) noexcept {
   kernels_detail::generic::ProductInt8<Tag>::linear_w8a32(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+}
+template <class Tag>
+void Kernels<Tag>::quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
+                                 float* s) noexcept {
+  kernels_detail::generic::ProductInt8<Tag>::quantize_rows(x, ldx, rows, k, q, ldq, s);
+}
+template <class Tag>
+void Kernels<Tag>::attention_rows_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows,
+                                       const std::int8_t* k, index_t k_stride, const float* s_k, const std::int8_t* v,
+                                       index_t v_stride, const float* s_v, index_t head_dim, index_t n_keys,
+                                       const ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                       index_t out_stride) noexcept {
+  kernels_detail::generic::AttentionInt8<Tag>::attention_rows_w8a8(
+      q, q_stride, s_q, n_rows, k, k_stride, s_k, v, v_stride, s_v, head_dim, n_keys, masks, fill, p, out, out_stride);
 }
 template <class Tag>
 void Kernels<Tag>::attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,

@@ -103,6 +103,30 @@ void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw
 void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w, const float* bias,
                   index_t out, float* y, Fuse act = Fuse::none) noexcept;
 
+/// w8a8 attention of one query row against n_keys keys of one head (kernels/QUANTIZATION.md,
+/// "Attention"): q int8 [head_dim] with its scale s_q (a row quantized by quantize_row); key j int8
+/// at k + j·k_stride with scale s_k[j]; value j int8 at v + j·v_stride with scale s_v[j]; out float
+/// [head_dim]; p: attention_w8a8_scratch_floats() floats of scratch.
+/// The blocks, masks, running maximum and sum of attention_row, with
+///   score_j = (float(Σ_d q[d] · k_j[d]) · (s_q · s_k[j])) / √head_dim  [+ add[j]]
+/// (the int32 sum exact in any order), the block's weights p_j = exp(score_j - m') (0 for masked
+/// keys) summed into l as floats, then w_j = p_j · s_v[j] quantized as one row of the block's nb keys
+/// (quantize_row: q_w, s_b) and out[d] = fma(float(Σ_j q_w[j] · v_j[d]), s_b, out[d]) over the
+/// block's allowed keys (an int32 sum). At the end out = out / l. Keys from the row's key end on
+/// are never read (a variant may read the values of masked keys below it: their weight is 0). A
+/// row whose every key is masked: out[d] = Σ_j fma(w, float(v_j[d]) · s_v[j], ·) over all keys in
+/// order from +0 with w = 1/n_keys (MaskFill::neg_1e9), or 0 (neg_inf).
+void attention_row_w8a8(const std::int8_t* q, float s_q, const std::int8_t* k, index_t k_stride, const float* s_k,
+                        const std::int8_t* v, index_t v_stride, const float* s_v, index_t head_dim, index_t n_keys,
+                        RowMask mask, MaskFill fill, float* p, float* out) noexcept;
+
+/// attention_row_w8a8 for n_rows query rows: row r's q at q + r·q_stride with scale s_q[r], its
+/// output at out + r·out_stride.
+void attention_rows_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows, const std::int8_t* k,
+                         index_t k_stride, const float* s_k, const std::int8_t* v, index_t v_stride, const float* s_v,
+                         index_t head_dim, index_t n_keys, const RowMask* masks, MaskFill fill, float* p, float* out,
+                         index_t out_stride) noexcept;
+
 /// Element-wise exp, log, GELU (the simd/math.hpp functions, one lane at a time).
 void exp(const float* x, float* y, index_t n) noexcept;
 void log(const float* x, float* y, index_t n) noexcept;

@@ -49,7 +49,7 @@ struct OperationVariant {
 
 /// Every variant of every operation. A new variant file goes here, into its operation's select.hpp
 /// and, for a new target, into the firmware or cross check that runs it.
-inline constexpr std::array<OperationVariant, 18> operation_variants = {{
+inline constexpr std::array<OperationVariant, 19> operation_variants = {{
     {"product", "generic", "generic.hpp register_tiles.hpp", "every target without one of its own"},
     {"product", "cortex_m4f", "cortex_m4f.hpp cortex_m4f_tiles.hpp generic.hpp register_tiles.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
@@ -61,6 +61,8 @@ inline constexpr std::array<OperationVariant, 18> operation_variants = {{
     {"product", "int8_cortex_m4f", "cortex_m4f_int8.hpp int8.hpp",
      "scalar on Arm M-profile with an FPU and DSP (Cortex-M4F, M7, M55; int8: sxtb16 + smlad)"},
     {"attention", "generic", "generic.hpp streaming.hpp", "every target without one of its own"},
+    // the int8 number format of the attention (w8a8; kernels/QUANTIZATION.md): AttentionInt8Select
+    {"attention", "int8_generic", "int8.hpp", "every target (int8: the w8a8 attention)"},
     {"attention", "x86", "generic.hpp streaming.hpp wide_spans.hpp register_block.hpp", "avx2, avx512"},
     {"attention", "cortex_m4f", "cortex_m4f.hpp generic.hpp streaming.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
@@ -83,12 +85,13 @@ struct Selected {
 };
 
 /// Which variant of each operation Kernels<Tag> runs (kernels/<op>/select.hpp), in the order of
-/// the operations' folders; the products twice: float, then int8 (ProductInt8Select, variants
-/// named int8_*).
+/// the operations' folders; the attention and the products twice: float, then int8
+/// (AttentionInt8Select, ProductInt8Select, variants named int8_*).
 template <class Tag>
-constexpr std::array<Selected, 7> selected() {
+constexpr std::array<Selected, 8> selected() {
   using namespace kernels_detail;
   return {{{"attention", AttentionSelect<Tag>::variant},
+           {"attention", AttentionInt8Select<Tag>::variant},
            {"elementwise", ElementwiseSelect<Tag>::variant},
            {"norm", NormSelect<Tag>::variant},
            {"product", ProductSelect<Tag>::variant},

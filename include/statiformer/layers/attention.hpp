@@ -159,6 +159,28 @@ inline void attention_head(const float* q, index_t q_stride, const float* kt, in
                                     mask.fill, p, out + i * out_stride, out_stride);
   }
 }
+/// The w8a8 attention of one head over all query rows (kernels/QUANTIZATION.md): int8 query rows
+/// at q + i·q_stride (scales s_q[i]), int8 key and value rows (k + j·k_stride, v + j·v_stride; scales
+/// s_k[j], s_v[j]), kAttentionCallRows rows per kernel call, the masks as attention_head gives them.
+/// p: attention_w8a8_scratch_floats() floats.
+inline void attention_head_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q, const std::int8_t* k,
+                                index_t k_stride, const float* s_k, const std::int8_t* v, index_t v_stride,
+                                const float* s_v, index_t head_dim, index_t seq_q, index_t seq_k,
+                                const AttentionMask& mask, float* p, float* out, index_t out_stride) {
+  for (index_t i = 0; i < seq_q; i += kAttentionCallRows) {
+    const index_t n = seq_q - i < kAttentionCallRows ? seq_q - i : kAttentionCallRows;
+    ref::RowMask rows[kAttentionCallRows];
+    ref::MaskArrays arrays[kAttentionCallRows];
+    for (index_t r = 0; r < n; ++r) rows[r] = {mask.key_end(i + r, seq_k), nullptr};
+    if (mask.has_arrays())
+      for (index_t r = 0; r < n; ++r) {
+        arrays[r] = mask.arrays(i + r, seq_k);
+        rows[r].arrays = &arrays[r];
+      }
+    ActiveKernels::attention_rows_w8a8(q + i * q_stride, q_stride, s_q + i, n, k, k_stride, s_k, v, v_stride, s_v,
+                                       head_dim, seq_k, rows, mask.fill, p, out + i * out_stride, out_stride);
+  }
+}
 }  // namespace detail
 
 /// softmax(Q Kᵀ / √HeadDim, masked) V for one head: Q [SeqQ, HeadDim], K and V [SeqK, HeadDim].
@@ -193,8 +215,10 @@ struct ScaledDotProductAttention {
 /// Multi-head attention with separate Q/K/V/O projections, as PyTorch's nn.MultiheadAttention
 /// (its packed in_proj binds through `bind_packed`). Self-attention passes the same tensor as
 /// query and key/value; cross-attention a key/value source of another length SeqK.
-/// Format: the number format of the four projections (NumberFormat; Q·Kᵀ, the softmax and P·V stay
-/// float32).
+/// Format: the number format of the four projections (NumberFormat). In w8a8 the attention is int8
+/// too (kernels/QUANTIZATION.md): Q, K and V rows quantized per head and row, Q·Kᵀ and P·V as int32
+/// sums, the softmax float; a call that asks for the attention weights runs the float attention
+/// instead (the int8 one keeps no row of scores). In f32 and w8a32 the attention is float.
 template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool HasBias = true,
           NumberFormat Format = NumberFormat::f32>
 struct MultiHeadAttention {
@@ -244,8 +268,14 @@ struct MultiHeadAttention {
   static constexpr index_t v_stride = attention_value_stride(DModel);  ///< V's row stride
   /// The int8 projections' scratch (none in f32), after the attention's.
   static constexpr index_t linear_floats = linear_scratch_floats<Format>(SeqQ > SeqK ? SeqQ : SeqK, DModel);
+  /// w8a8's int8 attention: Q, K and V as int8 rows, one scale per head and row, the kernel's scratch.
+  static constexpr bool int8_attention = Format == NumberFormat::w8a8;
+  static constexpr index_t int8_attention_floats =
+      int8_attention
+          ? ((SeqQ + 2 * SeqK) * DModel + 3) / 4 + (SeqQ + 2 * SeqK) * NHeads + attention_w8a8_scratch_floats()
+          : 0;
   static constexpr index_t scratch_floats =
-      SeqQ * DModel + SeqK * DModel + SeqK * v_stride + attention_floats + linear_floats;
+      SeqQ * DModel + SeqK * DModel + SeqK * v_stride + attention_floats + linear_floats + int8_attention_floats;
   /// What a whole [SeqQ, SeqK] score buffer per head would take instead.
   static constexpr index_t score_matrix_floats = SeqQ * SeqK;
 
@@ -290,6 +320,12 @@ struct MultiHeadAttention {
     float* vb = kt + SeqK * DModel;
     float* p = vb + SeqK * v_stride;
     const auto& P = params;
+    if constexpr (int8_attention) {
+      if (!weights) {
+        run_int8_attention(xq, xkv, mask, y, qb, kt, vb);
+        return;
+      }
+    }
     if constexpr (is_int8(Format)) {
       float* lq = p + attention_floats;
       linear_rows<Format>(P.q, xq, SeqQ, qb, lq);
@@ -318,6 +354,36 @@ struct MultiHeadAttention {
                                 P.v.bias_or_null(), false);
     heads(qb, kt, vb, mask, p, weights);
     ActiveKernels::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
+  }
+
+  /// w8a8 with the int8 attention: the projections' float rows (K rows in kt's room, V rows DModel
+  /// apart in vb's), each head's rows quantized, the int8 attention into qb, the output projection.
+  void run_int8_attention(const float* xq, const float* xkv, const AttentionMask& mask, float* y, float* qb, float* kr,
+                          float* vr) const {
+    const auto& P = params;
+    float* lq = vr + SeqK * v_stride + attention_floats;
+    linear_rows<Format>(P.q, xq, SeqQ, qb, lq);
+    linear_rows<Format>(P.k, xkv, SeqK, kr, lq);
+    linear_rows<Format>(P.v, xkv, SeqK, vr, lq);
+    auto* q8 = reinterpret_cast<std::int8_t*>(lq + linear_floats);
+    std::int8_t* k8 = q8 + SeqQ * DModel;
+    std::int8_t* v8 = k8 + SeqK * DModel;
+    float* s_q = lq + linear_floats + ((SeqQ + 2 * SeqK) * DModel + 3) / 4;  // [NHeads][SeqQ]
+    float* s_k = s_q + NHeads * SeqQ;                                        // [NHeads][SeqK]
+    float* s_v = s_k + NHeads * SeqK;
+    float* p8 = s_v + NHeads * SeqK;
+    for (index_t h = 0; h < NHeads; ++h) {
+      const index_t off = h * head_dim;
+      ActiveKernels::quantize_rows(qb + off, DModel, SeqQ, head_dim, q8 + off, DModel, s_q + h * SeqQ);
+      ActiveKernels::quantize_rows(kr + off, DModel, SeqK, head_dim, k8 + off, DModel, s_k + h * SeqK);
+      ActiveKernels::quantize_rows(vr + off, DModel, SeqK, head_dim, v8 + off, DModel, s_v + h * SeqK);
+    }
+    for (index_t h = 0; h < NHeads; ++h) {
+      const index_t off = h * head_dim;
+      detail::attention_head_w8a8(q8 + off, DModel, s_q + h * SeqQ, k8 + off, DModel, s_k + h * SeqK, v8 + off, DModel,
+                                  s_v + h * SeqK, head_dim, SeqQ, SeqK, mask, p8, qb + off, DModel);
+    }
+    linear_rows<Format>(P.o, qb, SeqQ, y, lq);
   }
 
   /// Every head's attention; the context of head h overwrites its own query slice (read before

@@ -66,4 +66,14 @@ struct AttentionSelect<isa::mve> {
 };
 #endif
 
+// ---- the int8 attention (kernels/QUANTIZATION.md), a second number format of the operation ------
+
+/// The w8a8 attention (Kernels::attention_rows_w8a8, quantize_rows) on target `Tag`:
+///   int8_generic  every target: kernels/attention/int8.hpp (generic::AttentionInt8), int32 sums in
+///                 plain loops, the softmax on the vocabulary. No target has its own yet.
+template <class Tag>
+struct AttentionInt8Select {
+  static constexpr const char* variant = "int8_generic";
+};
+
 }  // namespace stf::kernels_detail

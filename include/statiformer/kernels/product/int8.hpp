@@ -36,7 +36,8 @@ struct ProductInt8 : Elementwise<Tag> {
   /// largest (integer instructions: half the Cortex-M4F's float compare-and-move). The rounding to
   /// an integer is the add-subtract of 1.5·2²³, which rounds |v| < 2²² to nearest, ties to even
   /// (the default rounding mode), with no library call: the bits of nearbyint.
-  static float quantize_row(const float* x, index_t k, std::int8_t* q) {
+  /// pad = false: exactly q[0, k) (rows packed side by side: the attention's heads).
+  static float quantize_row(const float* x, index_t k, std::int8_t* q, bool pad = true) {
     std::uint32_t m = 0;  // max |x| as bits
     for (index_t i = 0; i < k; ++i) {
       std::uint32_t b;
@@ -46,7 +47,7 @@ struct ProductInt8 : Elementwise<Tag> {
     }
     const bool finite = m < 0x7F800000u;  // (no NaN, no infinity)
     const float a = std::bit_cast<float>(m);
-    const index_t k4 = quad_padded(k);
+    const index_t k4 = pad ? quad_padded(k) : k;
     if (!finite || a == 0.0f) {
       for (index_t i = 0; i < k4; ++i) q[i] = 0;
       return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
@@ -71,6 +72,12 @@ struct ProductInt8 : Elementwise<Tag> {
     }
     for (index_t i = k; i < k4; ++i) q[i] = 0;
     return a / 127.0f;
+  }
+
+  /// Kernels::quantize_rows (kernels/api.hpp): quantize_row over each row, exactly k bytes.
+  static void quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
+                            float* s) {
+    for (index_t r = 0; r < rows; ++r) s[r] = quantize_row(x + r * ldx, k, q + r * ldq, false);
   }
 
   /// The epilogue of one sum: fma(float(acc), s_x · s_w, *bias), or the product without a bias (the
