@@ -102,11 +102,16 @@ struct ProductInt8 {
     return a / 127.0f;
   }
 
-  /// 2 rows (x0, x1) × 3 outputs: the sums over `quads` quads into a0[0..3) and a1[0..3); w: the
-  /// addresses of output 0's quads 0..3, step: 4 quad rows in bytes.
-  static void tile23(const std::int8_t* x0, const std::int8_t* x1, index_t quads, uint32x4_t w, uint32x4_t step,
-                     std::int32_t* a0, std::int32_t* a1) {
-    static constexpr std::int32_t kZeros[6] = {};
+  /// 2 rows (x0, x1) × 3·`tiles` outputs, quads ≥ 1: the sums over the quads into a[0, 3·tiles)
+  /// (row 0) and a[kWeightPanel, ...) (row 1); w: the addresses of output 0's quads 0..3, step:
+  /// 4 quad rows in bytes. One assembly loop over the tiles (the sums of a tile in r0-r10, zeroed by
+  /// one ldm of 6 zero words pushed on the stack, stored by two stm); per 16 k 13 instructions
+  /// (the file's comment), per tile 11 more.
+  [[gnu::noinline]] static void tiles23(const std::int8_t* x0, const std::int8_t* x1, index_t quads, index_t tiles,
+                                        uint32x4_t w, uint32x4_t step, std::int32_t* a) {
+    const index_t bytes = (quads + 3) / 4 * 16;  // of a row per tile: the loop's whole vectors
+    const uint32x4_t next = vdupq_n_u32(3 * kQuadK);
+    uint32x4_t t;
     register std::int32_t c0 asm("r0");
     register std::int32_t c1 asm("r2");
     register std::int32_t c2 asm("r4");
@@ -114,32 +119,51 @@ struct ProductInt8 {
     register std::int32_t c4 asm("r8");
     register std::int32_t c5 asm("r10");
     asm volatile(
-        "ldm %[z], {r0, r2, r4, r6, r8, r10}\n"  // the sums from zero: one instruction
-        "dlstp.32 lr, %[n]\n"
+        "movs r0, #0\n"
+        "movs r2, #0\n"
+        "strd r0, r2, [sp, #-8]!\n"
+        "strd r0, r2, [sp, #-8]!\n"
+        "strd r0, r2, [sp, #-8]!\n"
         "1:\n"
+        "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
+        "vmov %q[t], %q[w]\n"
+        "dlstp.32 lr, %[n]\n"
+        "2:\n"
         "vldrb.u8 q0, [%[x0]], #16\n"
         "vldrb.u8 q1, [%[x1]], #16\n"
-        "vldrw.u32 q2, [%q[w]]\n"
+        "vldrw.u32 q2, [%q[t]]\n"
         "vmladava.s8 r0, q0, q2\n"
         "vmladava.s8 r6, q1, q2\n"
-        "vldrw.u32 q3, [%q[w], #4]\n"
+        "vldrw.u32 q3, [%q[t], #4]\n"
         "vmladava.s8 r2, q0, q3\n"
         "vmladava.s8 r8, q1, q3\n"
-        "vldrw.u32 q2, [%q[w], #8]\n"
+        "vldrw.u32 q2, [%q[t], #8]\n"
         "vmladava.s8 r4, q0, q2\n"
         "vmladava.s8 r10, q1, q2\n"
-        "vadd.i32 %q[w], %q[w], %q[s]\n"
-        "letp lr, 1b\n"
-        "stm %[a0], {r0, r2, r4}\n"
-        "stm %[a1], {r6, r8, r10}\n"
-        : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4), "=&r"(c5), [x0] "+r"(x0), [x1] "+r"(x1), [w] "+w"(w)
-        : [n] "r"(quads), [s] "w"(step), [z] "r"(kZeros), [a0] "r"(a0), [a1] "r"(a1)
-        : "q0", "q1", "q2", "q3", "lr", "memory");
+        "vadd.i32 %q[t], %q[t], %q[s]\n"
+        "letp lr, 2b\n"
+        "stm %[a]!, {r0, r2, r4}\n"
+        "add lr, %[a], %[row1]\n"  // (lr is free between the loops)
+        "stm lr, {r6, r8, r10}\n"
+        "sub %[x0], %[x0], %[bytes]\n"
+        "sub %[x1], %[x1], %[bytes]\n"
+        "vadd.i32 %q[w], %q[w], %q[next]\n"
+        "subs %[tiles], %[tiles], #1\n"
+        "bne 1b\n"
+        "add sp, sp, #24\n"
+        : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
+          "=&r"(c5), [x0] "+r"(x0), [x1] "+r"(x1), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
+        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next), [row1] "I"(4 * kWeightPanel - 3 * 4)
+        : "q0", "q1", "q2", "q3", "lr", "cc", "memory");
   }
 
-  /// 1 row × 6 outputs: the sums over `quads` quads into a[0..6) (as tile23).
-  static void tile16(const std::int8_t* x, index_t quads, uint32x4_t w, uint32x4_t step, std::int32_t* a) {
-    static constexpr std::int32_t kZeros[6] = {};
+  /// 1 row × 6·`tiles` outputs, quads ≥ 1: the sums into a[0, 6·tiles) (as tiles23; per 16 k 15
+  /// instructions, per tile 8 more).
+  [[gnu::noinline]] static void tiles16(const std::int8_t* x, index_t quads, index_t tiles, uint32x4_t w,
+                                        uint32x4_t step, std::int32_t* a) {
+    const index_t bytes = (quads + 3) / 4 * 16;
+    const uint32x4_t next = vdupq_n_u32(6 * kQuadK);
+    uint32x4_t t;
     register std::int32_t c0 asm("r0");
     register std::int32_t c1 asm("r2");
     register std::int32_t c2 asm("r4");
@@ -147,28 +171,41 @@ struct ProductInt8 {
     register std::int32_t c4 asm("r8");
     register std::int32_t c5 asm("r10");
     asm volatile(
-        "ldm %[z], {r0, r2, r4, r6, r8, r10}\n"
-        "dlstp.32 lr, %[n]\n"
+        "movs r0, #0\n"
+        "movs r2, #0\n"
+        "strd r0, r2, [sp, #-8]!\n"
+        "strd r0, r2, [sp, #-8]!\n"
+        "strd r0, r2, [sp, #-8]!\n"
         "1:\n"
+        "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
+        "vmov %q[t], %q[w]\n"
+        "dlstp.32 lr, %[n]\n"
+        "2:\n"
         "vldrb.u8 q0, [%[x]], #16\n"
-        "vldrw.u32 q1, [%q[w]]\n"
+        "vldrw.u32 q1, [%q[t]]\n"
         "vmladava.s8 r0, q0, q1\n"
-        "vldrw.u32 q2, [%q[w], #4]\n"
+        "vldrw.u32 q2, [%q[t], #4]\n"
         "vmladava.s8 r2, q0, q2\n"
-        "vldrw.u32 q1, [%q[w], #8]\n"
+        "vldrw.u32 q1, [%q[t], #8]\n"
         "vmladava.s8 r4, q0, q1\n"
-        "vldrw.u32 q2, [%q[w], #12]\n"
+        "vldrw.u32 q2, [%q[t], #12]\n"
         "vmladava.s8 r6, q0, q2\n"
-        "vldrw.u32 q1, [%q[w], #16]\n"
+        "vldrw.u32 q1, [%q[t], #16]\n"
         "vmladava.s8 r8, q0, q1\n"
-        "vldrw.u32 q2, [%q[w], #20]\n"
+        "vldrw.u32 q2, [%q[t], #20]\n"
         "vmladava.s8 r10, q0, q2\n"
-        "vadd.i32 %q[w], %q[w], %q[s]\n"
-        "letp lr, 1b\n"
-        "stm %[a], {r0, r2, r4, r6, r8, r10}\n"
-        : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4), "=&r"(c5), [x] "+r"(x), [w] "+w"(w)
-        : [n] "r"(quads), [s] "w"(step), [z] "r"(kZeros), [a] "r"(a)
-        : "q0", "q1", "q2", "lr", "memory");
+        "vadd.i32 %q[t], %q[t], %q[s]\n"
+        "letp lr, 2b\n"
+        "stm %[a]!, {r0, r2, r4, r6, r8, r10}\n"
+        "sub %[x], %[x], %[bytes]\n"
+        "vadd.i32 %q[w], %q[w], %q[next]\n"
+        "subs %[tiles], %[tiles], #1\n"
+        "bne 1b\n"
+        "add sp, sp, #24\n"
+        : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
+          "=&r"(c5), [x] "+r"(x), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
+        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next)
+        : "q0", "q1", "q2", "lr", "cc", "memory");
   }
 
   /// R rows (1, 2) × 1 output: the sums over `quads` quads (the outputs the tiles leave; intrinsics,
@@ -197,13 +234,39 @@ struct ProductInt8 {
         y[o] = generic::ProductInt8<Tag>::dequantize(acc[o], s_x, s_w[o], bias ? bias + o : nullptr);
       return;
     }
-    for (index_t o = 0; o < n; o += 4) {
-      const mve_pred16_t p = vctp32q(static_cast<std::uint32_t>(n - o));
-      const float32x4_t t = vcvtq_f32_s32(vldrwq_z_s32(acc + o, p));
-      const float32x4_t s = vmulq_n_f32(vldrwq_z_f32(s_w + o, p), s_x);
-      const float32x4_t v = bias ? vfmaq_f32(vldrwq_z_f32(bias + o, p), t, s) : vmulq_f32(t, s);
-      vstrwq_p_f32(y + o, v, p);
-    }
+    // one tail-predicated loop: 8 instructions per 4 outputs (the intrinsics' loop: a vpst per
+    // predicated load)
+    if (bias)
+      asm volatile(
+          "wlstp.32 lr, %[n], 2f\n"
+          "1:\n"
+          "vldrw.u32 q0, [%[acc]], #16\n"
+          "vldrw.u32 q1, [%[sw]], #16\n"
+          "vldrw.u32 q2, [%[b]], #16\n"
+          "vcvt.f32.s32 q0, q0\n"  // (to nearest, ties to even)
+          "vmul.f32 q1, q1, %[sx]\n"
+          "vfma.f32 q2, q0, q1\n"
+          "vstrw.32 q2, [%[y]], #16\n"
+          "letp lr, 1b\n"
+          "2:\n"
+          : [acc] "+r"(acc), [sw] "+r"(s_w), [b] "+r"(bias), [y] "+r"(y)
+          : [n] "r"(n), [sx] "r"(s_x)
+          : "q0", "q1", "q2", "lr", "memory");
+    else
+      asm volatile(
+          "wlstp.32 lr, %[n], 2f\n"
+          "1:\n"
+          "vldrw.u32 q0, [%[acc]], #16\n"
+          "vldrw.u32 q1, [%[sw]], #16\n"
+          "vcvt.f32.s32 q0, q0\n"
+          "vmul.f32 q1, q1, %[sx]\n"
+          "vmul.f32 q0, q0, q1\n"
+          "vstrw.32 q0, [%[y]], #16\n"
+          "letp lr, 1b\n"
+          "2:\n"
+          : [acc] "+r"(acc), [sw] "+r"(s_w), [y] "+r"(y)
+          : [n] "r"(n), [sx] "r"(s_x)
+          : "q0", "q1", "lr", "memory");
   }
 
   /// Kernels::linear_w8a8 (kernels/api.hpp).
@@ -231,13 +294,16 @@ struct ProductInt8 {
           const std::int8_t* x1 = x0 + ld;
           index_t o = 0;
           if (n - r >= 2) {
-            if (quads > 0)
-              for (; o + 3 <= width; o += 3)
-                tile23(x0, x1, quads, vaddq_n_u32(base, 4 * o), step, acc[0] + o, acc[1] + o);
+            if (quads > 0 && width >= 3) {
+              tiles23(x0, x1, quads, width / 3, base, step, acc[0]);
+              o = width / 3 * 3;
+            }
             for (; o < width; ++o) tile_edge<2>(x0, x1, quads, vaddq_n_u32(base, 4 * o), step, acc[0] + o, acc[1] + o);
           } else {
-            if (quads > 0)
-              for (; o + 6 <= width; o += 6) tile16(x0, quads, vaddq_n_u32(base, 4 * o), step, acc[0] + o);
+            if (quads > 0 && width >= 6) {
+              tiles16(x0, quads, width / 6, base, step, acc[0]);
+              o = width / 6 * 6;
+            }
             for (; o < width; ++o) tile_edge<1>(x0, x0, quads, vaddq_n_u32(base, 4 * o), step, acc[0] + o, acc[0] + o);
           }
           const float* b = bias ? bias + p0 : nullptr;
