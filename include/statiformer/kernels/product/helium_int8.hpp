@@ -8,17 +8,18 @@
 //    apart, one gather load (vldrw.u32 q, [q, #4·o]) from an address vector (the output's quads
 //    q..q+3) that serves every output of a tile through the immediate;
 //  - tiles of 2 rows × 3 outputs: the six sums in the even registers r0-r10 (vmladava's
-//    accumulator must be even; r12 and lr are left for the compiler and the loop), per 16 k two
-//    row loads, three gathers, six vmladava, one step of the addresses and the loop end: 13
-//    instructions for 96 multiply-adds (the float linear: about 5 for 16); a single row in tiles
-//    of 1 × 6 (15 for 96); the outputs left over (a panel's width mod 3 or 6) by the same loop
-//    in intrinsics, one output at a time;
+//    accumulator must be even; lr runs the loop), per 16 k two row loads, three gathers, six
+//    vmladava, one step of the addresses and the loop end: 13 instructions for 96 multiply-adds
+//    (the float linear: about 7 for 16); all the full tiles of a row pair over a panel in one
+//    assembly loop, 11 instructions per tile beyond; a single row in tiles of 1 × 6 (15 for 96);
+//    the outputs left over (a panel's width mod 3 or 6) by the same loop for one output;
 //  - the reduction loop is tail-predicated (dlstp.32 / letp over the quads): the last 16 k may
 //    hold 1 to 3 quads, and the predicate zeroes the rest of the row's vector and keeps the
 //    gathers from reading past the panel (the weights' padding and the next panel are never read);
 //  - the sums are stored (stm) into an int32 row of the panel, and the epilogue
-//    fma(float(acc), s_x · s_w, b) runs over it in vectors (vcvt rounds to nearest even, vfma is
-//    fused: the scalar bits), then generic::ProductInt8's activation pass;
+//    fma(float(acc), s_x · s_w, b) runs over it in a tail-predicated loop, 14 instructions per 4
+//    outputs of a row pair (vcvt rounds to nearest even, vfma is fused: the scalar bits), then
+//    generic::ProductInt8's activation pass;
 //  - quantize_row in vectors: max|x| on the bits (vbic of the sign, vmax.u32), x · inv (vmul),
 //    vcvtn (to nearest, ties to even) and a narrowing store (vstrb.32): 7 instructions per 4
 //    elements for both passes; the clamps are never needed (int8.hpp).
@@ -29,9 +30,9 @@
 // epilogue's scale, bias or result below 2⁻¹²⁶ are the float path's exception, and rows with a
 // non-finite scale take the scalar epilogue (NaN payloads).
 //
-// The gathers: one instruction each, the count that qemu's -icount measures; on the M55 itself a
-// 32-bit gather moves one word a cycle (4 for a vector, against 2 for a contiguous vldrw), so
-// there the tiles are bound by the gathers and the vmladava alike. The weights must be word
+// The gathers: one instruction each, the count that qemu's -icount measures; on the silicon a
+// gather accesses memory an element at a time, slower than a contiguous vldrw (not measured here:
+// no M55 at hand), so there the tiles may be bound by the gathers. The weights must be word
 // aligned (gathered words); a weight that is not runs the Cortex-M4F kernel (cortex_m4f_int8.hpp).
 #pragma once
 
@@ -106,7 +107,8 @@ struct ProductInt8 {
   /// (row 0) and a[kWeightPanel, ...) (row 1); w: the addresses of output 0's quads 0..3, step:
   /// 4 quad rows in bytes. One assembly loop over the tiles (the sums of a tile in r0-r10, zeroed by
   /// one ldm of 6 zero words pushed on the stack, stored by two stm); per 16 k 13 instructions
-  /// (the file's comment), per tile 11 more.
+  /// (the file's comment), per tile 11 more. Not inlined: inlined into linear_w8a8, GCC 12 finds
+  /// no registers for the 13 general-purpose operands ("impossible constraints").
   [[gnu::noinline]] static void tiles23(const std::int8_t* x0, const std::int8_t* x1, index_t quads, index_t tiles,
                                         uint32x4_t w, uint32x4_t step, std::int32_t* a) {
     const index_t bytes = (quads + 3) / 4 * 16;  // of a row per tile: the loop's whole vectors
@@ -208,21 +210,46 @@ struct ProductInt8 {
         : "q0", "q1", "q2", "lr", "cc", "memory");
   }
 
-  /// R rows (1, 2) × 1 output: the sums over `quads` quads (the outputs the tiles leave; intrinsics,
-  /// predicated as the tiles' loop is).
+  /// R rows (1, 2) × 1 output, quads ≥ 1: the sums into *a0 and *a1 (the outputs the tiles leave;
+  /// the tiles' loop for one output: 7 instructions per 16 k with two rows).
   template <int R>
   static void tile_edge(const std::int8_t* x0, const std::int8_t* x1, index_t quads, uint32x4_t w, uint32x4_t step,
                         std::int32_t* a0, std::int32_t* a1) {
-    std::int32_t s0 = 0, s1 = 0;
-    for (index_t q = 0; q < quads; q += 4, x0 += 16, x1 += 16) {
-      const mve_pred16_t p = vctp32q(static_cast<std::uint32_t>(quads - q));
-      const int8x16_t wv = vreinterpretq_s8_s32(vldrwq_gather_base_z_s32(w, 0, p));
-      s0 = vmladavaq_s8(s0, vldrbq_z_s8(x0, p), wv);
-      if constexpr (R == 2) s1 = vmladavaq_s8(s1, vldrbq_z_s8(x1, p), wv);
-      w = vaddq_u32(w, step);
+    register std::int32_t c0 asm("r0");
+    register std::int32_t c1 asm("r2");
+    if constexpr (R == 2) {
+      asm volatile(
+          "movs r0, #0\n"
+          "movs r2, #0\n"
+          "dlstp.32 lr, %[n]\n"
+          "1:\n"
+          "vldrb.u8 q0, [%[x0]], #16\n"
+          "vldrb.u8 q1, [%[x1]], #16\n"
+          "vldrw.u32 q2, [%q[w]]\n"
+          "vmladava.s8 r0, q0, q2\n"
+          "vmladava.s8 r2, q1, q2\n"
+          "vadd.i32 %q[w], %q[w], %q[s]\n"
+          "letp lr, 1b\n"
+          : "=&r"(c0), "=&r"(c1), [x0] "+r"(x0), [x1] "+r"(x1), [w] "+w"(w)
+          : [n] "r"(quads), [s] "w"(step)
+          : "q0", "q1", "q2", "lr", "memory");
+      *a0 = c0, *a1 = c1;
+    } else {
+      asm volatile(
+          "movs r0, #0\n"
+          "dlstp.32 lr, %[n]\n"
+          "1:\n"
+          "vldrb.u8 q0, [%[x0]], #16\n"
+          "vldrw.u32 q2, [%q[w]]\n"
+          "vmladava.s8 r0, q0, q2\n"
+          "vadd.i32 %q[w], %q[w], %q[s]\n"
+          "letp lr, 1b\n"
+          : "=&r"(c0), [x0] "+r"(x0), [w] "+w"(w)
+          : [n] "r"(quads), [s] "w"(step)
+          : "q0", "q2", "lr", "memory");
+      *a0 = c0;
+      (void)x1, (void)a1, (void)c1;
     }
-    *a0 = s0;
-    if constexpr (R == 2) *a1 = s1;
   }
 
   /// y[o] = fma(float(acc[o]), s_x · s_w[o], bias[o]) (or the product without a bias) for o < n:
@@ -269,6 +296,55 @@ struct ProductInt8 {
           : "q0", "q1", "lr", "memory");
   }
 
+  /// dequantize_row for two rows: the sums acc[0, n) and acc[kWeightPanel, ...), scales s0 and s1,
+  /// outputs y0 and y1, both finite scales (one loop: the weights' scales and the biases loaded
+  /// once, 14 instructions per 4 outputs of both rows, against 16 in two loops).
+  static void dequantize_rows2(const std::int32_t* acc, float s0, float s1, const float* s_w, const float* bias,
+                               float* y0, float* y1, index_t n) {
+    if (bias)
+      asm volatile(
+          "wlstp.32 lr, %[n], 2f\n"
+          "1:\n"
+          "vldrw.u32 q0, [%[acc], %[row1]]\n"
+          "vldrw.u32 q1, [%[acc]], #16\n"
+          "vldrw.u32 q2, [%[sw]], #16\n"
+          "vcvt.f32.s32 q0, q0\n"
+          "vcvt.f32.s32 q1, q1\n"
+          "vmul.f32 q3, q2, %[s1]\n"
+          "vmul.f32 q2, q2, %[s0]\n"
+          "vldrw.u32 q4, [%[b]]\n"
+          "vfma.f32 q4, q0, q3\n"
+          "vldrw.u32 q0, [%[b]], #16\n"
+          "vfma.f32 q0, q1, q2\n"
+          "vstrw.32 q0, [%[y0]], #16\n"
+          "vstrw.32 q4, [%[y1]], #16\n"
+          "letp lr, 1b\n"
+          "2:\n"
+          : [acc] "+r"(acc), [sw] "+r"(s_w), [b] "+r"(bias), [y0] "+r"(y0), [y1] "+r"(y1)
+          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel)
+          : "q0", "q1", "q2", "q3", "q4", "lr", "memory");
+    else
+      asm volatile(
+          "wlstp.32 lr, %[n], 2f\n"
+          "1:\n"
+          "vldrw.u32 q0, [%[acc], %[row1]]\n"
+          "vldrw.u32 q1, [%[acc]], #16\n"
+          "vldrw.u32 q2, [%[sw]], #16\n"
+          "vcvt.f32.s32 q0, q0\n"
+          "vcvt.f32.s32 q1, q1\n"
+          "vmul.f32 q3, q2, %[s1]\n"
+          "vmul.f32 q2, q2, %[s0]\n"
+          "vmul.f32 q0, q0, q3\n"
+          "vmul.f32 q1, q1, q2\n"
+          "vstrw.32 q1, [%[y0]], #16\n"
+          "vstrw.32 q0, [%[y1]], #16\n"
+          "letp lr, 1b\n"
+          "2:\n"
+          : [acc] "+r"(acc), [sw] "+r"(s_w), [y0] "+r"(y0), [y1] "+r"(y1)
+          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel)
+          : "q0", "q1", "q2", "q3", "lr", "memory");
+  }
+
   /// Kernels::linear_w8a8 (kernels/api.hpp).
   static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                           const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
@@ -298,17 +374,29 @@ struct ProductInt8 {
               tiles23(x0, x1, quads, width / 3, base, step, acc[0]);
               o = width / 3 * 3;
             }
-            for (; o < width; ++o) tile_edge<2>(x0, x1, quads, vaddq_n_u32(base, 4 * o), step, acc[0] + o, acc[1] + o);
+            for (; o < width; ++o)
+              if (quads > 0)
+                tile_edge<2>(x0, x1, quads, vaddq_n_u32(base, 4 * o), step, acc[0] + o, acc[1] + o);
+              else
+                acc[0][o] = acc[1][o] = 0;
           } else {
             if (quads > 0 && width >= 6) {
               tiles16(x0, quads, width / 6, base, step, acc[0]);
               o = width / 6 * 6;
             }
-            for (; o < width; ++o) tile_edge<1>(x0, x0, quads, vaddq_n_u32(base, 4 * o), step, acc[0] + o, acc[0] + o);
+            for (; o < width; ++o)
+              if (quads > 0)
+                tile_edge<1>(x0, x0, quads, vaddq_n_u32(base, 4 * o), step, acc[0] + o, acc[0] + o);
+              else
+                acc[0][o] = 0;
           }
           const float* b = bias ? bias + p0 : nullptr;
-          for (index_t i = 0; i < (n - r >= 2 ? 2 : 1); ++i)
-            dequantize_row(acc[i], s[r + i], s_w + p0, b, y + (r0 + r + i) * out + p0, width);
+          float* yr = y + (r0 + r) * out + p0;
+          if (n - r >= 2 && s[r] - s[r] == 0.0f && s[r + 1] - s[r + 1] == 0.0f)  // (finite)
+            dequantize_rows2(acc[0], s[r], s[r + 1], s_w + p0, b, yr, yr + out, width);
+          else
+            for (index_t i = 0; i < (n - r >= 2 ? 2 : 1); ++i)
+              dequantize_row(acc[i], s[r + i], s_w + p0, b, yr + i * out, width);
         }
       }
       generic::ProductInt8<Tag>::activate(act, y + r0 * out, n, out);
