@@ -232,7 +232,7 @@ struct ProductInt8 {
           "letp lr, 1b\n"
           : "=&r"(c0), "=&r"(c1), [x0] "+r"(x0), [x1] "+r"(x1), [w] "+w"(w)
           : [n] "r"(quads), [s] "w"(step)
-          : "q0", "q1", "q2", "lr", "memory");
+          : "q0", "q1", "q2", "lr", "cc", "memory");  // (movs sets the flags)
       *a0 = c0, *a1 = c1;
     } else {
       asm volatile(
@@ -246,7 +246,7 @@ struct ProductInt8 {
           "letp lr, 1b\n"
           : "=&r"(c0), [x0] "+r"(x0), [w] "+w"(w)
           : [n] "r"(quads), [s] "w"(step)
-          : "q0", "q2", "lr", "memory");
+          : "q0", "q2", "lr", "cc", "memory");
       *a0 = c0;
       (void)x1, (void)a1, (void)c1;
     }
