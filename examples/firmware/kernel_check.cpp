@@ -87,7 +87,7 @@ void check_selections() {
   boost::hana::for_each(kernel_registry::variants, [](auto t) {
     using Tag = typename decltype(t)::type;
     const std::string_view own = std::is_same_v<Tag, isa::mve> ? "helium" : "cortex_m4f";
-    const std::string_view own8 = std::is_same_v<Tag, isa::mve> ? "int8_generic" : "int8_cortex_m4f";
+    const std::string_view own8 = std::is_same_v<Tag, isa::mve> ? "int8_helium" : "int8_cortex_m4f";
     constexpr auto selected = kernel_registry::selected<Tag>();
     fw_puts("  selection for ");
     fw_puts(Kernels<Tag>::name());
@@ -101,8 +101,7 @@ void check_selections() {
     fw_putc('\n');
     for (const kernel_registry::Selected& s : selected) {
       // (the int8 products: int8_cortex_m4f on the scalar variant, every core here has the DSP
-      // extension; the generic code on mve)
-      // (the int8 attention: the generic code everywhere)
+      // extension; int8_helium on mve; the int8 attention: the generic code everywhere)
       const std::string_view expected = s.variant.starts_with("int8_")
                                             ? (s.op == "attention" ? std::string_view("int8_generic") : own8)
                                         : s.op == "softmax" || s.op == "transpose" ? "generic"

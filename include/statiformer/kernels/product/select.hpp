@@ -5,6 +5,7 @@
 #include <statiformer/kernels/product/cortex_m4f.hpp>
 #include <statiformer/kernels/product/cortex_m4f_int8.hpp>
 #include <statiformer/kernels/product/helium.hpp>
+#include <statiformer/kernels/product/helium_int8.hpp>
 #include <statiformer/simd/isa.hpp>
 
 namespace stf::kernels_detail {
@@ -77,7 +78,10 @@ extern bool int8_allow_vnni;
 ///                 (kernels/product/x86_int8.hpp);
 ///   int8_cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU and the DSP
 ///                 extension; the M55's too): int16 pairs by sxtb16 + smlad, tiles of 2 rows × 2
-///                 outputs (kernels/product/cortex_m4f_int8.hpp).
+///                 outputs (kernels/product/cortex_m4f_int8.hpp);
+///   int8_helium   Cortex-M55 (mve, with the DSP extension): vmladava.s8 of 16 k of a row against
+///                 16 k of an output (a gather of 4 quads' words), tiles of 2 rows × 3 outputs
+///                 (a single row: 1 × 6), tail-predicated loops (kernels/product/helium_int8.hpp).
 /// `Linear` is the struct that provides linear_w8a8, void where the generic code runs.
 template <class Tag>
 struct ProductInt8Select {
@@ -103,6 +107,14 @@ template <>
 struct ProductInt8Select<isa::scalar> {
   static constexpr const char* variant = "int8_cortex_m4f";
   using Linear = cortex_m4f::ProductInt8<isa::scalar>;
+};
+#endif
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(__ARM_FEATURE_DSP)
+template <>
+struct ProductInt8Select<isa::mve> {
+  static constexpr const char* variant = "int8_helium";
+  using Linear = helium::ProductInt8<isa::mve>;
 };
 #endif
 

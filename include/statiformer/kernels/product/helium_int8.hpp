@@ -1,0 +1,409 @@
+// statiformer — matrix products on Cortex-M55 (Helium / MVE), part: the int8 number format
+// (kernels/QUANTIZATION.md). The w8a8 linear of the mve variant (selected by
+// kernels/product/select.hpp's ProductInt8Select; the generic one is kernels/product/int8.hpp):
+//  - MVE has no per-lane 4-byte dot product; its one 16-multiply-add instruction is vmladava.s8,
+//    which sums all 16 byte products of two vectors into a general-purpose register. So a vector
+//    holds 16 consecutive k of one row (a plain vldrb of the quantized row) against 16
+//    consecutive k of one output: in the k-quad layout those are 4 words one quad row (ldw bytes)
+//    apart, one gather load (vldrw.u32 q, [q, #4·o]) from an address vector (the output's quads
+//    q..q+3) that serves every output of a tile through the immediate;
+//  - tiles of 2 rows × 3 outputs: the six sums in the even registers r0-r10 (vmladava's
+//    accumulator must be even; lr runs the loop), per 16 k two row loads, three gathers, six
+//    vmladava, one step of the addresses and the loop end: 13 instructions for 96 multiply-adds
+//    (the float linear: about 7 for 16); all the full tiles of a row pair over a panel in one
+//    assembly loop, 11 instructions per tile beyond; a single row in tiles of 1 × 6 (15 for 96);
+//    the outputs left over (a panel's width mod 3 or 6) by the same loop for one output;
+//  - the reduction loop is tail-predicated (dlstp.32 / letp over the quads): the last 16 k may
+//    hold 1 to 3 quads, and the predicate zeroes the rest of the row's vector and keeps the
+//    gathers from reading past the panel (the weights' padding and the next panel are never read);
+//  - the sums are stored (stm) into an int32 row of the panel, and the epilogue
+//    fma(float(acc), s_x · s_w, b) runs over it in a tail-predicated loop, 14 instructions per 4
+//    outputs of a row pair (vcvt rounds to nearest even, vfma is fused: the scalar bits), then
+//    generic::ProductInt8's activation pass;
+//  - quantize_row in vectors: max|x| on the bits (vbic of the sign, vmax.u32), x · inv (vmul),
+//    vcvtn (to nearest, ties to even) and a narrowing store (vstrb.32): 7 instructions per 4
+//    elements for both passes; the clamps are never needed (int8.hpp).
+// Integer sums are exact in any order: the bits are ref::linear_w8a8's, with MVE's documented
+// exception (README.md: its arithmetic flushes denormals) kept out of the quantization, where a
+// flushed input would change a q and every output of its row: rows whose max|x| is below 2⁻¹¹⁸
+// (a denormal x could round to a nonzero q) or not finite are quantized by the scalar code; the
+// epilogue's scale, bias or result below 2⁻¹²⁶ are the float path's exception, and rows with a
+// non-finite scale take the scalar epilogue (NaN payloads).
+//
+// The gathers: one instruction each, the count that qemu's -icount measures; on the silicon a
+// gather accesses memory an element at a time, slower than a contiguous vldrw (not measured here:
+// no M55 at hand), so there the tiles may be bound by the gathers. The weights must be word
+// aligned (gathered words); a weight that is not runs the Cortex-M4F kernel (cortex_m4f_int8.hpp).
+#pragma once
+
+#include <statiformer/config.hpp>
+#include <statiformer/kernels/api.hpp>
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(__ARM_FEATURE_DSP)
+#include <arm_mve.h>
+
+#include <bit>
+#include <cstdint>
+
+#include <statiformer/kernels/product/cortex_m4f_int8.hpp>
+
+namespace stf::kernels_detail {
+namespace generic {
+template <class Tag>
+struct ProductInt8;  // kernels/product/int8.hpp: quantize_row, dequantize, activate
+}  // namespace generic
+
+namespace helium {
+
+/// The Helium w8a8 linear (see the file's comment).
+template <class Tag>
+struct ProductInt8 {
+  static constexpr index_t kGroup = kQuantizedRowGroup;
+
+  static std::uint32_t address_of(const void* p) {
+    return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p));
+  }
+
+  /// ref::quantize_row into q[0, quad_padded(k)) (zeros from k on); returns the row's scale (see
+  /// the file's comment; the rows the vectors must not quantize go to the generic code).
+  static float quantize_row(const float* x, index_t k, std::int8_t* q) {
+    uint32x4_t m = vdupq_n_u32(0);
+    const float* p = x;
+    asm volatile(
+        "wlstp.32 lr, %[n], 2f\n"
+        "1:\n"
+        "vldrw.u32 q7, [%[p]], #16\n"
+        "vbic.i32 q7, #0x80000000\n"  // |x| as bits: ordered as unsigned integers, NaN and inf the largest
+        "vmax.u32 %q[m], %q[m], q7\n"
+        "letp lr, 1b\n"
+        "2:\n"
+        : [m] "+w"(m), [p] "+r"(p)
+        : [n] "r"(k)
+        : "q7", "lr", "memory");
+    const std::uint32_t bits = vmaxvq_u32(0, m);
+    const float a = std::bit_cast<float>(bits);
+    // not finite, zero, or so small that x · inv of a flushed denormal x could differ: the scalar code
+    if (!(bits < 0x7F800000u) || a < 0x1p-118f) return generic::ProductInt8<Tag>::quantize_row(x, k, q);
+    const float inv = 127.0f / a;
+    std::int8_t* d = q;
+    p = x;
+    asm volatile(
+        "wlstp.32 lr, %[n], 2f\n"
+        "1:\n"
+        "vldrw.u32 q7, [%[p]], #16\n"
+        "vmul.f32 q7, q7, %[inv]\n"
+        "vcvtn.s32.f32 q7, q7\n"  // to nearest, ties to even; |q| <= 127 (int8.hpp)
+        "vstrb.32 q7, [%[d]], #4\n"
+        "letp lr, 1b\n"
+        "2:\n"
+        : [p] "+r"(p), [d] "+r"(d)
+        : [n] "r"(k), [inv] "r"(inv)
+        : "q7", "lr", "memory");
+    for (index_t i = k; i < quad_padded(k); ++i) q[i] = 0;
+    return a / 127.0f;
+  }
+
+  /// 2 rows (x0, x1) × 3·`tiles` outputs, quads ≥ 1: the sums over the quads into a[0, 3·tiles)
+  /// (row 0) and a[kWeightPanel, ...) (row 1); w: the addresses of output 0's quads 0..3, step:
+  /// 4 quad rows in bytes. One assembly loop over the tiles (the sums of a tile in r0-r10, zeroed by
+  /// one ldm of 6 zero words pushed on the stack, stored by two stm); per 16 k 13 instructions
+  /// (the file's comment), per tile 11 more. Not inlined: inlined into linear_w8a8, GCC 12 finds
+  /// no registers for the 13 general-purpose operands ("impossible constraints").
+  [[gnu::noinline]] static void tiles23(const std::int8_t* x0, const std::int8_t* x1, index_t quads, index_t tiles,
+                                        uint32x4_t w, uint32x4_t step, std::int32_t* a) {
+    const index_t bytes = (quads + 3) / 4 * 16;  // of a row per tile: the loop's whole vectors
+    const uint32x4_t next = vdupq_n_u32(3 * kQuadK);
+    uint32x4_t t;
+    register std::int32_t c0 asm("r0");
+    register std::int32_t c1 asm("r2");
+    register std::int32_t c2 asm("r4");
+    register std::int32_t c3 asm("r6");
+    register std::int32_t c4 asm("r8");
+    register std::int32_t c5 asm("r10");
+    asm volatile(
+        "movs r0, #0\n"
+        "movs r2, #0\n"
+        "strd r0, r2, [sp, #-8]!\n"
+        "strd r0, r2, [sp, #-8]!\n"
+        "strd r0, r2, [sp, #-8]!\n"
+        "1:\n"
+        "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
+        "vmov %q[t], %q[w]\n"
+        "dlstp.32 lr, %[n]\n"
+        "2:\n"
+        "vldrb.u8 q0, [%[x0]], #16\n"
+        "vldrb.u8 q1, [%[x1]], #16\n"
+        "vldrw.u32 q2, [%q[t]]\n"
+        "vmladava.s8 r0, q0, q2\n"
+        "vmladava.s8 r6, q1, q2\n"
+        "vldrw.u32 q3, [%q[t], #4]\n"
+        "vmladava.s8 r2, q0, q3\n"
+        "vmladava.s8 r8, q1, q3\n"
+        "vldrw.u32 q2, [%q[t], #8]\n"
+        "vmladava.s8 r4, q0, q2\n"
+        "vmladava.s8 r10, q1, q2\n"
+        "vadd.i32 %q[t], %q[t], %q[s]\n"
+        "letp lr, 2b\n"
+        "stm %[a]!, {r0, r2, r4}\n"
+        "add lr, %[a], %[row1]\n"  // (lr is free between the loops)
+        "stm lr, {r6, r8, r10}\n"
+        "sub %[x0], %[x0], %[bytes]\n"
+        "sub %[x1], %[x1], %[bytes]\n"
+        "vadd.i32 %q[w], %q[w], %q[next]\n"
+        "subs %[tiles], %[tiles], #1\n"
+        "bne 1b\n"
+        "add sp, sp, #24\n"
+        : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
+          "=&r"(c5), [x0] "+r"(x0), [x1] "+r"(x1), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
+        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next), [row1] "I"(4 * kWeightPanel - 3 * 4)
+        : "q0", "q1", "q2", "q3", "lr", "cc", "memory");
+  }
+
+  /// 1 row × 6·`tiles` outputs, quads ≥ 1: the sums into a[0, 6·tiles) (as tiles23; per 16 k 15
+  /// instructions, per tile 8 more).
+  [[gnu::noinline]] static void tiles16(const std::int8_t* x, index_t quads, index_t tiles, uint32x4_t w,
+                                        uint32x4_t step, std::int32_t* a) {
+    const index_t bytes = (quads + 3) / 4 * 16;
+    const uint32x4_t next = vdupq_n_u32(6 * kQuadK);
+    uint32x4_t t;
+    register std::int32_t c0 asm("r0");
+    register std::int32_t c1 asm("r2");
+    register std::int32_t c2 asm("r4");
+    register std::int32_t c3 asm("r6");
+    register std::int32_t c4 asm("r8");
+    register std::int32_t c5 asm("r10");
+    asm volatile(
+        "movs r0, #0\n"
+        "movs r2, #0\n"
+        "strd r0, r2, [sp, #-8]!\n"
+        "strd r0, r2, [sp, #-8]!\n"
+        "strd r0, r2, [sp, #-8]!\n"
+        "1:\n"
+        "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
+        "vmov %q[t], %q[w]\n"
+        "dlstp.32 lr, %[n]\n"
+        "2:\n"
+        "vldrb.u8 q0, [%[x]], #16\n"
+        "vldrw.u32 q1, [%q[t]]\n"
+        "vmladava.s8 r0, q0, q1\n"
+        "vldrw.u32 q2, [%q[t], #4]\n"
+        "vmladava.s8 r2, q0, q2\n"
+        "vldrw.u32 q1, [%q[t], #8]\n"
+        "vmladava.s8 r4, q0, q1\n"
+        "vldrw.u32 q2, [%q[t], #12]\n"
+        "vmladava.s8 r6, q0, q2\n"
+        "vldrw.u32 q1, [%q[t], #16]\n"
+        "vmladava.s8 r8, q0, q1\n"
+        "vldrw.u32 q2, [%q[t], #20]\n"
+        "vmladava.s8 r10, q0, q2\n"
+        "vadd.i32 %q[t], %q[t], %q[s]\n"
+        "letp lr, 2b\n"
+        "stm %[a]!, {r0, r2, r4, r6, r8, r10}\n"
+        "sub %[x], %[x], %[bytes]\n"
+        "vadd.i32 %q[w], %q[w], %q[next]\n"
+        "subs %[tiles], %[tiles], #1\n"
+        "bne 1b\n"
+        "add sp, sp, #24\n"
+        : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
+          "=&r"(c5), [x] "+r"(x), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
+        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next)
+        : "q0", "q1", "q2", "lr", "cc", "memory");
+  }
+
+  /// R rows (1, 2) × 1 output, quads ≥ 1: the sums into *a0 and *a1 (the outputs the tiles leave;
+  /// the tiles' loop for one output: 7 instructions per 16 k with two rows).
+  template <int R>
+  static void tile_edge(const std::int8_t* x0, const std::int8_t* x1, index_t quads, uint32x4_t w, uint32x4_t step,
+                        std::int32_t* a0, std::int32_t* a1) {
+    register std::int32_t c0 asm("r0");
+    register std::int32_t c1 asm("r2");
+    if constexpr (R == 2) {
+      asm volatile(
+          "movs r0, #0\n"
+          "movs r2, #0\n"
+          "dlstp.32 lr, %[n]\n"
+          "1:\n"
+          "vldrb.u8 q0, [%[x0]], #16\n"
+          "vldrb.u8 q1, [%[x1]], #16\n"
+          "vldrw.u32 q2, [%q[w]]\n"
+          "vmladava.s8 r0, q0, q2\n"
+          "vmladava.s8 r2, q1, q2\n"
+          "vadd.i32 %q[w], %q[w], %q[s]\n"
+          "letp lr, 1b\n"
+          : "=&r"(c0), "=&r"(c1), [x0] "+r"(x0), [x1] "+r"(x1), [w] "+w"(w)
+          : [n] "r"(quads), [s] "w"(step)
+          : "q0", "q1", "q2", "lr", "cc", "memory");  // (movs sets the flags)
+      *a0 = c0, *a1 = c1;
+    } else {
+      asm volatile(
+          "movs r0, #0\n"
+          "dlstp.32 lr, %[n]\n"
+          "1:\n"
+          "vldrb.u8 q0, [%[x0]], #16\n"
+          "vldrw.u32 q2, [%q[w]]\n"
+          "vmladava.s8 r0, q0, q2\n"
+          "vadd.i32 %q[w], %q[w], %q[s]\n"
+          "letp lr, 1b\n"
+          : "=&r"(c0), [x0] "+r"(x0), [w] "+w"(w)
+          : [n] "r"(quads), [s] "w"(step)
+          : "q0", "q2", "lr", "cc", "memory");
+      *a0 = c0;
+      (void)x1, (void)a1, (void)c1;
+    }
+  }
+
+  /// y[o] = fma(float(acc[o]), s_x · s_w[o], bias[o]) (or the product without a bias) for o < n:
+  /// generic::ProductInt8::dequantize in vectors (the same bits; see the file's comment).
+  static void dequantize_row(const std::int32_t* acc, float s_x, const float* s_w, const float* bias, float* y,
+                             index_t n) {
+    if (!(s_x - s_x == 0.0f)) {  // a row of NaN or infinity: its NaN as the scalar code makes it
+      for (index_t o = 0; o < n; ++o)
+        y[o] = generic::ProductInt8<Tag>::dequantize(acc[o], s_x, s_w[o], bias ? bias + o : nullptr);
+      return;
+    }
+    // one tail-predicated loop: 8 instructions per 4 outputs (the intrinsics' loop: a vpst per
+    // predicated load)
+    if (bias)
+      asm volatile(
+          "wlstp.32 lr, %[n], 2f\n"
+          "1:\n"
+          "vldrw.u32 q0, [%[acc]], #16\n"
+          "vldrw.u32 q1, [%[sw]], #16\n"
+          "vldrw.u32 q2, [%[b]], #16\n"
+          "vcvt.f32.s32 q0, q0\n"  // (to nearest, ties to even)
+          "vmul.f32 q1, q1, %[sx]\n"
+          "vfma.f32 q2, q0, q1\n"
+          "vstrw.32 q2, [%[y]], #16\n"
+          "letp lr, 1b\n"
+          "2:\n"
+          : [acc] "+r"(acc), [sw] "+r"(s_w), [b] "+r"(bias), [y] "+r"(y)
+          : [n] "r"(n), [sx] "r"(s_x)
+          : "q0", "q1", "q2", "lr", "memory");
+    else
+      asm volatile(
+          "wlstp.32 lr, %[n], 2f\n"
+          "1:\n"
+          "vldrw.u32 q0, [%[acc]], #16\n"
+          "vldrw.u32 q1, [%[sw]], #16\n"
+          "vcvt.f32.s32 q0, q0\n"
+          "vmul.f32 q1, q1, %[sx]\n"
+          "vmul.f32 q0, q0, q1\n"
+          "vstrw.32 q0, [%[y]], #16\n"
+          "letp lr, 1b\n"
+          "2:\n"
+          : [acc] "+r"(acc), [sw] "+r"(s_w), [y] "+r"(y)
+          : [n] "r"(n), [sx] "r"(s_x)
+          : "q0", "q1", "lr", "memory");
+  }
+
+  /// dequantize_row for two rows: the sums acc[0, n) and acc[kWeightPanel, ...), scales s0 and s1,
+  /// outputs y0 and y1, both finite scales (one loop: the weights' scales and the biases loaded
+  /// once, 14 instructions per 4 outputs of both rows, against 16 in two loops).
+  static void dequantize_rows2(const std::int32_t* acc, float s0, float s1, const float* s_w, const float* bias,
+                               float* y0, float* y1, index_t n) {
+    if (bias)
+      asm volatile(
+          "wlstp.32 lr, %[n], 2f\n"
+          "1:\n"
+          "vldrw.u32 q0, [%[acc], %[row1]]\n"
+          "vldrw.u32 q1, [%[acc]], #16\n"
+          "vldrw.u32 q2, [%[sw]], #16\n"
+          "vcvt.f32.s32 q0, q0\n"
+          "vcvt.f32.s32 q1, q1\n"
+          "vmul.f32 q3, q2, %[s1]\n"
+          "vmul.f32 q2, q2, %[s0]\n"
+          "vldrw.u32 q4, [%[b]]\n"
+          "vfma.f32 q4, q0, q3\n"
+          "vldrw.u32 q0, [%[b]], #16\n"
+          "vfma.f32 q0, q1, q2\n"
+          "vstrw.32 q0, [%[y0]], #16\n"
+          "vstrw.32 q4, [%[y1]], #16\n"
+          "letp lr, 1b\n"
+          "2:\n"
+          : [acc] "+r"(acc), [sw] "+r"(s_w), [b] "+r"(bias), [y0] "+r"(y0), [y1] "+r"(y1)
+          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel)
+          : "q0", "q1", "q2", "q3", "q4", "lr", "memory");
+    else
+      asm volatile(
+          "wlstp.32 lr, %[n], 2f\n"
+          "1:\n"
+          "vldrw.u32 q0, [%[acc], %[row1]]\n"
+          "vldrw.u32 q1, [%[acc]], #16\n"
+          "vldrw.u32 q2, [%[sw]], #16\n"
+          "vcvt.f32.s32 q0, q0\n"
+          "vcvt.f32.s32 q1, q1\n"
+          "vmul.f32 q3, q2, %[s1]\n"
+          "vmul.f32 q2, q2, %[s0]\n"
+          "vmul.f32 q0, q0, q3\n"
+          "vmul.f32 q1, q1, q2\n"
+          "vstrw.32 q1, [%[y0]], #16\n"
+          "vstrw.32 q0, [%[y1]], #16\n"
+          "letp lr, 1b\n"
+          "2:\n"
+          : [acc] "+r"(acc), [sw] "+r"(s_w), [y0] "+r"(y0), [y1] "+r"(y1)
+          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel)
+          : "q0", "q1", "q2", "q3", "lr", "memory");
+  }
+
+  /// Kernels::linear_w8a8 (kernels/api.hpp).
+  static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
+                          const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
+    if (address_of(qw) & 3) {  // (words are gathered)
+      cortex_m4f::ProductInt8<Tag>::linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+      return;
+    }
+    const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in);
+    std::int32_t acc[2][kWeightPanel];
+    float s[kGroup];
+    for (index_t r0 = 0; r0 < rows; r0 += kGroup) {
+      const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
+      for (index_t r = 0; r < n; ++r) s[r] = quantize_row(x + (r0 + r) * in, in, scratch + r * ld);
+      for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+        const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+        const std::int8_t* wp = qw + p0 * in4;
+        const std::uint32_t ldw = static_cast<std::uint32_t>(width * kQuadK);
+        // output 0's quads 0..3, and 4 quad rows further
+        const uint32x4_t quad_rows = vmulq_n_u32(vidupq_n_u32(0, 1), ldw);
+        const uint32x4_t base = vaddq_n_u32(quad_rows, address_of(wp)), step = vdupq_n_u32(4 * ldw);
+        for (index_t r = 0; r < n; r += 2) {
+          const std::int8_t* x0 = scratch + r * ld;
+          const std::int8_t* x1 = x0 + ld;
+          index_t o = 0;
+          if (n - r >= 2) {
+            if (quads > 0 && width >= 3) {
+              tiles23(x0, x1, quads, width / 3, base, step, acc[0]);
+              o = width / 3 * 3;
+            }
+            for (; o < width; ++o)
+              if (quads > 0)
+                tile_edge<2>(x0, x1, quads, vaddq_n_u32(base, 4 * o), step, acc[0] + o, acc[1] + o);
+              else
+                acc[0][o] = acc[1][o] = 0;
+          } else {
+            if (quads > 0 && width >= 6) {
+              tiles16(x0, quads, width / 6, base, step, acc[0]);
+              o = width / 6 * 6;
+            }
+            for (; o < width; ++o)
+              if (quads > 0)
+                tile_edge<1>(x0, x0, quads, vaddq_n_u32(base, 4 * o), step, acc[0] + o, acc[0] + o);
+              else
+                acc[0][o] = 0;
+          }
+          const float* b = bias ? bias + p0 : nullptr;
+          float* yr = y + (r0 + r) * out + p0;
+          if (n - r >= 2 && s[r] - s[r] == 0.0f && s[r + 1] - s[r + 1] == 0.0f)  // (finite)
+            dequantize_rows2(acc[0], s[r], s[r + 1], s_w + p0, b, yr, yr + out, width);
+          else
+            for (index_t i = 0; i < (n - r >= 2 ? 2 : 1); ++i)
+              dequantize_row(acc[i], s[r + i], s_w + p0, b, yr + i * out, width);
+        }
+      }
+      generic::ProductInt8<Tag>::activate(act, y + r0 * out, n, out);
+    }
+  }
+};
+
+}  // namespace helium
+}  // namespace stf::kernels_detail
+#endif
