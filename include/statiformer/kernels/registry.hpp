@@ -49,7 +49,7 @@ struct OperationVariant {
 
 /// Every variant of every operation. A new variant file goes here, into its operation's select.hpp
 /// and, for a new target, into the firmware or cross check that runs it.
-inline constexpr std::array<OperationVariant, 18> operation_variants = {{
+inline constexpr std::array<OperationVariant, 19> operation_variants = {{
     {"product", "generic", "generic.hpp register_tiles.hpp", "every target without one of its own"},
     {"product", "cortex_m4f", "cortex_m4f.hpp cortex_m4f_tiles.hpp generic.hpp register_tiles.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
@@ -60,6 +60,8 @@ inline constexpr std::array<OperationVariant, 18> operation_variants = {{
     {"product", "int8_x86", "x86_int8.hpp int8.hpp", "avx2, avx512 (int8; VNNI where the CPU has it)"},
     {"product", "int8_cortex_m4f", "cortex_m4f_int8.hpp int8.hpp",
      "scalar on Arm M-profile with an FPU and DSP (Cortex-M4F, M7, M55; int8: sxtb16 + smlad)"},
+    {"product", "int8_neon", "neon_int8.hpp int8.hpp",
+     "neon (aarch64, armv7 with VFPv4; int8: sdot with +dotprod, else smull + smlal + sadalp)"},
     {"attention", "generic", "generic.hpp streaming.hpp", "every target without one of its own"},
     {"attention", "x86", "generic.hpp streaming.hpp wide_spans.hpp register_block.hpp", "avx2, avx512"},
     {"attention", "cortex_m4f", "cortex_m4f.hpp generic.hpp streaming.hpp",

@@ -5,6 +5,7 @@
 #include <statiformer/kernels/product/cortex_m4f.hpp>
 #include <statiformer/kernels/product/cortex_m4f_int8.hpp>
 #include <statiformer/kernels/product/helium.hpp>
+#include <statiformer/kernels/product/neon_int8.hpp>
 #include <statiformer/simd/isa.hpp>
 
 namespace stf::kernels_detail {
@@ -77,7 +78,12 @@ extern bool int8_allow_vnni;
 ///                 (kernels/product/x86_int8.hpp);
 ///   int8_cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU and the DSP
 ///                 extension; the M55's too): int16 pairs by sxtb16 + smlad, tiles of 2 rows × 2
-///                 outputs (kernels/product/cortex_m4f_int8.hpp).
+///                 outputs (kernels/product/cortex_m4f_int8.hpp);
+///   int8_neon     neon (aarch64; armv7 with NEON and VFPv4): `sdot` by lane, tiles of 4 rows × 16
+///                 outputs, where the build has the dot product extension (__ARM_FEATURE_DOTPROD,
+///                 e.g. -march=armv8.2-a+dotprod), else int16 pairs by smull + smlal widened by
+///                 sadalp, tiles of 4 rows × 8 outputs (armv7: 2 × 8); chosen at compile time
+///                 (kernels/product/neon_int8.hpp).
 /// `Linear` is the struct that provides linear_w8a8, void where the generic code runs.
 template <class Tag>
 struct ProductInt8Select {
@@ -95,6 +101,18 @@ template <>
 struct ProductInt8Select<isa::avx512> {
   static constexpr const char* variant = "int8_x86";
   using Linear = x86::ProductInt8<isa::avx512>;
+};
+#endif
+
+#if defined(__ARM_NEON) && (defined(__aarch64__) || defined(__ARM_FEATURE_FMA))
+template <>
+struct ProductInt8Select<isa::neon> {
+  static constexpr const char* variant = "int8_neon";
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+  using Linear = neon::ProductInt8<isa::neon, neon::Int8Sdot<isa::neon>>;
+#else
+  using Linear = neon::ProductInt8<isa::neon, neon::Int8Smull<isa::neon>>;
+#endif
 };
 #endif
 
