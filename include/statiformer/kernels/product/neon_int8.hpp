@@ -3,7 +3,8 @@
 // kernels/product/select.hpp's ProductInt8Select; the generic one is kernels/product/int8.hpp):
 //  - each group of up to kQuantizedRowGroup rows is quantized into the scratch, one row every
 //    quantized_row_stride(in) bytes from its first 16-aligned byte (the scratch may have any
-//    alignment; the rows' vector loads then never cross a cache line). aarch64: vector
+//    alignment; the sdot tiles' 16-byte row loads then never cross a cache line, and armv7's
+//    broadcast loads, vld1.32 {d[]}, read aligned words). aarch64: vector
 //    max|x| on the bits (as the generic code), one multiply and `vcvtnq` (ties to even) per
 //    element; armv7: the generic quantize_row (scalar VFP: armv7 NEON flushes denormals to zero,
 //    and a product x · (127 / a) through a denormal would change q);
@@ -17,7 +18,7 @@
 //    - Int8Smull (every NEON target; aarch64 builds without +dotprod, armv7): per two k-quads
 //      q, q + 1 and half weight vector (2 outputs × 4 k), `smull` of quad q's weights by the row's
 //      quad q broadcast, `smlal` of quad q + 1's, and `sadalp` into int32 lanes. Exact: each int16
-//      lane holds two products, |2 · 127²| = 32258 < 2¹⁵, and sadalp widens before it adds (one
+//      lane holds two products, 2 · 127² = 32258 < 2¹⁵, and sadalp widens before it adds (one
 //      more product in int16 could overflow: no more are accumulated there). The int32 lanes hold
 //      two sums of each output, added pairwise at the end. Tiles of 4 rows × 2 vectors on aarch64,
 //      2 × 2 on armv7 (16 of its Q registers);
@@ -27,12 +28,12 @@
 //    activation as a pass over the group's rows (Kernels<Tag>::activation: the float linear's bits).
 // Integer sums are exact in any order: the bits are ref::linear_w8a8's.
 //
-// Instructions of the inner loops (GCC 12 -O2, counted in objdump), per multiply-add: sdot 4 × 4
-// tile, 98 per four quads = 1024 multiply-adds, 0.096; smull 4 × 2 tile on aarch64, 76 per two
-// quads = 256, 0.30 (one sum spilled and reloaded, broadcasts as ldr + dup); smull 2 × 2 on
-// armv7, 44 per two quads = 128, 0.34. The generic code (kernels/product/int8.hpp, which GCC
-// vectorizes over a panel's outputs, the sums in memory): 33 per 64 on aarch64 (0.52), 49 per 64
-// on armv7 (0.77).
+// Instructions of the inner loops (GCC 12 -O3, the Release build; counted in objdump), per
+// multiply-add: sdot 4 × 4 tile, 98 per four quads = 1024 multiply-adds, 0.096; smull 4 × 2 tile
+// on aarch64, 76 per two quads = 256, 0.30 (one sum spilled and reloaded, broadcasts as ldr +
+// dup); smull 2 × 2 on armv7, 44 per two quads = 128, 0.34. The generic code
+// (kernels/product/int8.hpp, which GCC vectorizes over a panel's outputs, the sums in memory): 33
+// per 64 on aarch64 (0.52), 49 per 64 on armv7 (0.77).
 //
 // Why the tiles are a template parameter (ProductInt8<Tag, Tiles>) and not a compile-time branch
 // inside one struct: the sdot tiles exist only where the translation unit is compiled with
@@ -319,9 +320,10 @@ struct ProductInt8 {
     // vcvtnq saturates, and 0 · inf is NaN, which it converts to 0 (as the reference on Arm)
     const int16x8_t hi = vdupq_n_s16(127), lo = vdupq_n_s16(-127);
     for (index_t j = 0; j < ld; j += 16) {
-      float t[16] = {};  // the row's last block, zeros after it (their q is 0)
       const float* p = x + j;
-      if (j + 16 > n) {
+      float t[16];
+      if (j + 16 > n) {  // the row's last block, zeros after it (their q is 0)
+        std::memset(t, 0, sizeof t);
         std::memcpy(t, x + j, static_cast<std::size_t>(n - j) * 4);
         p = t;
       }
