@@ -27,7 +27,7 @@ template <class Tag>
 std::string expected_variant(const std::string& op, bool int8) {
   if (int8 && op == "attention") return "int8_generic";  // (AttentionInt8Select: no target's own yet)
   if (int8) {  // the int8 products (ProductInt8Select): x86's own on avx2 and avx512, Cortex-M's on scalar, Helium's on
-               // mve
+               // mve, NEON's on neon
 #if defined(__x86_64__)
     if (std::is_same_v<Tag, isa::avx2> || std::is_same_v<Tag, isa::avx512>) return "int8_x86";
 #endif
@@ -36,6 +36,9 @@ std::string expected_variant(const std::string& op, bool int8) {
 #endif
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && defined(__ARM_FEATURE_DSP)
     if (std::is_same_v<Tag, isa::mve>) return "int8_helium";  // (Cortex-M55)
+#endif
+#if defined(__ARM_NEON) && (defined(__aarch64__) || defined(__ARM_FEATURE_FMA))
+    if (std::is_same_v<Tag, isa::neon>) return "int8_neon";
 #endif
     return "int8_generic";
   }

@@ -24,6 +24,10 @@
 #include "../support/kernel_checks.hpp"
 #include "isa_cpuid.hpp"
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
 using namespace stf;
 
 namespace {
@@ -166,6 +170,33 @@ TEST_CASE("kernel variants: linear_w8a8 without VNNI (vpmaddwd on int16) equals 
   } restore;
   kernels_detail::x86::int8_allow_vnni = false;
   run_check([](auto k, auto& env) { stf_checks::check_linear_w8a8<decltype(k)>(env); });
+}
+#endif
+
+#if defined(__aarch64__) && defined(__linux__)
+namespace stf_test {
+// tests/unit/int8_neon_dotprod.cpp (compiled with +dotprod)
+void int8_neon_sdot_linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
+                                const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act);
+}  // namespace stf_test
+
+// The neon variant's sdot tiles (what a build with +dotprod selects; kernels/product/neon_int8.hpp)
+// on every aarch64 build, where the CPU (or qemu-aarch64's default CPU, max) has the dot product
+// instructions; the build's own neon variant, above, runs the smull tiles unless its flags have +dotprod.
+TEST_CASE("kernel variants: linear_w8a8 of neon with sdot (+dotprod) equals the reference", "[kernels][int8]") {
+  if (!(getauxval(AT_HWCAP) & HWCAP_ASIMDDP)) {
+    WARN("skipped: this CPU has no dot product instructions (HWCAP_ASIMDDP)");
+    return;
+  }
+  struct NeonSdot {
+    static const char* name() { return "neon (int8 sdot)"; }
+    static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
+                            const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act = Fuse::none) {
+      stf_test::int8_neon_sdot_linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+    }
+  };
+  CatchEnv<NeonSdot> env;
+  stf_checks::check_linear_w8a8<NeonSdot>(env);
 }
 #endif
 

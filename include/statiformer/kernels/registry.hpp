@@ -49,7 +49,7 @@ struct OperationVariant {
 
 /// Every variant of every operation. A new variant file goes here, into its operation's select.hpp
 /// and, for a new target, into the firmware or cross check that runs it.
-inline constexpr std::array<OperationVariant, 20> operation_variants = {{
+inline constexpr std::array<OperationVariant, 21> operation_variants = {{
     {"product", "generic", "generic.hpp register_tiles.hpp", "every target without one of its own"},
     {"product", "cortex_m4f", "cortex_m4f.hpp cortex_m4f_tiles.hpp generic.hpp register_tiles.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
@@ -62,6 +62,8 @@ inline constexpr std::array<OperationVariant, 20> operation_variants = {{
      "scalar on Arm M-profile with an FPU and DSP (Cortex-M4F, M7, M55; int8: sxtb16 + smlad)"},
     {"product", "int8_helium", "helium_int8.hpp cortex_m4f_int8.hpp int8.hpp",
      "mve (Cortex-M55; int8: vmladava.s8 on gathered weights)"},
+    {"product", "int8_neon", "neon_int8.hpp int8.hpp",
+     "neon (aarch64, armv7 with VFPv4; int8: sdot with +dotprod, else smull + smlal + sadalp)"},
     {"attention", "generic", "generic.hpp streaming.hpp", "every target without one of its own"},
     // the int8 number format of the attention (w8a8; kernels/QUANTIZATION.md): AttentionInt8Select
     {"attention", "int8_generic", "int8.hpp", "every target (int8: the w8a8 attention)"},

@@ -2,7 +2,7 @@
 // second format of the product operation. The w8a8 linear written once for every target (plain
 // integer loops: exact in any order, so the compiler may vectorize them as it likes); a target's own
 // kernel where kernels/product/select.hpp's ProductInt8Select names one (x86: x86_int8.hpp;
-// Cortex-M4F/M7: cortex_m4f_int8.hpp; Cortex-M55's Helium: helium_int8.hpp). The
+// Cortex-M4F/M7: cortex_m4f_int8.hpp; Cortex-M55's Helium: helium_int8.hpp; NEON: neon_int8.hpp). The
 // bits are ref::linear_w8a8's. The w8a32 linear, written once: int8 weights converted to float a
 // chunk at a time and multiplied by the target's own float product (its selection, ProductSelect);
 // the bits are ref::linear_w8a32's. See kernels/README.md.

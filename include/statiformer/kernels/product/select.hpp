@@ -6,6 +6,7 @@
 #include <statiformer/kernels/product/cortex_m4f_int8.hpp>
 #include <statiformer/kernels/product/helium.hpp>
 #include <statiformer/kernels/product/helium_int8.hpp>
+#include <statiformer/kernels/product/neon_int8.hpp>
 #include <statiformer/simd/isa.hpp>
 
 namespace stf::kernels_detail {
@@ -82,6 +83,11 @@ extern bool int8_allow_vnni;
 ///   int8_helium   Cortex-M55 (mve, with the DSP extension): vmladava.s8 of 16 k of a row against
 ///                 16 k of an output (a gather of 4 quads' words), tiles of 2 rows × 3 outputs
 ///                 (a single row: 1 × 6), tail-predicated loops (kernels/product/helium_int8.hpp).
+///   int8_neon     neon (aarch64; armv7 with NEON and VFPv4): `sdot` by lane, tiles of 4 rows × 16
+///                 outputs, where the build has the dot product extension (__ARM_FEATURE_DOTPROD,
+///                 e.g. -march=armv8.2-a+dotprod), else int16 pairs by smull + smlal widened by
+///                 sadalp, tiles of 4 rows × 8 outputs (armv7: 2 × 8); chosen at compile time
+///                 (kernels/product/neon_int8.hpp).
 /// `Linear` is the struct that provides linear_w8a8, void where the generic code runs.
 template <class Tag>
 struct ProductInt8Select {
@@ -99,6 +105,18 @@ template <>
 struct ProductInt8Select<isa::avx512> {
   static constexpr const char* variant = "int8_x86";
   using Linear = x86::ProductInt8<isa::avx512>;
+};
+#endif
+
+#if defined(__ARM_NEON) && (defined(__aarch64__) || defined(__ARM_FEATURE_FMA))
+template <>
+struct ProductInt8Select<isa::neon> {
+  static constexpr const char* variant = "int8_neon";
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+  using Linear = neon::ProductInt8<isa::neon, neon::Int8Sdot<isa::neon>>;
+#else
+  using Linear = neon::ProductInt8<isa::neon, neon::Int8Smull<isa::neon>>;
+#endif
 };
 #endif
 

@@ -1,0 +1,22 @@
+// statiformer tests — the NEON w8a8 linear's sdot tiles (kernels/product/neon_int8.hpp), compiled
+// here with -march=armv8.2-a+dotprod (tests/CMakeLists.txt) so that they run whatever the build's
+// flags: the aarch64 build without +dotprod selects the smull tiles, which unit_kernels' checks of
+// the neon variant run. ProductInt8<neon, Int8Sdot<neon>> is a class of its own, defined only in
+// translation units with +dotprod (see the header's comment); the activation pass it calls is the
+// library's Kernels<neon>::activation, declared, not defined, here.
+#include <statiformer/kernels/product/neon_int8.hpp>
+
+#if defined(__aarch64__)
+#if !defined(__ARM_FEATURE_DOTPROD)
+#error "tests/unit/int8_neon_dotprod.cpp needs the dot product extension (-march=armv8.2-a+dotprod)"
+#endif
+
+namespace stf_test {
+void int8_neon_sdot_linear_w8a8(const float* x, stf::index_t rows, stf::index_t in, const std::int8_t* qw,
+                                const float* s_w, const float* bias, stf::index_t out, float* y, std::int8_t* scratch,
+                                stf::Fuse act) {
+  using namespace stf::kernels_detail::neon;
+  ProductInt8<stf::isa::neon, Int8Sdot<stf::isa::neon>>::linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+}
+}  // namespace stf_test
+#endif
