@@ -365,6 +365,10 @@ def int8_rows(results, encoder, field):
             cells += [fmt_time(t_torch) + (f" ({fastest[6:]})" if fastest else "")] + vs_torch
             cells.append("; ".join(float_verdict) if float_verdict else ("n/a (S < 64)" if shape[0] < 64 else "–"))
             cells.append("; ".join(torch_verdict) if torch_verdict else "no PyTorch int8")
+            spreads = [fl.spread(field) if fl else None] + [same_file[f].spread(field) if same_file[f] else None
+                                                           for f in INT8_FORMATS]
+            spreads.append(torch_q[fastest].spread(field) if fastest else None)
+            cells.append(" / ".join("–" if v is None else f"{100 * v:.0f}%" for v in spreads))
             rows.append(cells)
     return rows
 
@@ -518,7 +522,8 @@ def markdown(results, contexts, field, notes):
             w("CPU: " + "; ".join(vnni) + ".\n")
         head = ["shape", "variant", "float"] + [f"{f}" for f in INT8_FORMATS] + \
             [f"float / {f}" for f in INT8_FORMATS] + ["PyTorch int8"] + [f"PyTorch / {f}" for f in INT8_FORMATS] + \
-            ["(a) ≥ 2× float, S ≥ 64", "(b) faster than PyTorch int8"]
+            ["(a) ≥ 2× float, S ≥ 64", "(b) faster than PyTorch int8",
+             "spread: float / " + " / ".join(INT8_FORMATS) + " / PyTorch"]
         table_head(w, head)
         for row in rows8:
             w("| " + " | ".join(row) + " |")
@@ -529,8 +534,12 @@ def markdown(results, contexts, field, notes):
             labs = [(s, per[e].label.split("; ", 1)) for s, per in int8.items() if e in per and per[e].label]
             if labs:
                 how = sorted({lab[0] for _, lab in labs})
-                w(f"PyTorch int8 ({e[6:]}): " + "; ".join(how) + ". " + ", ".join(
-                    f"{'×'.join(map(str, s))}: {lab[1]}" for s, lab in labs if len(lab) > 1) + "\n")
+                diffs = [(s, lab[1].split(" = ")) for s, lab in labs if len(lab) > 1]
+                what = sorted({d[0] for _, d in diffs if len(d) > 1})
+                w(f"PyTorch int8 ({e[6:]}): " + "; ".join(how) + "." + (
+                    f" {' '.join(what)} against its float layer: " + ", ".join(
+                        f"{d[1]} ({'×'.join(map(str, s))})" for s, d in diffs if len(d) > 1) + "." if what else "")
+                  + "\n")
 
     if fma:
         w("## FMA peak of this core\n")
