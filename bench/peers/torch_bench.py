@@ -19,6 +19,11 @@ Benchmarks (names as in bench_peers):
   EncoderLayer/torch_std/<S>x<D>x<H>x<F>  (--standard-path, default in full mode) the same layer
                                           forced onto the standard Python path by an all-zero float
                                           src_mask, which adds 0 to the scores.
+  EncoderLayerInt8/torch.<engine>/<S>x<D>x<H>x<F>
+                                          (--int8, default yes) PyTorch's int8 counterpart of that
+                                          layer for stf's EncoderLayerInt8 (issue 23), once per
+                                          quantized engine torch offers (Debian's 1.13: onednn,
+                                          qnnpack; no fbgemm): see make_int8_layer.
 
 Timing: warm-up, then iterations per repetition calibrated to --min-time seconds, --repetitions
 repetitions; real time (perf_counter) and CPU time (process_time) per forward call; entries per
@@ -129,6 +134,62 @@ def make_layer(torch, np, s, d, h, f):
     return layer, x, param_count
 
 
+def make_int8_layer(torch, layer, engine):
+    """PyTorch's int8 version of the post-norm ReLU `layer` on quantized `engine`: its six linears
+    (in_proj as one [3D, D] product, as nn.MultiheadAttention runs it, out_proj, linear1, linear2)
+    as dynamically quantized int8 linears (torch.ao.nn.quantized.dynamic.Linear, per-channel int8
+    weights, activations quantized per call: the counterpart of stf's w8a8), attention Q·Kᵀ and
+    P·V, softmax, residuals and LayerNorms in float, as stf's int8 layer does.
+
+    Composed here because torch.ao.quantization.quantize_dynamic cannot give that layer:
+    nn.TransformerEncoderLayer's in_proj is a bare Parameter and its out_proj a
+    NonDynamicallyQuantizableLinear, which quantize_dynamic leaves in float (it would quantize only
+    linear1 and linear2), and in eval mode the layer's fast-path check then fails on the quantized
+    linears' packed weights."""
+    from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
+    from torch.ao.quantization import per_channel_dynamic_qconfig
+
+    torch.backends.quantized.engine = engine  # the packed weights are the engine's
+    attn = layer.self_attn
+    d, h = attn.embed_dim, attn.num_heads
+    hd = d // h
+
+    def quantized(weight, bias):
+        lin = torch.nn.Linear(weight.shape[1], weight.shape[0])
+        with torch.no_grad():
+            lin.weight.copy_(weight)
+            lin.bias.copy_(bias)
+        lin.qconfig = per_channel_dynamic_qconfig
+        return DynamicLinear.from_float(lin)
+
+    class Int8EncoderLayer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.in_proj = quantized(attn.in_proj_weight, attn.in_proj_bias)
+            self.out_proj = quantized(attn.out_proj.weight, attn.out_proj.bias)
+            self.linear1 = quantized(layer.linear1.weight, layer.linear1.bias)
+            self.linear2 = quantized(layer.linear2.weight, layer.linear2.bias)
+            self.norm1, self.norm2 = layer.norm1, layer.norm2
+            self.scale = 1.0 / hd ** 0.5
+
+        def forward(self, x):  # [1, S, D], batch_first
+            s = x.shape[1]
+            x = x[0]
+            q, k, v = self.in_proj(x).view(s, 3, h, hd).permute(1, 2, 0, 3)  # each [H, S, hd]
+            p = torch.softmax(torch.matmul(q * self.scale, k.transpose(-2, -1)), dim=-1)
+            a = torch.matmul(p, v).transpose(0, 1).reshape(s, d)
+            x = self.norm1(x + self.out_proj(a))
+            x = self.norm2(x + self.linear2(torch.relu(self.linear1(x))))
+            return x.unsqueeze(0)
+
+    return Int8EncoderLayer().eval()
+
+
+def int8_engines(torch):
+    """The quantized engines to time, x86's first."""
+    return [e for e in ("onednn", "x86", "fbgemm", "qnnpack") if e in torch.backends.quantized.supported_engines]
+
+
 def ran_fast_path(torch, call):
     """Whether `call()` ran the fused eval fast path (seen by the autograd profiler)."""
     with torch.autograd.profiler.profile() as prof:
@@ -229,6 +290,10 @@ def main():
     ap.add_argument("--repetitions", type=int, default=None, help="repetitions (default 5)")
     ap.add_argument("--standard-path", choices=("auto", "yes", "no"), default="auto",
                     help="also time the standard (non-fast) path; auto: yes unless --quick")
+    ap.add_argument("--int8", choices=("yes", "no"), default="yes",
+                    help="also time PyTorch's int8 layer (EncoderLayerInt8/torch.<engine>)")
+    ap.add_argument("--int8-tolerance", type=float, default=0.05,
+                    help="max |y_int8 - y_float| / max |y_float| before an int8 layer is timed")
     ap.add_argument("--filter", default="", help="only shapes whose SxDxHxF contains this text")
     args = ap.parse_args()
     min_time = args.min_time if args.min_time is not None else (0.01 if args.quick else 0.5)
@@ -259,6 +324,7 @@ def main():
     benchmarks = []
     paths = {}
     family = 0
+    failed = 0  # int8 layers too far from the float one
     with torch.inference_mode():
         for (s, d, h, f) in SHAPES:
             shape = f"{s}x{d}x{h}x{f}"
@@ -271,10 +337,28 @@ def main():
                 variants.append(("torch_std", lambda: layer(x, src_mask=zero_mask)))
             flops = encoder_flops(s, d, f)
             nbytes = encoder_bytes(param_count, s, d)
-            for impl, call in variants:
-                name = f"EncoderLayer/{impl}/{shape}"
-                fast = ran_fast_path(torch, call)
-                label = ("fast path (" + FAST_PATH_OP + ")") if fast else "standard path"
+            # (name, call, label: None for the float layer, whose path the profiler tells, engine or None)
+            variants = [(f"EncoderLayer/{impl}/{shape}", call, None, None) for impl, call in variants]
+            if args.int8 == "yes":
+                y_float = layer(x, src_mask=zero_mask)  # the standard path: the int8 layer's computation
+                for engine in int8_engines(torch):
+                    name = f"EncoderLayerInt8/torch.{engine}/{shape}"
+                    q_layer = make_int8_layer(torch, layer, engine)
+                    rel = float((q_layer(x) - y_float).abs().max() / y_float.abs().max())
+                    label = (f"engine {torch.backends.quantized.engine}, dynamic int8 linears (per-channel weights); "
+                             f"max|y - y_float| / max|y_float| = {rel:.2g}")
+                    if not rel <= args.int8_tolerance:  # NaN too
+                        print(f"torch_bench: {name}: {label}, above --int8-tolerance {args.int8_tolerance}: "
+                              "not timed", file=sys.stderr)
+                        failed += 1
+                        continue
+                    variants.append((name, (lambda m: lambda: m(x))(q_layer), label, engine))
+            for name, call, label, engine in variants:
+                if engine is not None:
+                    torch.backends.quantized.engine = engine
+                if label is None:
+                    fast = ran_fast_path(torch, call)
+                    label = ("fast path (" + FAST_PATH_OP + ")") if fast else "standard path"
                 paths[name] = label
                 runs = time_call(call, min_time, reps, warmup)
                 for rep, (iters, real_s, cpu_s) in enumerate(runs):
@@ -294,7 +378,7 @@ def main():
                 print(f"{name:42s} {med * 1e6:12.1f} us  {flops / med / 1e9:8.2f} GFLOP/s  [{label}]")
                 family += 1
 
-    used_paths = sorted(set(paths.values()))
+    used_paths = sorted({p for n, p in paths.items() if n.startswith("EncoderLayer/")})
     context = {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "host_name": socket.gethostname(),
@@ -311,6 +395,9 @@ def main():
         "torch_num_threads": str(torch.get_num_threads()),
         "torch_timing": f"min_time {min_time} s, {reps} repetitions, warm-up {warmup} s, inference_mode, eval",
         "torch_paths": "; ".join(f"{n}: {p}" for n, p in paths.items()),
+        "torch_int8_engines": (", ".join(int8_engines(torch)) +
+                               f" (supported: {', '.join(torch.backends.quantized.supported_engines)})"
+                               if args.int8 == "yes" else "not timed (--int8 no)"),
         "torch_fast_path": ("yes" if all("fast" in p for n, p in paths.items() if "/torch/" in n) else
                             "no" if not any("fast" in p for n, p in paths.items() if "/torch/" in n) else "mixed"),
         **blas,
@@ -320,6 +407,9 @@ def main():
         json.dump({"context": context, "benchmarks": benchmarks}, out, indent=2)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread; BLAS: {blas['blas_loaded']}; "
           f"paths: {', '.join(used_paths)} -> {args.out}")
+    if failed:
+        print(f"torch_bench: {failed} int8 layer(s) not timed: too far from the float layer", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -8,6 +8,10 @@ bench/peers/torch_bench.py) and writes a Markdown table and a PNG plot.
 Benchmark names it understands:
   EncoderLayer/<impl>/<S>x<D>x<H>x<F>   one encoder layer per implementation (stf.<variant>, eigen,
                                         onednn, torch, torch_std): latency, ratios, % of the FMA peak
+  EncoderLayerInt8/<impl>/<S>x<D>x<H>x<F>
+                                        the int8 layer (stf.<variant>.<w8a32|w8a8>, torch.<engine>):
+                                        latency next to the float stf.<variant> of the same file,
+                                        ratios and the issue-23 targets
   DecoderStep/<impl>/<T>x<M>x<D>x<H>x<F>
                                         one new token through a decoder layer at the last of T
                                         positions, M memory rows (K/V cache): latency, % of the peak
@@ -36,6 +40,8 @@ import sys
 
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 ENCODER_RE = re.compile(r"^EncoderLayer/([^/]+)/(\d+)x(\d+)x(\d+)x(\d+)$")
+INT8_RE = re.compile(r"^EncoderLayerInt8/([^/]+)/(\d+)x(\d+)x(\d+)x(\d+)$")
+INT8_FORMATS = ("w8a8", "w8a32")
 FMA_RE = re.compile(r"^FmaPeak/([^/]+)/(\d+)chains$")
 DECODE_RE = re.compile(r"^DecodeTokens/([^/]+)/from:(\d+)$")
 GEMM_RE = re.compile(r"^Gemm/([^/]+)/(\d+)x(\d+)x(\d+)$")
@@ -184,7 +190,7 @@ def build(results, field):
     order, others [Result]."""
     encoder, fma, gemm, others = {}, {}, {}, []
     for r in results.values():
-        if STEP_RE.match(r.name):
+        if STEP_RE.match(r.name) or INT8_RE.match(r.name):
             continue
         m = GEMM_RE.match(r.name)
         if m:
@@ -304,6 +310,66 @@ def target_rows(encoder, steps, fma, field):
         if not is_step and shape == (10, 16, 2, 32):
             m, within = margin(pct, 0.5, add_spreads(s_stf, peak_spread))
             rows.append([name, "≥ 50% of peak", pct_text, verdict([("", m, within)]).replace(" ()", "")])
+    return rows
+
+
+def int8_of(results):
+    """-> {shape: {impl: Result}} of the EncoderLayerInt8 benchmarks."""
+    out = {}
+    for r in results.values():
+        m = INT8_RE.match(r.name)
+        if m:
+            out.setdefault(tuple(int(v) for v in m.group(2, 3, 4, 5)), {})[m.group(1)] = r
+    return out
+
+
+def int8_rows(results, encoder, field):
+    """The rows of the int8 table, one per (shape, stf variant): [cells]. The float layer of a row is
+    EncoderLayer/stf.<variant> from the file the int8 layer came from (one run, interleaved with it);
+    PyTorch's int8 is its fastest engine. Targets (issue 23), per int8 format: (a) ≥ 2× faster than
+    the float layer at S ≥ 64; (b) faster than PyTorch's int8 at every shape."""
+    int8 = int8_of(results)
+    rows = []
+    for shape in sorted(int8, key=lambda s: encoder_flops(s[0], s[1], s[3])):
+        per = int8[shape]
+        torch_q = {i: r for i, r in per.items() if i.startswith("torch.") and r.latency_ns(field)}
+        fastest = min(torch_q, key=lambda i: torch_q[i].latency_ns(field)) if torch_q else None
+        t_torch = torch_q[fastest].latency_ns(field) if fastest else None
+        variants = sorted({i.rsplit(".", 1)[0] for i in per if i.startswith("stf.") and i.count(".") == 2},
+                          key=impl_key)
+        for variant in variants:
+            fl = encoder.get(shape, {}).get(variant)
+            same_file = {f: per.get(f"{variant}.{f}") for f in INT8_FORMATS}
+            if fl is not None and any(r is not None and r.source != fl.source for r in same_file.values()):
+                fl = None  # a float layer of another run: no ratio
+            t_float = fl.latency_ns(field) if fl else None
+            cells = ["×".join(map(str, shape)), impl_title(variant), fmt_time(t_float)]
+            speed, vs_torch, float_verdict, torch_verdict = [], [], [], []
+            for f in INT8_FORMATS:
+                r = same_file[f]
+                t = r.latency_ns(field) if r else None
+                cells.append(fmt_time(t))
+                ratio = t_float / t if t and t_float else None
+                tratio = t_torch / t if t and t_torch else None
+                speed.append(fmt_ratio(ratio))
+                vs_torch.append(fmt_ratio(tratio))
+                if ratio is not None and shape[0] >= 64:
+                    met, within = margin(ratio, 2.0, add_spreads(r.spread(field), fl.spread(field)))
+                    float_verdict.append(f"{f} " + verdict([("", met, within)]).replace(" ()", "") +
+                                         f" ({fmt_ratio(ratio)})")
+                if tratio is not None:
+                    met, within = margin(tratio, 1.0, add_spreads(r.spread(field), torch_q[fastest].spread(field)))
+                    torch_verdict.append(f"{f} " + verdict([("", met, within)]).replace(" ()", "") +
+                                         f" ({fmt_ratio(tratio)})")
+            cells += speed
+            cells += [fmt_time(t_torch) + (f" ({fastest[6:]})" if fastest else "")] + vs_torch
+            cells.append("; ".join(float_verdict) if float_verdict else ("n/a (S < 64)" if shape[0] < 64 else "–"))
+            cells.append("; ".join(torch_verdict) if torch_verdict else "no PyTorch int8")
+            spreads = [fl.spread(field) if fl else None] + [same_file[f].spread(field) if same_file[f] else None
+                                                           for f in INT8_FORMATS]
+            spreads.append(torch_q[fastest].spread(field) if fastest else None)
+            cells.append(" / ".join("–" if v is None else f"{100 * v:.0f}%" for v in spreads))
+            rows.append(cells)
     return rows
 
 
@@ -437,6 +503,44 @@ def markdown(results, contexts, field, notes):
             w("| " + " | ".join(row) + " |")
         w("")
 
+    rows8 = int8_rows(results, encoder, field)
+    if rows8:
+        int8 = int8_of(results)
+        vnni = sorted({ctx["cpu_vnni"] for _, ctx in contexts if ctx.get("cpu_vnni")})
+        w("## Encoder layer, int8 (issue 23)\n")
+        w("The post-norm ReLU encoder layer with its six linears in int8 (kernels/QUANTIZATION.md): w8a32 "
+          "(int8 weights, float activations) and w8a8 (activations quantized per row; on x86 the products "
+          "run `vpdpbusd` where the CPU has VNNI); attention Q·Kᵀ and P·V stay float. `float` is the "
+          "same variant's float layer timed in the same executable and run as the int8 one (repetitions "
+          "interleaved), so `float / int8` is a one-run ratio. PyTorch int8: its layer with the six "
+          "linears dynamically quantized (torch.ao.nn.quantized.dynamic.Linear, per-channel int8 weights, "
+          "the counterpart of w8a8), its fastest quantized engine (in brackets), one thread; `PyTorch / "
+          "int8` above 1: stf is faster. Targets, per format: (a) ≥ 2× faster than the float layer at "
+          "S ≥ 64 on a VNNI machine; (b) faster than PyTorch's int8 at every shape. A verdict is **within "
+          "the spread** when the margin is no larger than the two latencies' repetition spreads.\n")
+        if vnni:
+            w("CPU: " + "; ".join(vnni) + ".\n")
+        head = ["shape", "variant", "float"] + [f"{f}" for f in INT8_FORMATS] + \
+            [f"float / {f}" for f in INT8_FORMATS] + ["PyTorch int8"] + [f"PyTorch / {f}" for f in INT8_FORMATS] + \
+            ["(a) ≥ 2× float, S ≥ 64", "(b) faster than PyTorch int8",
+             "spread: float / " + " / ".join(INT8_FORMATS) + " / PyTorch"]
+        table_head(w, head)
+        for row in rows8:
+            w("| " + " | ".join(row) + " |")
+        w("")
+        engines = sorted({i for per in int8.values() for i in per if i.startswith("torch.")})
+        for e in engines:
+            # torch_bench's label: "<how it ran>; <its distance from the float layer>"
+            labs = [(s, per[e].label.split("; ", 1)) for s, per in int8.items() if e in per and per[e].label]
+            if labs:
+                how = sorted({lab[0] for _, lab in labs})
+                diffs = [(s, lab[1].split(" = ")) for s, lab in labs if len(lab) > 1]
+                what = sorted({d[0] for _, d in diffs if len(d) > 1})
+                w(f"PyTorch int8 ({e[6:]}): " + "; ".join(how) + "." + (
+                    f" {' '.join(what)} against its float layer: " + ", ".join(
+                        f"{d[1]} ({'×'.join(map(str, s))})" for s, d in diffs if len(d) > 1) + "." if what else "")
+                  + "\n")
+
     if fma:
         w("## FMA peak of this core\n")
         w("Independent FMA chains (c = c·a + b) in registers; one multiply-add = 2 FLOP.\n")
@@ -498,9 +602,11 @@ def markdown(results, contexts, field, notes):
         w("")
 
     w("## Runs\n")
-    keys = ["date", "host_name", "num_cpus", "mhz_per_cpu", "load_avg", "stf_kernels", "stf_build", "eigen_peer",
+    keys = ["date", "host_name", "num_cpus", "mhz_per_cpu", "load_avg", "stf_kernels", "cpu_vnni", "stf_build",
+            "eigen_peer",
             "onednn_peer",
             "fma_peak_isas", "openblas", "torch_version", "torch_package", "torch_num_threads", "torch_fast_path",
+            "torch_int8_engines",
             "blas_alternative", "blas_loaded", "libopenblas0_serial", "torch_timing"]
     for path, ctx in contexts:
         w(f"- `{os.path.basename(path)}` ({os.path.basename(str(ctx.get('executable', '?')))})")

@@ -2,7 +2,8 @@
 """Checks report.py's verdicts on the issue-26 targets against hand-made Google Benchmark JSON
 (ctest 'bench: report judges the targets'): a target met by the peer ratio, one met by the peak, one
 missed clearly, one within the repetitions' spread, the 50 % target at 10×16×2×32, a decoder step
-without peers, and the whole report written from those files."""
+without peers, the int8 layer's issue-23 targets (against the float layer of its own file and PyTorch's
+fastest int8 engine), and the whole report written from those files."""
 
 import json
 import os
@@ -57,11 +58,26 @@ def main():
     # a decoder step: no peer, 20 % of the peak
     bench += entries("DecoderStep/stf.avx512/16x16x32x4x64", at_peak_fraction(f_step, 0.2, 0.01))
 
+    # int8 (issue 23), in this file: 10×16 (S < 64: no 2× target) w8a8 faster than PyTorch; 64×128
+    # w8a8 2.5× the float layer (met), w8a32 1.5× (not met), both slower than PyTorch's onednn
+    bench += entries("EncoderLayerInt8/stf.avx512.w8a8/10x16x2x32", at_peak_fraction(f_small, 0.6, 0.01))
+    bench += entries("EncoderLayerInt8/stf.avx512.w8a32/10x16x2x32", at_peak_fraction(f_small, 0.5, 0.01))
+    bench += entries("EncoderLayerInt8/stf.avx512.w8a8/64x128x4x512", at_peak_fraction(f_mid, 1.25, 0.01))
+    bench += entries("EncoderLayerInt8/stf.avx512.w8a32/64x128x4x512", at_peak_fraction(f_mid, 0.75, 0.01))
+    bench8 = entries("EncoderLayerInt8/torch.onednn/10x16x2x32", at_peak_fraction(f_small, 0.1, 0.01))
+    bench8 += entries("EncoderLayerInt8/torch.qnnpack/10x16x2x32", at_peak_fraction(f_small, 0.05, 0.01))
+    bench8 += entries("EncoderLayerInt8/torch.onednn/64x128x4x512", at_peak_fraction(f_mid, 1.5, 0.01))
+
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "fake.json")
         with open(path, "w") as f:
             json.dump({"context": {}, "benchmarks": bench}, f)
-        results, contexts = report.load([path])
+        path8 = os.path.join(tmp, "torch.json")
+        with open(path8, "w") as f:
+            json.dump({"context": {}, "benchmarks": bench8}, f)
+        results, contexts = report.load([path, path8])
+        rows8 = {(r[0], r[1]): r for r in report.int8_rows(results, report.build(results, "real_time")[0],
+                                                            "real_time")}
         encoder, fma, _, _ = report.build(results, "real_time")
         steps = report.steps_of(results)
         rows = {(r[0], r[1]): r for r in report.target_rows(encoder, steps, fma, "real_time")}
@@ -88,8 +104,19 @@ def main():
     good = "1.2× the speed of the fastest peer, oneDNN" in measured
     print(f"{'ok  ' if good else 'FAIL'} the fastest peer binds: {measured!r}")
     ok = ok and good
-    good = "## Targets (issue 26)" in md and "## Decoder step through the K/V cache" in md and "| n/a |" in md
-    print(f"{'ok  ' if good else 'FAIL'} the report has the targets and the decoder-step table (peers n/a)")
+    expect8 = {
+        "10×16×2×32": ["n/a (S < 64)", "w8a8 met (6×); w8a32 met (5×)"],
+        "64×128×4×512": ["w8a8 met (2.5×); w8a32 not met (1.5×)", "w8a8 not met (0.833×); w8a32 not met (0.5×)"],
+    }
+    for shape, want in expect8.items():
+        got = rows8.get((shape, "stf (avx512)"), [None] * 3)[-3:-1]
+        good = got == want
+        ok = ok and good
+        print(f"{'ok  ' if good else 'FAIL'} int8 {shape}: {got!r}" + ("" if good else f", expected {want!r}"))
+    good = ("## Targets (issue 26)" in md and "## Encoder layer, int8 (issue 23)" in md
+            and "## Decoder step through the K/V cache" in md and "| n/a |" in md)
+    print(f"{'ok  ' if good else 'FAIL'} the report has the targets, the int8 table and the decoder-step table "
+          "(peers n/a)")
     return 0 if ok and good else 1
 
 
