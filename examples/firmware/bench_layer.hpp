@@ -26,23 +26,27 @@ inline float bench_uniform(float a) {  // xorshift32 → [-a, a)
 /// microcontroller's RAM holds one set: the Cortex-M55's 512 KB would not hold three).
 template <stf::index_t S, stf::index_t D, stf::index_t H, stf::index_t F>
 struct BenchStorage {
-  template <stf::NumberFormat Format>
-  using LayerOf = stf::EncoderLayer<S, D, H, F, stf::LayerOptions{.norm = stf::NormPlacement::post, .format = Format}>;
+  template <stf::NumberFormat Format, bool Int8Attention = false>
+  using LayerOf =
+      stf::EncoderLayer<S, D, H, F,
+                        stf::LayerOptions{
+                            .norm = stf::NormPlacement::post, .format = Format, .int8_attention = Int8Attention}>;
   static constexpr stf::index_t max3(stf::index_t a, stf::index_t b, stf::index_t c) {
     return a > b ? (a > c ? a : c) : (b > c ? b : c);
   }
   static constexpr stf::index_t scratch_floats =
       max3(LayerOf<stf::NumberFormat::f32>::scratch_floats, LayerOf<stf::NumberFormat::w8a32>::scratch_floats,
-           LayerOf<stf::NumberFormat::w8a8>::scratch_floats);
+           max3(LayerOf<stf::NumberFormat::w8a8>::scratch_floats,
+                LayerOf<stf::NumberFormat::w8a8, true>::scratch_floats, 0));
   static inline stf::Tensor<S, D> x, y;
   alignas(stf::kTensorAlign) static inline float scratch[scratch_floats];
 };
 
 template <stf::index_t S, stf::index_t D, stf::index_t H, stf::index_t F,
-          stf::NumberFormat Format = stf::NumberFormat::f32>
+          stf::NumberFormat Format = stf::NumberFormat::f32, bool Int8Attention = false>
 struct BenchLayer {
   using Storage = BenchStorage<S, D, H, F>;
-  using Layer = typename Storage::template LayerOf<Format>;
+  using Layer = typename Storage::template LayerOf<Format, Int8Attention>;
   static_assert(stf::param_bytes_of<typename Layer::Params>() <= kMaxBenchParams * stf::index_t(sizeof(float)));
   static inline Layer layer{};
   static constexpr auto& x = Storage::x;

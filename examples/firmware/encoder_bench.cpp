@@ -116,9 +116,9 @@ std::uint64_t bench(const Reference& ref) {
 }
 
 /// Instructions of one forward of the layer in an int8 format (its own weights and input).
-template <index_t S, index_t D, index_t H, index_t F, NumberFormat Format>
+template <index_t S, index_t D, index_t H, index_t F, NumberFormat Format, bool Int8Attention = false>
 std::uint64_t bench_int8() {
-  using Bench = fw::BenchLayer<S, D, H, F, Format>;
+  using Bench = fw::BenchLayer<S, D, H, F, Format, Int8Attention>;
   Bench::setup();
   if (Bench::layer.forward(Bench::x, Bench::y, S, Bench::scratch) != Status::ok) {
     fw_puts("int8 forward failed\n");
@@ -128,12 +128,14 @@ std::uint64_t bench_int8() {
   return count([&] { (void)Bench::layer.forward(Bench::x, Bench::y, S, Bench::scratch); });
 }
 
-/// One row of the int8 table: float32 (measured above), w8a32, w8a8, CMSIS-NN's int8 layer (issue
+/// One row of the int8 table: float32 (measured above), w8a32, w8a8, w8a8 with the int8 attention
+/// (LayerOptions::int8_attention), CMSIS-NN's int8 layer (issue
 /// 23's anchor for this core), and float32 / w8a8.
 template <index_t S, index_t D, index_t H, index_t F>
 void bench_formats(std::uint64_t f32, std::uint64_t cmsis_nn_m4f, std::uint64_t cmsis_nn_m55) {
   const std::uint64_t w8a32 = bench_int8<S, D, H, F, NumberFormat::w8a32>();
   const std::uint64_t w8a8 = bench_int8<S, D, H, F, NumberFormat::w8a8>();
+  const std::uint64_t a8 = bench_int8<S, D, H, F, NumberFormat::w8a8, true>();
   fw_puts("  (");
   fw_put_u(S, 2);
   fw_puts(", ");
@@ -146,6 +148,7 @@ void bench_formats(std::uint64_t f32, std::uint64_t cmsis_nn_m4f, std::uint64_t 
   put_grouped(f32, 12);
   put_grouped(w8a32, 12);
   put_grouped(w8a8, 12);
+  put_grouped(a8, 14);
   put_grouped(fw::kSysTickHz == 32000000u ? cmsis_nn_m55 : cmsis_nn_m4f, 14);
   fw_put_f(static_cast<double>(f32) / static_cast<double>(w8a8), 2, 9);
   fw_puts("x\n");
@@ -176,7 +179,7 @@ int main() {
   // the int8 formats (kernels/QUANTIZATION.md; the linears int8, the attention float), next to the
   // float layer above and issue 23's anchor: a CMSIS-NN int8 post-norm layer (GCC 12.2 -O2)
   fw_puts("stf::EncoderLayer in the int8 formats (issue 23): instructions per forward\n");
-  fw_puts("  (S,  D,  H,   F)     float32       w8a32        w8a8   CMSIS-NN int8   float32/w8a8\n");
+  fw_puts("  (S,  D,  H,   F)     float32       w8a32        w8a8   +int8 attn.   CMSIS-NN int8   float32/w8a8\n");
   bench_formats<10, 16, 2, 32>(f32_small, 290275, 188939);
   bench_formats<32, 64, 4, 128>(f32_mid, 6099534, 3502820);
   bench_formats<64, 64, 4, 256>(f32_large, 19870497, 12503678);

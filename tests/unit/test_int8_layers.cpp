@@ -100,9 +100,9 @@ void check_feed_forward() {
   CHECK(same_bits(xy, want));
 }
 
-template <index_t SeqQ, index_t SeqK, index_t D, index_t H, NumberFormat Fmt>
+template <index_t SeqQ, index_t SeqK, index_t D, index_t H, NumberFormat Fmt, bool A8 = false>
 void check_mha(const AttentionMask& mask) {
-  using MHA = MultiHeadAttention<SeqQ, SeqK, D, H, true, Fmt>;
+  using MHA = MultiHeadAttention<SeqQ, SeqK, D, H, true, Fmt, A8>;
   const TestLinear lq(D, D, 41), lk(D, D, 42), lv(D, D, 43), lo(D, D, 44);
   auto mha = std::make_unique<MHA>();
   lq.bind(mha->params.q);
@@ -122,7 +122,7 @@ void check_mha(const AttentionMask& mask) {
   std::vector<ref::RowMask> rows(SeqQ);
   for (index_t i = 0; i < SeqQ; ++i) rows[i] = {mask.key_end(i, SeqK), nullptr};
   std::vector<float> p(attention_scratch_floats(SeqQ, SeqK, hd));
-  if (Fmt == NumberFormat::w8a8) {  // the int8 attention: each head's rows quantized, int8 products
+  if (A8) {  // the int8 attention: each head's rows quantized, int8 products
     std::vector<std::int8_t> q8(SeqQ * D), k8(SeqK * D), v8(SeqK * D);
     std::vector<float> sq(SeqQ), sk(SeqK), sv(SeqK), p8(attention_w8a8_scratch_floats());
     for (index_t h = 0; h < H; ++h) {
@@ -170,6 +170,7 @@ Agreement agreement(const std::vector<float>& a, const std::vector<float>& b, in
 
 constexpr LayerOptions kW8A8{.format = NumberFormat::w8a8};
 constexpr LayerOptions kW8A32{.format = NumberFormat::w8a32};
+constexpr LayerOptions kW8A8Attention{.format = NumberFormat::w8a8, .int8_attention = true};
 
 }  // namespace
 
@@ -181,10 +182,14 @@ TEST_CASE("int8 feed-forward equals the int8 reference kernels bit for bit", "[l
   check_feed_forward<7, 18, 30, Activation::gelu, NumberFormat::w8a32>();  // reductions not in whole k-quads
 }
 
-TEST_CASE("int8 multi-head attention equals the int8 reference kernels (w8a8: int8 attention too)", "[layers][int8]") {
+TEST_CASE("int8 multi-head attention equals the int8 reference kernels (with int8_attention, its attention too)",
+          "[layers][int8]") {
   check_mha<13, 13, 128, 4, NumberFormat::w8a8>(AttentionMask::causal_mask(11));  // V rows padded to 144
   check_mha<9, 40, 64, 2, NumberFormat::w8a8>(AttentionMask::padding(37));        // cross-attention
   check_mha<10, 10, 16, 2, NumberFormat::w8a8>(AttentionMask::padding(10));
+  check_mha<13, 13, 128, 4, NumberFormat::w8a8, true>(AttentionMask::causal_mask(11));
+  check_mha<9, 40, 64, 2, NumberFormat::w8a8, true>(AttentionMask::padding(37));
+  check_mha<10, 10, 16, 2, NumberFormat::w8a8, true>(AttentionMask::padding(10));
   check_mha<13, 13, 128, 4, NumberFormat::w8a32>(AttentionMask::padding(13));
   check_mha<9, 40, 64, 2, NumberFormat::w8a32>(AttentionMask::causal_mask(40));
 }
@@ -197,6 +202,7 @@ Agreement encoder_layer_vs_float(std::uint32_t input_seed, float input_scale) {
   constexpr LayerOptions FloatOpt = [] {
     LayerOptions o = Opt;
     o.format = NumberFormat::f32;
+    o.int8_attention = false;
     return o;
   }();
   using L8 = EncoderLayer<S, D, H, F, Opt>;
@@ -237,9 +243,12 @@ TEST_CASE("an int8 encoder layer stays within the issue's accuracy targets of it
         LayerOptions{.norm = NormPlacement::pre, .activation = Activation::gelu, .format = NumberFormat::w8a8}>(
         72, amplitude);
     const Agreement w8a32 = encoder_layer_vs_float<32, 64, 4, 128, kW8A32>(73, amplitude);
+    const Agreement a8 = encoder_layer_vs_float<32, 64, 4, 128, kW8A8Attention>(74, amplitude);
     INFO("amplitude " << amplitude << ": w8a8 " << w8a8.rel << " / " << w8a8.min_cos << ", w8a8 pre-norm "
-                      << w8a8_pre.rel << " / " << w8a8_pre.min_cos << ", w8a32 " << w8a32.rel << " / "
-                      << w8a32.min_cos);
+                      << w8a8_pre.rel << " / " << w8a8_pre.min_cos << ", w8a32 " << w8a32.rel << " / " << w8a32.min_cos
+                      << ", w8a8 + int8 attention " << a8.rel << " / " << a8.min_cos);
+    CHECK(a8.rel <= 0.02);
+    CHECK(a8.min_cos >= 0.999);
     CHECK(w8a8.rel <= 0.02);
     CHECK(w8a8.min_cos >= 0.999);
     CHECK(w8a8_pre.rel <= 0.02);

@@ -69,8 +69,8 @@ struct LayerCost {
 };
 template <fixed_string P, Node L>
 struct LayerCost<Named<P, L>> : LayerCost<L> {};
-template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool HasBias, NumberFormat F>
-struct LayerCost<MultiHeadAttention<SeqQ, SeqK, DModel, NHeads, HasBias, F>> {
+template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool HasBias, NumberFormat F, bool A8>
+struct LayerCost<MultiHeadAttention<SeqQ, SeqK, DModel, NHeads, HasBias, F, A8>> {
   static constexpr bool known = true;
   static constexpr index_t mult_adds(index_t) { return cost::multi_head(SeqQ, SeqK, SeqK, DModel); }
 };

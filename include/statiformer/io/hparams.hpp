@@ -147,14 +147,17 @@ constexpr void describe_format(H& h, const Name& p, NumberFormat f) {
   if (is_int8(f)) h(p / "number_format", text(f));
 }
 
-template <class H, index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool Bias, NumberFormat Format>
-constexpr void describe(H& h, const Name& p, const MultiHeadAttention<SeqQ, SeqK, DModel, NHeads, Bias, Format>*) {
+template <class H, index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool Bias, NumberFormat Format,
+          bool Int8Attention>
+constexpr void describe(H& h, const Name& p,
+                        const MultiHeadAttention<SeqQ, SeqK, DModel, NHeads, Bias, Format, Int8Attention>*) {
   h(p / "embed_dim", text(DModel));
   h(p / "num_heads", text(NHeads));
   h(p / "bias", text(Bias));
   h(p / "seq_q", text(SeqQ));
   h(p / "seq_k", text(SeqK));
   describe_format(h, p, Format);
+  if (Int8Attention) h(p / "int8_attention", text(true));
 }
 
 template <class H, index_t SeqLen, index_t DModel, index_t DFf, Activation Act, bool OutAct, NumberFormat Format>
@@ -180,6 +183,7 @@ constexpr void describe_layer(H& h, const Name& p) {
   h(p / "bias", text(Opt.bias));
   h(p / "mask_fill", text(Opt.fill));
   describe_format(h, p, Opt.format);
+  if (Opt.int8_attention) h(p / "int8_attention", text(true));  // (only where on: w8a8 files stay as they are)
 }
 
 template <class H, index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOptions Opt>

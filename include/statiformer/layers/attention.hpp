@@ -215,13 +215,14 @@ struct ScaledDotProductAttention {
 /// Multi-head attention with separate Q/K/V/O projections, as PyTorch's nn.MultiheadAttention
 /// (its packed in_proj binds through `bind_packed`). Self-attention passes the same tensor as
 /// query and key/value; cross-attention a key/value source of another length SeqK.
-/// Format: the number format of the four projections (NumberFormat). In w8a8 the attention is int8
-/// too (kernels/QUANTIZATION.md): Q, K and V rows quantized per head and row, Q·Kᵀ and P·V as int32
-/// sums, the softmax float; a call that asks for the attention weights runs the float attention
-/// instead (the int8 one keeps no row of scores). In f32 and w8a32 the attention is float.
+/// Format: the number format of the four projections (NumberFormat). Int8Attention (w8a8 only): the
+/// attention in int8 too (kernels/QUANTIZATION.md): Q, K and V rows quantized per head and row, Q·Kᵀ
+/// and P·V as int32 sums, the softmax float; a call that asks for the attention weights runs the
+/// float attention instead (the int8 one keeps no row of scores). Otherwise the attention is float.
 template <index_t SeqQ, index_t SeqK, index_t DModel, index_t NHeads, bool HasBias = true,
-          NumberFormat Format = NumberFormat::f32>
+          NumberFormat Format = NumberFormat::f32, bool Int8Attention = false>
 struct MultiHeadAttention {
+  static_assert(check::int8_attention_format<Int8Attention, Format == NumberFormat::w8a8>());
   static_assert(check::dmodel_divisible_by_nheads<DModel, NHeads>());
   static_assert(check::layer_dims_positive<SeqQ, DModel>());
   static_assert(check::layer_dims_positive<SeqK, DModel>());
@@ -269,7 +270,7 @@ struct MultiHeadAttention {
   /// The int8 projections' scratch (none in f32), after the attention's.
   static constexpr index_t linear_floats = linear_scratch_floats<Format>(SeqQ > SeqK ? SeqQ : SeqK, DModel);
   /// w8a8's int8 attention: Q, K and V as int8 rows, one scale per head and row, the kernel's scratch.
-  static constexpr bool int8_attention = Format == NumberFormat::w8a8;
+  static constexpr bool int8_attention = Int8Attention;
   static constexpr index_t int8_attention_floats =
       int8_attention
           ? ((SeqQ + 2 * SeqK) * DModel + 3) / 4 + (SeqQ + 2 * SeqK) * NHeads + attention_w8a8_scratch_floats()

@@ -15,7 +15,7 @@ namespace stf {
 /// (Masks). y may alias x, so a stack of layers runs in place on one activation buffer.
 template <index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOptions Opt = LayerOptions{}>
 struct EncoderLayer {
-  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias, Opt.format>;
+  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias, Opt.format, Opt.int8_attention>;
   using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation, false, Opt.format>;
   using Norm = LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>;
 

@@ -19,6 +19,11 @@ struct LayerOptions {
   /// The number format of the layer's linears (NumberFormat; kernels/QUANTIZATION.md):
   /// `.format = NumberFormat::w8a8` stores int8 weights with per-output scales.
   NumberFormat format = NumberFormat::f32;
+  /// w8a8 only: Q·Kᵀ and P·V in int8 too (the whole scheme of kernels/QUANTIZATION.md, "Attention":
+  /// Q, K and V rows quantized per head and row, int32 sums, the softmax float). Off, the attention
+  /// of a w8a8 layer is float. Its kernel is the generic code on every target today, slower than
+  /// the float attention's (ARCHITECTURE.md, "Number formats").
+  bool int8_attention = false;
 };
 
 /// The annotated transformer's layers: pre-norm, its LayerNorm (eps 1e-6), -1e9 mask fill.

@@ -155,6 +155,14 @@ constexpr bool int8_reduction() {
   return true;
 }
 
+/// The int8 attention (LayerOptions::int8_attention) quantizes the linears' outputs as w8a8 does:
+/// it is an option of that format only.
+template <bool Int8Attention, bool W8a8>
+constexpr bool int8_attention_format() {
+  static_assert(!Int8Attention || W8a8, "int8_attention: an option of NumberFormat::w8a8 only");
+  return true;
+}
+
 /// The layers that keep a K/V cache (DecoderLayer, CausalLayer) run float32 only: their int8
 /// format (and the int8 cache of kernels/QUANTIZATION.md) is not built yet.
 template <bool Int8>
