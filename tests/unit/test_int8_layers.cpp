@@ -149,12 +149,15 @@ void check_mha(const AttentionMask& mask) {
 struct Agreement {
   double rel = 0, min_cos = 1;
 };
+/// (Comparisons, not std::fmax: GCC 12 for aarch64 stops with an internal error vectorizing the
+/// fmax reductions at -O3.)
 Agreement agreement(const std::vector<float>& a, const std::vector<float>& b, index_t d) {
   Agreement r;
   double max_b = 0, max_err = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    max_b = std::fmax(max_b, std::fabs(b[i]));
-    max_err = std::fmax(max_err, std::fabs(double(a[i]) - b[i]));
+    const double yb = std::fabs(double(b[i])), e = std::fabs(double(a[i]) - b[i]);
+    if (yb > max_b) max_b = yb;
+    if (!(e <= max_err)) max_err = e;  // (a NaN sticks)
   }
   r.rel = max_err / max_b;
   for (std::size_t row = 0; row < a.size() / d; ++row) {
@@ -163,7 +166,8 @@ Agreement agreement(const std::vector<float>& a, const std::vector<float>& b, in
       const double x = a[row * d + i], y = b[row * d + i];
       ab += x * y, aa += x * x, bb += y * y;
     }
-    r.min_cos = std::fmin(r.min_cos, ab / std::sqrt(aa * bb));
+    const double cos = ab / std::sqrt(aa * bb);
+    if (!(cos >= r.min_cos)) r.min_cos = cos;  // (a NaN sticks)
   }
   return r;
 }
