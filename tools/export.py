@@ -363,8 +363,11 @@ def match(schema, mapped, allow_cast=False, allow_non_finite=False):
     for i, (entry, t) in enumerate(out):
         if t is None:
             owner = _scale_owner(entry["name"])
-            if owner not in scales:
+            i8_weights = {e["name"] for e in schema["params"] if e.get("dtype") == "I8"}
+            if owner not in i8_weights:
                 problems.append(f"scale: '{entry['name']}' is not the scale vector of an I8 weight of the schema")
+            elif owner not in scales:
+                continue  # its weight's own problem is reported
             elif list(scales[owner].shape) != entry["stored_shape"]:
                 problems.append(f"scale: '{entry['name']}' has {list(scales[owner].shape)} scales, the schema "
                                 f"{entry['stored_shape']}")

@@ -28,6 +28,18 @@ void put_grouped(std::uint64_t v, int width) {  // 1,234,567
   while (n) fw_putc(text[--n]);
 }
 
+void put_shape(index_t s, index_t d, index_t h, index_t f) {  // "  (32, 64, 4, 128)"
+  fw_puts("  (");
+  fw_put_u(s, 2);
+  fw_puts(", ");
+  fw_put_u(d, 2);
+  fw_puts(", ");
+  fw_put_u(h, 1);
+  fw_puts(", ");
+  fw_put_u(f, 3);
+  fw_puts(")");
+}
+
 struct Reference {  // CMSIS-DSP instruction counts from the issue
   std::uint64_t m4_plain_c, m4_cmsis, m55_helium;
 };
@@ -86,15 +98,7 @@ std::uint64_t bench(const Reference& ref) {
       count([&] { norm1.add_run(y.data, t, S); }),
   };
 
-  fw_puts("  (");
-  fw_put_u(S, 2);
-  fw_puts(", ");
-  fw_put_u(D, 2);
-  fw_puts(", ");
-  fw_put_u(H, 1);
-  fw_puts(", ");
-  fw_put_u(F, 3);
-  fw_puts(")");
+  put_shape(S, D, H, F);
   put_grouped(insns, 14);
   put_grouped(ref.m4_plain_c, 14);
   put_grouped(ref.m4_cmsis, 14);
@@ -136,15 +140,7 @@ void bench_formats(std::uint64_t f32, std::uint64_t cmsis_nn_m4f, std::uint64_t 
   const std::uint64_t w8a32 = bench_int8<S, D, H, F, NumberFormat::w8a32>();
   const std::uint64_t w8a8 = bench_int8<S, D, H, F, NumberFormat::w8a8>();
   const std::uint64_t a8 = bench_int8<S, D, H, F, NumberFormat::w8a8, true>();
-  fw_puts("  (");
-  fw_put_u(S, 2);
-  fw_puts(", ");
-  fw_put_u(D, 2);
-  fw_puts(", ");
-  fw_put_u(H, 1);
-  fw_puts(", ");
-  fw_put_u(F, 3);
-  fw_puts(")");
+  put_shape(S, D, H, F);
   put_grouped(f32, 12);
   put_grouped(w8a32, 12);
   put_grouped(w8a8, 12);

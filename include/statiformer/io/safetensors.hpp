@@ -302,7 +302,10 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
             st::format_to(got, sizeof got, "[%llu, %llu%s]", ull(e.dims[0]), ull(e.dims[1]), e.rank > 2 ? ", ..." : "");
           r.expected = ref.size();
           st::say(r, LoadError::shape, "tensor '%s': stored shape %s expected%s, found %s", name.c_str(), want,
-                  ref.transposed ? " (the transpose of PyTorch's)" : "", got);
+                  ref.is_int8()    ? " (the transpose of PyTorch's, its rows padded to whole k-quads of 4)"
+                  : ref.transposed ? " (the transpose of PyTorch's)"
+                                   : "",
+                  got);
           return;
         }
         const std::uint64_t bytes_needed = ref.size() * st::kDtypeBytes[e.dtype];
@@ -329,9 +332,8 @@ LoadResult load_safetensors(Params& params, const void* file, std::size_t size, 
         const st::Entry& e = entries[param_entry[idx++]];
         if (!r || !(ref.is_int8() || ref.scale)) return;
         for (index_t k = 0; k < ref.size(); ++k) {
-          const bool bad = ref.is_int8() ? data[e.begin + k] == 0x80
-                                         : !(st::element_at(data + e.begin, e.dtype, k) >= 0.0f &&
-                                             st::element_at(data + e.begin, e.dtype, k) <= 3.4028235e38f);
+          const float scale = ref.is_int8() ? 0.0f : st::element_at(data + e.begin, e.dtype, k);
+          const bool bad = ref.is_int8() ? data[e.begin + k] == 0x80 : !(scale >= 0.0f && scale <= 3.4028235e38f);
           if (!bad) continue;
           r.tensor = name;
           r.found = k;

@@ -133,6 +133,18 @@ inline void transpose(const float* src, index_t rows, index_t cols, index_t ld_s
   ActiveKernels::transpose(src, rows, cols, ld_src, dst, ld_dst);
 }
 
+/// The RowMasks of query rows [i, i + n) over seq_k keys (arrays: the rows' MaskArrays, where the
+/// mask has arrays).
+inline void row_masks(const AttentionMask& mask, index_t i, index_t n, index_t seq_k, ref::RowMask* rows,
+                      ref::MaskArrays* arrays) {
+  for (index_t r = 0; r < n; ++r) rows[r] = {mask.key_end(i + r, seq_k), nullptr};
+  if (mask.has_arrays())
+    for (index_t r = 0; r < n; ++r) {
+      arrays[r] = mask.arrays(i + r, seq_k);
+      rows[r].arrays = &arrays[r];
+    }
+}
+
 /// Scaled dot-product attention of one head over all query rows (shape-erased), kAttentionCallRows
 /// rows per kernel call. q rows at q + i*q_stride; keys transposed (element d of key j at
 /// kt[d*kt_stride + j]); value rows at v + j*v_stride; out rows at out + i*out_stride (may alias q).
@@ -145,12 +157,7 @@ inline void attention_head(const float* q, index_t q_stride, const float* kt, in
     const index_t n = seq_q - i < kAttentionCallRows ? seq_q - i : kAttentionCallRows;
     ref::RowMask rows[kAttentionCallRows];
     ref::MaskArrays arrays[kAttentionCallRows];
-    for (index_t r = 0; r < n; ++r) rows[r] = {mask.key_end(i + r, seq_k), nullptr};
-    if (mask.has_arrays())
-      for (index_t r = 0; r < n; ++r) {
-        arrays[r] = mask.arrays(i + r, seq_k);
-        rows[r].arrays = &arrays[r];
-      }
+    row_masks(mask, i, n, seq_k, rows, arrays);
     if (weights)
       ActiveKernels::attention_rows_weights(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k,
                                             rows, mask.fill, weights + i * seq_k, out + i * out_stride, out_stride);
@@ -171,12 +178,7 @@ inline void attention_head_w8a8(const std::int8_t* q, index_t q_stride, const fl
     const index_t n = seq_q - i < kAttentionCallRows ? seq_q - i : kAttentionCallRows;
     ref::RowMask rows[kAttentionCallRows];
     ref::MaskArrays arrays[kAttentionCallRows];
-    for (index_t r = 0; r < n; ++r) rows[r] = {mask.key_end(i + r, seq_k), nullptr};
-    if (mask.has_arrays())
-      for (index_t r = 0; r < n; ++r) {
-        arrays[r] = mask.arrays(i + r, seq_k);
-        rows[r].arrays = &arrays[r];
-      }
+    row_masks(mask, i, n, seq_k, rows, arrays);
     ActiveKernels::attention_rows_w8a8(q + i * q_stride, q_stride, s_q + i, n, k, k_stride, s_k, v, v_stride, s_v,
                                        head_dim, seq_k, rows, mask.fill, p, out + i * out_stride, out_stride);
   }

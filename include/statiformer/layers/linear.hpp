@@ -20,13 +20,6 @@ constexpr index_t linear_scratch_floats(index_t rows, index_t in) {
     return 0;
 }
 
-/// y [rows, Out] = act(x [rows, In] Wᵀ + b) in float32. y must not alias x.
-template <index_t In, index_t Out, bool B>
-void linear_rows(const LinearParams<In, Out, B>& p, const float* x, index_t rows, float* y, float*,
-                 Fuse act = Fuse::none) {
-  ActiveKernels::linear(x, rows, In, p.weight.data, p.bias_or_null(), Out, y, act);
-}
-
 /// y [rows, Out] = act(x [rows, In] Wᵀ + b) with int8 weights, in format F (w8a8: each row of x
 /// quantized at run time; w8a32: x stays float). scratch: linear_scratch_floats<F>(rows, In). y must
 /// not alias x.
@@ -41,12 +34,13 @@ void linear_rows(const QuantizedLinearParams<In, Out, B>& p, const float* x, ind
     ActiveKernels::linear_w8a32(x, rows, In, p.weight, p.weight_scale.data, p.bias_or_null(), Out, y, scratch, act);
 }
 
-/// The float overload under a format parameter (so a layer writes one call for every format).
+/// y [rows, Out] = act(x [rows, In] Wᵀ + b) in float32 (format f32: a layer writes one call for every
+/// format). y must not alias x.
 template <NumberFormat F, index_t In, index_t Out, bool B>
-void linear_rows(const LinearParams<In, Out, B>& p, const float* x, index_t rows, float* y, float* scratch,
+void linear_rows(const LinearParams<In, Out, B>& p, const float* x, index_t rows, float* y, float*,
                  Fuse act = Fuse::none) {
   static_assert(F == NumberFormat::f32, "float parameters run in format f32");
-  linear_rows(p, x, rows, y, scratch, act);
+  ActiveKernels::linear(x, rows, In, p.weight.data, p.bias_or_null(), Out, y, act);
 }
 
 }  // namespace stf
