@@ -60,7 +60,9 @@ constexpr bool all_void = (std::is_void_v<T> && ...);
 /// must report generic.
 template <class Tag>
 bool generic_code_only(const std::string& op, bool int8) {
-  if (int8) return op == "attention" || all_void<typename ProductInt8Select<Tag>::Linear>;
+  if (int8)
+    return op == "attention" ? all_void<typename AttentionInt8Select<Tag>::Rows>
+                             : all_void<typename ProductInt8Select<Tag>::Linear>;
   if (op == "product") {
     using P = ProductSelect<Tag>;
     return all_void<typename P::Tile4, typename P::RowTile, typename P::Panels> && !P::load4;

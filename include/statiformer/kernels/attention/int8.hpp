@@ -1,14 +1,17 @@
 // statiformer — attention, generic, part: the int8 number format (kernels/QUANTIZATION.md,
-// "Attention"). The w8a8 attention of every target (no target has its own yet): Q·Kᵀ and P·V as
-// int32 sums of int8 rows, the softmax float as the float path's (the same blocks, running maximum,
-// canonical sums and exp), the block's weights times the values' scales quantized per query row
-// and block. The bits are ref::attention_row_w8a8's.
+// "Attention"). The w8a8 attention of every target, and the fallback of a target's own (its
+// AttentionInt8Select::Rows, which may decline a call): Q·Kᵀ and P·V as int32 sums of int8 rows,
+// the softmax float as the float path's (the same blocks, running maximum, canonical sums and exp),
+// the block's weights times the values' scales quantized per query row and block. The bits are
+// ref::attention_row_w8a8's.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/attention/select.hpp>
 #include <statiformer/kernels/elementwise/generic.hpp>
 #include <statiformer/kernels/product/int8.hpp>
 
@@ -28,11 +31,19 @@ struct AttentionInt8 : Elementwise<Tag> {
     return acc;
   }
 
-  /// Kernels::attention_rows_w8a8 (kernels/api.hpp): ref::attention_row_w8a8 per row.
+  /// The target's own w8a8 attention where the selection names one, or void.
+  using Rows = typename AttentionInt8Select<Tag>::Rows;
+
+  /// Kernels::attention_rows_w8a8 (kernels/api.hpp): the target's own where it takes the call, else
+  /// ref::attention_row_w8a8 per row.
   static void attention_rows_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows,
                                   const std::int8_t* k, index_t k_stride, const float* s_k, const std::int8_t* v,
                                   index_t v_stride, const float* s_v, index_t head_dim, index_t n_keys,
                                   const ref::RowMask* masks, MaskFill fill, float* p, float* out, index_t out_stride) {
+    if constexpr (!std::is_void_v<Rows>)
+      if (Rows::attention_rows_w8a8(q, q_stride, s_q, n_rows, k, k_stride, s_k, v, v_stride, s_v, head_dim, n_keys,
+                                    masks, fill, p, out, out_stride))
+        return;
     for (index_t r = 0; r < n_rows; ++r)
       row(q + r * q_stride, s_q[r], k, k_stride, s_k, v, v_stride, s_v, head_dim, n_keys, masks[r], fill, p,
           out + r * out_stride);

@@ -71,9 +71,12 @@ struct AttentionSelect<isa::mve> {
 /// The w8a8 attention (Kernels::attention_rows_w8a8, quantize_rows) on target `Tag`:
 ///   int8_generic  every target: kernels/attention/int8.hpp (generic::AttentionInt8), int32 sums in
 ///                 plain loops, the softmax on the vocabulary. No target has its own yet.
+/// `Rows` is the struct that provides the target's attention_rows_w8a8 (same arguments; it returns
+/// false to decline a call, which the generic code then runs), void where the generic code runs alone.
 template <class Tag>
 struct AttentionInt8Select {
   static constexpr const char* variant = "int8_generic";
+  using Rows = void;
 };
 
 }  // namespace stf::kernels_detail
