@@ -1,8 +1,9 @@
-// Prints the int8 reference's results (stf::ref::quantize_row, product_i8, linear_w8a8, linear_w8a32)
-// on a fixed plan of cases, for tools/check_int8_reference.py to recompute independently (NumPy
-// float32 and Python integers) and compare bit for bit. Floats are printed as their bit patterns.
+// Prints the int8 reference's results (stf::ref::quantize_row, product_i8, linear_w8a8, linear_w8a32,
+// attention_row_w8a8) on a fixed plan of cases, for tools/check_int8_reference.py to recompute
+// independently (NumPy float32, exact fractions and Python integers) and compare bit for bit. Floats
+// are printed as their bit patterns.
 //
-// Output, one case after another:
+// Output, the linear cases, then the attention cases:
 //   case <name> <rows> <in> <out>
 //   x <rows*in float bits>          the input, row-major
 //   w <in*out int8>                 the weight, logical order Wᵀ[k, o], k-major
@@ -11,6 +12,13 @@
 //   q <rows*in int8>  s <rows float bits>   quantize_row per row
 //   acc <rows*out int32>                     product_i8
 //   y8 <rows*out float bits>  y32 <rows*out float bits>   linear_w8a8, linear_w8a32 (no activation)
+//
+//   attention <name> <rows> <head_dim> <keys> <fill: 0 -inf, 1 -1e9>
+//   q <rows*head_dim int8>  sq <rows float bits>   query rows (quantize_row of random rows)
+//   k <keys*head_dim int8>  sk <keys float bits>   key rows, likewise
+//   v <keys*head_dim int8>  sv <keys float bits>   value rows, likewise
+//   mask <row> <key_end> <allow: keys 0/1, or -> <add: keys float bits, or ->   one line per row
+//   out <rows*head_dim float bits>                 ref::attention_rows_w8a8
 #include <bit>
 #include <cinttypes>
 #include <cmath>
@@ -101,6 +109,78 @@ void run_case(const std::string& name, index_t rows, index_t in, index_t out, Fi
   print_floats("y32", y32);
 }
 
+enum class Masks { prefix, causal, holes, additive, none_allowed };
+
+/// One attention case: random float rows quantized by quantize_row (their scales as the layers get
+/// them), the rows' masks of the kind asked, ref::attention_rows_w8a8.
+void run_attention(const std::string& name, index_t rows, index_t hd, index_t keys, Masks kind, stf::MaskFill fill,
+                   float amplitude, Rng& rng) {
+  auto quantized = [&](index_t n, std::vector<std::int8_t>& q, std::vector<float>& s) {
+    q.assign(n * hd, 0);
+    s.assign(n, 0.0f);
+    std::vector<float> x(hd);
+    for (index_t r = 0; r < n; ++r) {
+      for (float& v : x) v = rng.uniform(-amplitude, amplitude);
+      if (r == n / 2 && kind == Masks::holes) x.assign(hd, 0.0f);  // a zero row: scale 0
+      s[r] = stf::ref::quantize_row(x.data(), hd, q.data() + r * hd);
+    }
+  };
+  std::vector<std::int8_t> q, k, v;
+  std::vector<float> sq, sk, sv;
+  quantized(rows, q, sq);
+  quantized(keys, k, sk);
+  quantized(keys, v, sv);
+  std::vector<std::uint8_t> allow(rows * keys, 1);
+  std::vector<float> add(rows * keys, 0.0f);
+  std::vector<stf::ref::MaskArrays> arrays(rows);
+  std::vector<stf::ref::RowMask> masks(rows);
+  for (index_t r = 0; r < rows; ++r) {
+    masks[r].key_end = kind == Masks::causal ? keys - rows + r + 1 : keys;  // (keys >= rows here)
+    if (kind == Masks::holes || kind == Masks::none_allowed) {
+      for (index_t j = 0; j < keys; ++j)
+        allow[r * keys + j] =
+            kind == Masks::none_allowed && r == 1 ? 0 : static_cast<std::uint8_t>(rng.next() % 3 != 0);
+      arrays[r].allow = allow.data() + r * keys;
+      masks[r].arrays = &arrays[r];
+    }
+    if (kind == Masks::additive) {
+      for (index_t j = 0; j < keys; ++j)
+        add[r * keys + j] = rng.next() % 7 == 0 ? -std::numeric_limits<float>::infinity() : rng.uniform(-2.0f, 2.0f);
+      arrays[r].add = add.data() + r * keys;
+      masks[r].arrays = &arrays[r];
+    }
+  }
+  std::vector<float> p(stf::attention_w8a8_scratch_floats()), out(rows * hd);
+  stf::ref::attention_rows_w8a8(q.data(), hd, sq.data(), rows, k.data(), hd, sk.data(), v.data(), hd, sv.data(), hd,
+                                keys, masks.data(), fill, p.data(), out.data(), hd);
+
+  std::printf("attention %s %zu %zu %zu %d\n", name.c_str(), rows, hd, keys, fill == stf::MaskFill::neg_1e9 ? 1 : 0);
+  print_ints("q", q);
+  print_floats("sq", sq);
+  print_ints("k", k);
+  print_floats("sk", sk);
+  print_ints("v", v);
+  print_floats("sv", sv);
+  for (index_t r = 0; r < rows; ++r) {
+    std::printf("mask %zu %zu", r, masks[r].key_end);
+    if (arrays[r].allow) {
+      std::printf(" ");
+      for (index_t j = 0; j < keys; ++j) std::printf("%d", arrays[r].allow[j] ? 1 : 0);
+    } else {
+      std::printf(" -");
+    }
+    if (arrays[r].add) {
+      std::printf(" ");
+      for (index_t j = 0; j < keys; ++j)
+        std::printf("%s%08" PRIx32, j ? "," : "", std::bit_cast<std::uint32_t>(arrays[r].add[j]));
+    } else {
+      std::printf(" -");
+    }
+    std::printf("\n");
+  }
+  print_floats("out", out);
+}
+
 }  // namespace
 
 int main() {
@@ -117,5 +197,19 @@ int main() {
   run_case("inf_row", 3, 9, 6, Fill::inf_row, rng);
   // the longest reduction that cannot overflow: every product 127 · 127 of one sign
   run_case("max_in", 1, stf::ref::kMaxQuantizedIn, 2, Fill::constant, rng);
+  // the attention: head dims around the vector widths, key counts around the key block (32), every
+  // kind of mask, both fills; amplitudes that give flat and peaked softmaxes
+  const index_t head_dims[] = {1, 8, 17, 64};
+  const index_t key_counts[] = {1, 31, 33, 70};
+  for (index_t hd : head_dims)
+    for (index_t keys : key_counts)
+      run_attention("keys" + std::to_string(keys) + "_hd" + std::to_string(hd), 3, hd, keys, Masks::prefix,
+                    stf::MaskFill::neg_inf, hd == 64 ? 4.0f : 1.5f, rng);
+  run_attention("causal", 5, 16, 40, Masks::causal, stf::MaskFill::neg_inf, 3.0f, rng);
+  run_attention("holes", 4, 16, 70, Masks::holes, stf::MaskFill::neg_inf, 3.0f, rng);
+  run_attention("additive", 3, 24, 45, Masks::additive, stf::MaskFill::neg_inf, 2.0f, rng);
+  run_attention("none_allowed_inf", 3, 8, 20, Masks::none_allowed, stf::MaskFill::neg_inf, 2.0f, rng);
+  run_attention("none_allowed_1e9", 3, 8, 20, Masks::none_allowed, stf::MaskFill::neg_1e9, 2.0f, rng);
+  run_attention("peaked", 2, 32, 66, Masks::prefix, stf::MaskFill::neg_inf, 40.0f, rng);
   return 0;
 }
