@@ -62,7 +62,7 @@ float quantize_row(const float* x, index_t k, std::int8_t* q) noexcept {
     if (!(ax <= std::numeric_limits<float>::max())) finite = false;  // NaN or infinity
     if (ax > a) a = ax;
   }
-  if (!finite || a == 0.0f) {
+  if (!finite || a < kMinQuantizedMax) {  // (a row of zeros among them)
     for (index_t i = 0; i < k; ++i) q[i] = 0;
     return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
   }

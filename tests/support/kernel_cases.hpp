@@ -182,8 +182,9 @@ inline void fill_i8(std::int8_t* v, index_t n, std::uint32_t seed) {
 // ---- int8 (kernels/QUANTIZATION.md): linear_w8a8 at kLinearRows × kLinearIns × kLinearOuts, the long
 // reduction above, special rows, and the reduction near the int32 limit --------------------------------
 /// Rows of the special-rows case: a plain row, zeros, a NaN, +inf, -inf, ties (x · 127/a = k + 1/2),
-/// huge values, one negative constant, and a row whose largest value is last.
-inline constexpr index_t kQuantSpecialRows = 9;
+/// huge values, one negative constant, a row whose largest value is last, a row below
+/// kMinQuantizedMax (zeros, scale 0) and one at it (kept; denormals among its values).
+inline constexpr index_t kQuantSpecialRows = 11;
 inline constexpr index_t kQuantSpecialIns[] = {5, 64, 67};
 inline constexpr index_t kQuantSpecialOuts[] = {17, 70};
 /// The reduction near the int32 limit (hosts only: its buffers are ~0.8 MB): constant rows ±1 against

@@ -228,7 +228,10 @@ void check_linear_w8a8(Env& env) {
         x[5 * in + i] = static_cast<float>(static_cast<int>(i % 10) - 5) + 0.5f;  // ties: a = 127, 127/a = 1
         x[6 * in + i] *= 3e38f;                                                   // huge (127/a is tiny, normal)
         x[7 * in + i] = -0.3f;                                                    // constant: q = -127
+        x[9 * in + i] *= 1e-37f;   // below kMinQuantizedMax: q = 0, s_x = 0 (127 / a would overflow)
+        x[10 * in + i] *= 1e-38f;  // denormals, beside kMinQuantizedMax below: q = 0 or ±1
       }
+      x[10 * in + in / 2] = kMinQuantizedMax;
       x[2 * in + in / 2] = std::numeric_limits<float>::quiet_NaN();  // the row's outputs are NaN
       x[3 * in + in - 1] = inf;
       x[4 * in] = -inf;
@@ -417,8 +420,9 @@ void check_attention_w8a8(Env& env) {
       float* kr = b.x;  // K rows (not transposed)
       fill(kr, n_keys * d_model, 32 + static_cast<std::uint32_t>(hd), 1.5f);
       fill(b.vv, n_keys * d_model, 33);
-      for (index_t d = 0; d < hd; ++d) b.vv[(n_keys / 2) * d_model + d] = 0.0f;  // a V row of zeros
-      for (index_t d = 0; d < hd; ++d) kr[(n_keys - 1) * d_model + d] = 0.25f;   // a constant K row
+      for (index_t d = 0; d < hd; ++d) b.vv[(n_keys / 2) * d_model + d] = 0.0f;   // a V row of zeros
+      for (index_t d = 0; d < hd; ++d) kr[(n_keys / 3) * d_model + d] *= 1e-37f;  // a K row below kMinQuantizedMax
+      for (index_t d = 0; d < hd; ++d) kr[(n_keys - 1) * d_model + d] = 0.25f;    // a constant K row
       // quantize_rows against the reference, into the layers' layout
       K::quantize_rows(kr, d_model, n_keys, hd, k8, d_model, s_k);
       index_t bad = n_keys;

@@ -59,7 +59,7 @@ void print_ints(const char* tag, const std::vector<T>& v) {
   std::printf("\n");
 }
 
-enum class Fill { random, ties, zero_row, nan_row, inf_row, constant };
+enum class Fill { random, ties, zero_row, nan_row, inf_row, constant, tiny_rows };
 
 void run_case(const std::string& name, index_t rows, index_t in, index_t out, Fill fill, Rng& rng) {
   std::vector<float> x(rows * in), sw(out), b(out);
@@ -73,6 +73,10 @@ void run_case(const std::string& name, index_t rows, index_t in, index_t out, Fi
       }
       if (fill == Fill::constant) v = 2.5f;
       if (r == 1 && fill == Fill::zero_row) v = 0.0f;
+      // row 1 below kMinQuantizedMax (zeros, scale 0; 127 / a would overflow), row 2 at it (kept,
+      // with denormals among its values)
+      if (r == 1 && fill == Fill::tiny_rows) v *= 1e-37f;
+      if (r == 2 && fill == Fill::tiny_rows) v = k == 0 ? stf::kMinQuantizedMax : v * 1e-37f;
       if (r == 1 && k == in / 2 && fill == Fill::nan_row) v = std::numeric_limits<float>::quiet_NaN();
       if (r == 1 && k == in / 2 && fill == Fill::inf_row) v = -std::numeric_limits<float>::infinity();
       x[r * in + k] = v;
@@ -195,6 +199,7 @@ int main() {
   run_case("zero_row", 3, 9, 6, Fill::zero_row, rng);
   run_case("nan_row", 3, 9, 6, Fill::nan_row, rng);
   run_case("inf_row", 3, 9, 6, Fill::inf_row, rng);
+  run_case("tiny_rows", 3, 9, 6, Fill::tiny_rows, rng);
   // the longest reduction that cannot overflow: every product 127 · 127 of one sign
   run_case("max_in", 1, stf::ref::kMaxQuantizedIn, 2, Fill::constant, rng);
   // the attention: head dims around the vector widths, key counts around the key block (32), every

@@ -98,6 +98,12 @@ struct WeightBlock {
   }
 };
 
+/// The smallest max |x| a quantized row keeps (2⁻¹¹⁸; ref::quantize_row): below it the row
+/// quantizes to zeros with scale 0. From it on, 127 / a is finite (it overflows below 127 / FLT_MAX
+/// ≈ 2⁻¹²¹) and a denormal x gives |x · (127 / a)| < 2⁻¹, so q = 0 whether or not a target flushes
+/// denormals (Helium does). Such rows' values (< 3.1·10⁻³⁶) are far below every product's rounding
+/// error.
+inline constexpr float kMinQuantizedMax = 0x1p-118f;
 /// Rows a w8a8 linear (Kernels::linear_w8a8) quantizes at a time: its scratch holds them, and each
 /// weight panel is read once per group (kernels/product/int8.hpp, x86_int8.hpp).
 inline constexpr index_t kQuantizedRowGroup = 24;

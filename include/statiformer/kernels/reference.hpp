@@ -78,9 +78,10 @@ void attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, co
 // ---- int8 (kernels/QUANTIZATION.md: the scheme, every rounding and saturation) --------------
 
 /// Quantizes one row of k values to int8 with its own scale: a = max |x[i]|, q[i] =
-/// clamp(round_half_even(x[i] · (127 / a)), -127, 127); returns s = a / 127. A row of zeros gives
-/// q = 0 and s = 0; a row holding a NaN or an infinity gives q = 0 and s = NaN (its outputs are NaN).
-/// Rounding is the current rounding mode's, which must be the default (to nearest, ties to even).
+/// clamp(round_half_even(x[i] · (127 / a)), -127, 127); returns s = a / 127. A row whose a is below
+/// kMinQuantizedMax (a row of zeros among them) gives q = 0 and s = 0; a row holding a NaN or an
+/// infinity gives q = 0 and s = NaN (its outputs are NaN). Rounding is the current rounding mode's,
+/// which must be the default (to nearest, ties to even).
 float quantize_row(const float* x, index_t k, std::int8_t* q) noexcept;
 
 /// acc[r, o] = Σ_k qx[r, k] · qw[k, o] in int32 (exact, so in any order). qx: [rows, in];

@@ -82,8 +82,8 @@ struct ProductInt8 {
         : "q7", "lr", "memory");
     const std::uint32_t bits = vmaxvq_u32(0, m);
     const float a = std::bit_cast<float>(bits);
-    // not finite, zero, or so small that x · inv of a flushed denormal x could differ: the scalar code
-    if (!(bits < 0x7F800000u) || a < 0x1p-118f) return generic::ProductInt8<Tag>::quantize_row(x, k, q);
+    // not finite, or below kMinQuantizedMax (zeros among them): the scalar code's zeros
+    if (!(bits < 0x7F800000u) || a < kMinQuantizedMax) return generic::ProductInt8<Tag>::quantize_row(x, k, q);
     const float inv = 127.0f / a;
     std::int8_t* d = q;
     p = x;

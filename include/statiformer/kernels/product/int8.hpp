@@ -48,27 +48,16 @@ struct ProductInt8 : Elementwise<Tag> {
     const bool finite = m < 0x7F800000u;  // (no NaN, no infinity)
     const float a = std::bit_cast<float>(m);
     const index_t k4 = pad ? quad_padded(k) : k;
-    if (!finite || a == 0.0f) {
+    if (!finite || a < kMinQuantizedMax) {  // (a row of zeros among them)
       for (index_t i = 0; i < k4; ++i) q[i] = 0;
       return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
     }
-    const float inv = 127.0f / a;
+    const float inv = 127.0f / a;          // (finite: a ≥ kMinQuantizedMax)
     constexpr float kRound = 12582912.0f;  // 1.5 · 2²³
-    if (inv <= std::numeric_limits<float>::max()) {
-      // |x| ≤ a, so |x · inv| ≤ 127 · (1 + 2⁻²⁴)², which rounds to at most 127: the clamps
-      // would change nothing (they count where 127 / a overflows, below)
-      for (index_t i = 0; i < k; ++i) {
-        const float v = x[i] * inv;
-        q[i] = static_cast<std::int8_t>((v + kRound) - kRound);
-      }
-    } else {
-      for (index_t i = 0; i < k; ++i) {
-        float v = x[i] * inv;
-        v = (v + kRound) - kRound;
-        v = v > 127.0f ? 127.0f : v;
-        v = v < -127.0f ? -127.0f : v;
-        q[i] = static_cast<std::int8_t>(v);
-      }
+    // |x| ≤ a, so |x · inv| ≤ 127 · (1 + 2⁻²⁴)², which rounds to at most 127: no clamp is needed
+    for (index_t i = 0; i < k; ++i) {
+      const float v = x[i] * inv;
+      q[i] = static_cast<std::int8_t>((v + kRound) - kRound);
     }
     for (index_t i = k; i < k4; ++i) q[i] = 0;
     return a / 127.0f;

@@ -311,13 +311,12 @@ struct ProductInt8 {
     const bool finite = m < 0x7F800000u;
     const float a = std::bit_cast<float>(m);
     const index_t ld = quantized_row_stride(n);
-    if (!finite || a == 0.0f) {
+    if (!finite || a < kMinQuantizedMax) {  // (a row of zeros among them)
       std::memset(q, 0, static_cast<std::size_t>(ld));
       return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
     }
     const float32x4_t inv = vdupq_n_f32(127.0f / a);
-    // the clamps matter only where 127 / a overflows (a < 127 / FLT_MAX): x · inf is ±inf, which
-    // vcvtnq saturates, and 0 · inf is NaN, which it converts to 0 (as the reference on Arm)
+    // (|x · inv| rounds to at most 127 (int8.hpp): the clamps change nothing, they keep the packs safe)
     const int16x8_t hi = vdupq_n_s16(127), lo = vdupq_n_s16(-127);
     for (index_t j = 0; j < ld; j += 16) {
       const float* p = x + j;

@@ -116,7 +116,7 @@ struct ProductInt8 {
     bool finite = true;
     const float a = absmax8(x, n, finite);
     const index_t ld = quantized_row_stride(n);
-    if (!finite || a == 0.0f) {
+    if (!finite || a < kMinQuantizedMax) {  // (a row of zeros among them)
       std::memset(q, 0, ld * 2);
       return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
     }
@@ -203,7 +203,7 @@ struct ProductInt8 {
     const float a = absmax8(x, n, finite);
     const index_t ld = quantized_row_stride(n);
     sum = 0;
-    if (!finite || a == 0.0f) {
+    if (!finite || a < kMinQuantizedMax) {  // (a row of zeros among them)
       std::memset(q, 0, ld);
       return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
     }
@@ -324,7 +324,7 @@ struct ProductInt8 {
     const float a = absmax16(x, n, finite);
     const index_t ld = quantized_row_stride(n);
     sum = 0;
-    if (!finite || a == 0.0f) {
+    if (!finite || a < kMinQuantizedMax) {  // (a row of zeros among them)
       std::memset(q, 0, ld);
       return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
     }
