@@ -31,6 +31,7 @@
 #if defined(__x86_64__) && defined(__AVX2__) && (defined(__FMA__) || defined(__AVX512F__))
 #include <immintrin.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -57,6 +58,8 @@ struct AttentionInt8 {
   static constexpr index_t kMaxQuads = kMaxHeadDim / 4;
   /// vp's row: the dimensions rounded up to a multiple of 32 (the P·V tiles of four vectors).
   static constexpr index_t kVpStride = kMaxHeadDim;
+  /// The float steps on the vocabulary's width: 16 lanes (AVX-512), else 8.
+  static constexpr bool kZmm = std::is_same_v<Tag, isa::avx512>;
 
   /// How the u8 · s8 quads are summed: AVX-VNNI, AVX512-VNNI (on ymm), or vpmaddwd.
   enum class Path { madd, avx_vnni, avx512_vnni };
@@ -165,6 +168,22 @@ struct AttentionInt8 {
   /// `bm = (!any || x > bm) ? x : bm` finds it: a vector maximum where that is the same value (no
   /// NaN among them, and not a zero, whose sign is the first zero's), else the scan itself.
   static float block_max(const float* x, std::uint32_t bits) {
+#if defined(__AVX512F__)
+    if constexpr (kZmm) {
+      const __m512 ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+      __m512 mx = ninf;
+      unsigned nan = 0;
+      for (index_t h = 0; h < 2; ++h) {
+        const __mmask16 on = static_cast<__mmask16>(bits >> (16 * h));
+        const __m512 s = _mm512_load_ps(x + 16 * h);
+        nan |= _mm512_mask_cmp_ps_mask(on, s, s, _CMP_UNORD_Q);
+        mx = _mm512_max_ps(_mm512_mask_mov_ps(ninf, on, s), mx);
+      }
+      const float m = _mm512_reduce_max_ps(mx);
+      if (nan == 0 && m != 0.0f) return m;
+      return scan_max(x, bits);
+    }
+#endif
     const __m256 ninf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
     __m256 mx = ninf;
     int nan = 0;
@@ -179,6 +198,11 @@ struct AttentionInt8 {
     const __m128 m2 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
     const float m = _mm_cvtss_f32(_mm_max_ss(m2, _mm_shuffle_ps(m2, m2, 1)));
     if (nan == 0 && m != 0.0f) return m;
+    return scan_max(x, bits);
+  }
+
+  /// The generic code's scan for the block maximum.
+  static float scan_max(const float* x, std::uint32_t bits) {
     bool any = false;
     float bm = 0.0f;
     for (int i = 0; i < 32; ++i) {
@@ -200,111 +224,200 @@ struct AttentionInt8 {
     }
   }
 
-  /// The state of one query row across the key blocks.
-  struct Row {
-    float m, l;
-    bool seen;
-  };
-
-  /// One row's step over one key block: scores from the packed keys, the online softmax's float
-  /// steps as the generic code, the weights' quantized sums with the packed values.
+  /// One row's scores over the packed keys of a block: p[i] = float(acc) · (s_q · s_k[kb + i]) / scale
+  /// [+ add[kb + i]] for i < nb (every lane: the allowed ones count).
   template <Path P>
-  static void row_block(const std::int32_t* qq, std::uint32_t corr, float s_q, const std::int32_t (*kp)[B],
-                        const std::int32_t (*vp)[kVpStride], const std::int8_t* v, index_t v_stride, const float* s_k,
-                        const float* s_v, const float* add, index_t head_dim, index_t kb, index_t nb, index_t n_read,
-                        std::uint32_t bits, float scale, Row& st, float* out) {
-    alignas(32) float p[B];
-    alignas(32) std::int8_t qw[B];
-    // 1. the scores of the block's keys (all lanes; the allowed ones count), and their maximum
-    {
-      const index_t quads = (head_dim + 3) / 4;
-      const __m256i start = _mm256_set1_epi32(static_cast<int>(0u - corr));  // −128·Σ q (mod 2³²)
-      __m256i acc0 = start, acc1 = start, acc2 = start, acc3 = start;
-      if (nb > 16) {
-        for (index_t c = 0; c < quads; ++c) {
-          const __m256i qb = _mm256_set1_epi32(qq[c]);
-          acc0 = dp<P>(acc0, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c])), qb);
-          acc1 = dp<P>(acc1, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c] + 8)), qb);
-          acc2 = dp<P>(acc2, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c] + 16)), qb);
-          acc3 = dp<P>(acc3, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c] + 24)), qb);
-        }
-      } else {
-        for (index_t c = 0; c < quads; ++c) {
-          const __m256i qb = _mm256_set1_epi32(qq[c]);
-          acc0 = dp<P>(acc0, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c])), qb);
-          acc1 = dp<P>(acc1, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c] + 8)), qb);
-        }
+  static void scores(const std::int32_t* qq, std::uint32_t corr, float s_q, const std::int32_t (*kp)[B],
+                     const float* s_k, const float* add, index_t quads, index_t nb, float scale, float* p) {
+    const __m256i start = _mm256_set1_epi32(static_cast<int>(0u - corr));  // −128·Σ q (mod 2³²)
+    __m256i acc0 = start, acc1 = start, acc2 = start, acc3 = start;
+    if (nb > 16) {
+      for (index_t c = 0; c < quads; ++c) {
+        const __m256i qb = _mm256_set1_epi32(qq[c]);
+        acc0 = dp<P>(acc0, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c])), qb);
+        acc1 = dp<P>(acc1, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c] + 8)), qb);
+        acc2 = dp<P>(acc2, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c] + 16)), qb);
+        acc3 = dp<P>(acc3, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c] + 24)), qb);
       }
-      const __m256i acc[4] = {acc0, acc1, acc2, acc3};
-      const __m256 sq = _mm256_set1_ps(s_q), sc = _mm256_set1_ps(scale);
-      for (int vv = 0; vv < 4; ++vv) {
-        const index_t i0 = 8 * vv;
-        if (i0 >= nb) break;
-        const __m256i keep = Vec::prefix8(nb - i0);
-        const __m256 sk = _mm256_maskload_ps(s_k + kb + i0, keep);
-        __m256 s = _mm256_div_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[vv]), _mm256_mul_ps(sq, sk)), sc);
-        if (add) s = _mm256_add_ps(s, _mm256_maskload_ps(add + kb + i0, keep));
-        _mm256_store_ps(p + i0, s);
+    } else {
+      for (index_t c = 0; c < quads; ++c) {
+        const __m256i qb = _mm256_set1_epi32(qq[c]);
+        acc0 = dp<P>(acc0, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c])), qb);
+        acc1 = dp<P>(acc1, _mm256_load_si256(reinterpret_cast<const __m256i*>(kp[c] + 8)), qb);
       }
     }
-    const float bm = block_max(p, bits);
-    // 2. what came before, to the new maximum
-    const float m_new = (st.seen && st.m > bm) ? st.m : bm;
-    if (st.seen) {
-      float c = st.m - m_new;
-      E::exp_shifted(&c, &c, 1, 0.0f);
-      st.l = st.l * c;
-      scale_row(out, head_dim, c);
-    }
-    st.m = m_new;
-    // 3. the weights (masked keys: 0), their canonical sum, times the values' scales, quantized
-    const __m256 vm = _mm256_set1_ps(m_new);
-    for (index_t vv = 0; vv < 4 && 8 * vv < nb; ++vv) {
-      const __m256 on = _mm256_castsi256_ps(lanes_of(bits, vv));
-      _mm256_store_ps(p + 8 * vv, _mm256_blendv_ps(vm, _mm256_load_ps(p + 8 * vv), on));
-    }
-    E::exp_shifted(p, p, nb, m_new);
-    for (index_t vv = 0; vv < 4 && 8 * vv < nb; ++vv) {
-      const __m256 on = _mm256_castsi256_ps(lanes_of(bits, vv));
-      _mm256_store_ps(p + 8 * vv, _mm256_and_ps(_mm256_load_ps(p + 8 * vv), on));
-    }
-    st.l = st.seen ? st.l + E::sum(p, nb) : E::sum(p, nb);
-    for (index_t vv = 0; vv < 4 && 8 * vv < nb; ++vv) {
-      const index_t i0 = 8 * vv;
-      const __m256 on = _mm256_castsi256_ps(lanes_of(bits, vv));
-      const __m256 sv = _mm256_maskload_ps(s_v + kb + i0, Vec::prefix8(nb - i0));
-      _mm256_store_ps(p + i0, _mm256_and_ps(_mm256_mul_ps(_mm256_load_ps(p + i0), sv), on));
-    }
-    _mm256_store_si256(reinterpret_cast<__m256i*>(qw), _mm256_setzero_si256());
-    const float s_b = generic::ProductInt8<Tag>::quantize_row(p, nb, qw, false);
-    // 4. their int32 sums with the values, scaled into the running output
-    if (_mm256_movemask_epi8(_mm256_load_si256(reinterpret_cast<const __m256i*>(qw))) != 0) {
-      // (a negative weight: a negative value scale; key by key, as the generic code)
-      for (index_t d = 0; d < head_dim; ++d) {
-        std::int32_t acc = 0;
-        for (index_t i = 0; i < n_read; ++i)
-          acc += static_cast<std::int32_t>(qw[i]) * static_cast<std::int32_t>(v[(kb + i) * v_stride + d]);
-        out[d] = std::fma(static_cast<float>(acc), s_b, out[d]);
+    score_floats(acc0, acc1, acc2, acc3, s_q, s_k, add, nb, scale, p);
+  }
+
+  // ---- the float steps of one row's block, on the vocabulary's width (AVX-512: 16 lanes; AVX2: 8),
+  // so that the vocabulary's exp_shifted and sum read what these wrote as they wrote it ------------
+
+  /// p[i] = float(acc) · (s_q · s_k[i]) / scale [+ add[i]], i < nb (acc0..3: keys 0-7, ..., 24-31).
+  static void score_floats(__m256i acc0, __m256i acc1, __m256i acc2, __m256i acc3, float s_q, const float* s_k,
+                           const float* add, index_t nb, float scale, float* p) {
+#if defined(__AVX512F__)
+    if constexpr (kZmm) {
+      const __m512i acc[2] = {_mm512_inserti64x4(_mm512_castsi256_si512(acc0), acc1, 1),
+                              _mm512_inserti64x4(_mm512_castsi256_si512(acc2), acc3, 1)};
+      const __m512 sq = _mm512_set1_ps(s_q), sc = _mm512_set1_ps(scale);
+      for (index_t h = 0; h < 2 && 16 * h < nb; ++h) {
+        const __mmask16 keep = Vec::prefix16(nb - 16 * h);
+        const __m512 sk = _mm512_maskz_loadu_ps(keep, s_k + 16 * h);
+        __m512 x = _mm512_div_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[h]), _mm512_mul_ps(sq, sk)), sc);
+        if (add) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(keep, add + 16 * h));
+        _mm512_store_ps(p + 16 * h, x);
       }
       return;
     }
-    std::int32_t wq[B / 4];
+#endif
+    const __m256i acc[4] = {acc0, acc1, acc2, acc3};
+    const __m256 sq = _mm256_set1_ps(s_q), sc = _mm256_set1_ps(scale);
+    for (index_t vv = 0; vv < 4 && 8 * vv < nb; ++vv) {
+      const index_t i0 = 8 * vv;
+      const __m256i keep = Vec::prefix8(nb - i0);
+      const __m256 sk = _mm256_maskload_ps(s_k + i0, keep);
+      __m256 x = _mm256_div_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[vv]), _mm256_mul_ps(sq, sk)), sc);
+      if (add) x = _mm256_add_ps(x, _mm256_maskload_ps(add + i0, keep));
+      _mm256_store_ps(p + i0, x);
+    }
+  }
+
+  /// p[i] = allowed ? p[i] - m : 0 (bit i of bits), i < 32.
+  static void shift(float* p, std::uint32_t bits, float m) {
+#if defined(__AVX512F__)
+    if constexpr (kZmm) {
+      const __m512 vm = _mm512_set1_ps(m);
+      for (index_t h = 0; h < 2; ++h)
+        _mm512_store_ps(p + 16 * h,
+                        _mm512_maskz_sub_ps(static_cast<__mmask16>(bits >> (16 * h)), _mm512_load_ps(p + 16 * h), vm));
+      return;
+    }
+#endif
+    const __m256 vm = _mm256_set1_ps(m);
+    for (index_t vv = 0; vv < 4; ++vv) {
+      const __m256 on = _mm256_castsi256_ps(lanes_of(bits, vv));
+      _mm256_store_ps(p + 8 * vv, _mm256_and_ps(_mm256_sub_ps(_mm256_load_ps(p + 8 * vv), vm), on));
+    }
+  }
+
+  /// p[i] = allowed ? p[i] : 0, i < 32.
+  static void keep_allowed(float* p, std::uint32_t bits) {
+#if defined(__AVX512F__)
+    if constexpr (kZmm) {
+      for (index_t h = 0; h < 2; ++h)
+        _mm512_store_ps(p + 16 * h,
+                        _mm512_maskz_mov_ps(static_cast<__mmask16>(bits >> (16 * h)), _mm512_load_ps(p + 16 * h)));
+      return;
+    }
+#endif
+    for (index_t vv = 0; vv < 4; ++vv) {
+      const __m256 on = _mm256_castsi256_ps(lanes_of(bits, vv));
+      _mm256_store_ps(p + 8 * vv, _mm256_and_ps(_mm256_load_ps(p + 8 * vv), on));
+    }
+  }
+
+  /// p[i] = allowed ? p[i] · s_v[i] : 0 (i < nb; 0 from nb on), then p quantized as
+  /// ProductInt8::quantize_row(p, nb, ·, false) does it into the quads wq[0, 8) (zero bytes from nb
+  /// on): max |p| on the bits, 127 / max, each p · inv rounded by the add-subtract of 1.5·2²³.
+  /// Returns the block scale; negative: whether a weight is below zero (a value scale below zero),
+  /// which the caller sums key by key from qw (then written, nb bytes) instead.
+  static float weights(float* p, std::uint32_t bits, const float* s_v, index_t nb, std::int32_t* wq, std::int8_t* qw,
+                       bool& negative) {
+    constexpr float kRound = 12582912.0f;  // 1.5 · 2²³ (ProductInt8::quantize_row)
+    std::uint32_t mbits;
+#if defined(__AVX512F__)
+    if constexpr (kZmm) {
+      __m512 x[2];
+      __mmask16 neg = 0;
+      __m512i mx = _mm512_setzero_si512();
+      for (index_t h = 0; h < 2; ++h) {
+        const __mmask16 on = static_cast<__mmask16>(bits >> (16 * h));
+        const __m512 sv = _mm512_maskz_loadu_ps(Vec::prefix16(nb > 16 * h ? nb - 16 * h : 0), s_v + 16 * h);
+        x[h] = _mm512_maskz_mul_ps(on, _mm512_load_ps(p + 16 * h), sv);
+        _mm512_store_ps(p + 16 * h, x[h]);
+        neg |= _mm512_cmp_ps_mask(x[h], _mm512_setzero_ps(), _CMP_LT_OQ);
+        mx = _mm512_max_epu32(mx, _mm512_and_si512(_mm512_castps_si512(x[h]), _mm512_set1_epi32(0x7FFFFFFF)));
+      }
+      negative = neg != 0;
+      mbits = _mm512_reduce_max_epu32(mx);
+      const float a = std::bit_cast<float>(mbits);
+      if (!(mbits < 0x7F800000u) || a == 0.0f || negative) return fallback(p, nb, wq, qw);
+      const float inv = 127.0f / a;
+      if (!(inv <= std::numeric_limits<float>::max())) return fallback(p, nb, wq, qw);
+      const __m512 vi = _mm512_set1_ps(inv), vr = _mm512_set1_ps(kRound);
+      for (index_t h = 0; h < 2; ++h) {
+        const __m512 r = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(x[h], vi), vr), vr);
+        _mm_store_si128(reinterpret_cast<__m128i*>(wq + 4 * h), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(r)));
+      }
+      return a / 127.0f;
+    }
+#endif
+    __m256 x[4];
+    int neg = 0;
+    __m256i mx = _mm256_setzero_si256();
+    for (index_t vv = 0; vv < 4; ++vv) {
+      const __m256 on = _mm256_castsi256_ps(lanes_of(bits, vv));
+      const __m256 sv = _mm256_maskload_ps(s_v + 8 * vv, Vec::prefix8(nb > 8 * vv ? nb - 8 * vv : 0));
+      x[vv] = _mm256_and_ps(_mm256_mul_ps(_mm256_load_ps(p + 8 * vv), sv), on);
+      _mm256_store_ps(p + 8 * vv, x[vv]);
+      neg |= _mm256_movemask_ps(_mm256_cmp_ps(x[vv], _mm256_setzero_ps(), _CMP_LT_OQ));
+      mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_castps_si256(x[vv]), _mm256_set1_epi32(0x7FFFFFFF)));
+    }
+    negative = neg != 0;
+    const __m128i m4 = _mm_max_epu32(_mm256_castsi256_si128(mx), _mm256_extracti128_si256(mx, 1));
+    const __m128i m2 = _mm_max_epu32(m4, _mm_shuffle_epi32(m4, 0x4E));
+    mbits = static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm_max_epu32(m2, _mm_shuffle_epi32(m2, 0xB1))));
+    const float a = std::bit_cast<float>(mbits);
+    if (!(mbits < 0x7F800000u) || a == 0.0f || negative) return fallback(p, nb, wq, qw);
+    const float inv = 127.0f / a;
+    if (!(inv <= std::numeric_limits<float>::max())) return fallback(p, nb, wq, qw);
+    const __m256 vi = _mm256_set1_ps(inv), vr = _mm256_set1_ps(kRound);
+    for (index_t vv = 0; vv < 4; ++vv) {
+      const __m256i qi = _mm256_cvttps_epi32(_mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(x[vv], vi), vr), vr));
+      const __m256i p16 = _mm256_packs_epi32(qi, qi);   // lanes 0-3 | 4-7 as int16, twice
+      const __m256i p8 = _mm256_packs_epi16(p16, p16);  // as int8, four times
+      wq[2 * vv] = _mm_cvtsi128_si32(_mm256_castsi256_si128(p8));
+      wq[2 * vv + 1] = _mm_cvtsi128_si32(_mm256_extracti128_si256(p8, 1));
+    }
+    return a / 127.0f;
+  }
+
+  /// The rare rows of `weights`: ProductInt8::quantize_row itself (its clamps where 127 / max
+  /// overflows; zeros and scale 0 or NaN for a zero or non-finite row).
+  static float fallback(const float* p, index_t nb, std::int32_t* wq, std::int8_t* qw) {
+    std::memset(qw, 0, B);
+    const float s_b = generic::ProductInt8<Tag>::quantize_row(p, nb, qw, false);
     std::memcpy(wq, qw, B);
-    const index_t nq = (n_read + 3) / 4;
+    return s_b;
+  }
+
+  /// out[0, head_dim) = fma(float(Σ_i w[i] · v[i][d]), s_b, out[d]): the weights' quads (≥ 0) against
+  /// the packed values, nq key quads.
+  template <Path P>
+  static void weighted_values(const std::int32_t* wq, index_t nq, const std::int32_t (*vp)[kVpStride], index_t head_dim,
+                              float s_b, float* out) {
     const __m256 vs = _mm256_set1_ps(s_b);
     for (index_t d0 = 0; d0 < head_dim; d0 += 32) {
       __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-      for (index_t iq = 0; iq < nq; ++iq) {
-        if (wq[iq] == 0) continue;
-        const __m256i wb = _mm256_set1_epi32(wq[iq]);
-        const std::int32_t* vr = vp[iq] + d0;
-        a0 = dp<P>(a0, wb, _mm256_load_si256(reinterpret_cast<const __m256i*>(vr)));
-        a1 = dp<P>(a1, wb, _mm256_load_si256(reinterpret_cast<const __m256i*>(vr + 8)));
-        a2 = dp<P>(a2, wb, _mm256_load_si256(reinterpret_cast<const __m256i*>(vr + 16)));
-        a3 = dp<P>(a3, wb, _mm256_load_si256(reinterpret_cast<const __m256i*>(vr + 24)));
+      if (head_dim - d0 > 16) {
+        for (index_t iq = 0; iq < nq; ++iq) {
+          const __m256i wb = _mm256_set1_epi32(wq[iq]);
+          const std::int32_t* vr = vp[iq] + d0;
+          a0 = dp<P>(a0, wb, _mm256_load_si256(reinterpret_cast<const __m256i*>(vr)));
+          a1 = dp<P>(a1, wb, _mm256_load_si256(reinterpret_cast<const __m256i*>(vr + 8)));
+          a2 = dp<P>(a2, wb, _mm256_load_si256(reinterpret_cast<const __m256i*>(vr + 16)));
+          a3 = dp<P>(a3, wb, _mm256_load_si256(reinterpret_cast<const __m256i*>(vr + 24)));
+        }
+      } else {
+        for (index_t iq = 0; iq < nq; ++iq) {
+          const __m256i wb = _mm256_set1_epi32(wq[iq]);
+          const std::int32_t* vr = vp[iq] + d0;
+          a0 = dp<P>(a0, wb, _mm256_load_si256(reinterpret_cast<const __m256i*>(vr)));
+          a1 = dp<P>(a1, wb, _mm256_load_si256(reinterpret_cast<const __m256i*>(vr + 8)));
+        }
       }
       const __m256i acc[4] = {a0, a1, a2, a3};
-      for (int vv = 0; vv < 4; ++vv) {
+      for (index_t vv = 0; vv < 4; ++vv) {
         const index_t d = d0 + 8 * vv;
         if (d >= head_dim) break;
         const __m256 f = _mm256_cvtepi32_ps(acc[vv]);
@@ -318,7 +431,12 @@ struct AttentionInt8 {
     }
   }
 
-  /// Up to kRows rows (see attention_rows_w8a8).
+  /// Up to kRows rows (see attention_rows_w8a8). Per key block, the rows' steps in phases, so that
+  /// the exps of all rows are one exp_shifted call: the rows' scores and block maxima; the factors
+  /// exp(m - m_new) of the rows that had a block before, as one call; the rows' shifted scores
+  /// s - m_new as one call (exp_shifted(x, y, n, 0): exp(x - 0), and x - 0 is x, so each value is the
+  /// bits of the generic exp_shifted(p, p, nb, m_new)); then per row the canonical sum, the values'
+  /// scales, quantize_row and the weighted values.
   template <Path P>
   static void group(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows, const std::int8_t* k,
                     index_t k_stride, const float* s_k, const std::int8_t* v, index_t v_stride, const float* s_v,
@@ -327,7 +445,8 @@ struct AttentionInt8 {
     const index_t quads = (head_dim + 3) / 4;
     alignas(32) std::int32_t qq[kRows][kMaxQuads];
     std::uint32_t corr[kRows];
-    Row st[kRows];
+    float m[kRows], l[kRows];
+    bool seen[kRows];
     for (index_t r = 0; r < n_rows; ++r) {
       const std::int8_t* qr = q + r * q_stride;
       std::memset(qq[r], 0, quads * 4);
@@ -335,41 +454,88 @@ struct AttentionInt8 {
       std::int32_t total = 0;
       for (index_t d = 0; d < head_dim; ++d) total += qr[d];
       corr[r] = static_cast<std::uint32_t>(total) * 128u;
-      st[r] = {0.0f, 0.0f, false};
+      m[r] = l[r] = 0.0f;
+      seen[r] = false;
       float* o = out + r * out_stride;
       for (index_t d = 0; d < head_dim; ++d) o[d] = 0.0f;
     }
     const float scale = std::sqrt(static_cast<float>(head_dim));
     alignas(32) std::int32_t kp[kMaxQuads][B];
     alignas(32) std::int32_t vp[B / 4][kVpStride];
+    alignas(64) float p[kRows][B];
+    alignas(32) std::int8_t qw[B];
     for (index_t kb = 0; kb < n_keys; kb += B) {
       const index_t nb = n_keys - kb < B ? n_keys - kb : B;
       std::uint32_t bits[kRows];
-      index_t n_read = 0;  // keys of the block below some row's key end
+      index_t end[kRows];  // each row's keys below its key end, in the block
+      index_t n_read = 0;  // the most of them
       for (index_t r = 0; r < n_rows; ++r) {
         bits[r] = allowed_bits(masks[r], kb, nb);
-        if (bits[r] == 0) continue;
-        const index_t e = masks[r].key_end - kb < nb ? masks[r].key_end - kb : nb;
-        n_read = e > n_read ? e : n_read;
+        end[r] = bits[r] == 0 ? 0 : (masks[r].key_end - kb < nb ? masks[r].key_end - kb : nb);
+        n_read = end[r] > n_read ? end[r] : n_read;
       }
       if (n_read == 0) continue;
       pack_keys(k + kb * k_stride, k_stride, n_read, head_dim, kp);
       pack_values(v + kb * v_stride, v_stride, n_read, head_dim, vp);
+      // 1. the scores of the block's allowed keys, their maximum, the new maximum
+      float c[kRows];
+      index_t n_c = 0;  // rows with factors c[0, n_c) (the rows before: factor 1, unused)
+      float m_new[kRows];
+      for (index_t r = 0; r < n_rows; ++r) {
+        if (bits[r] == 0) {
+          for (index_t vv = 0; vv < 4; ++vv) _mm256_store_ps(p[r] + 8 * vv, _mm256_setzero_ps());
+          c[r] = 0.0f;
+          continue;
+        }
+        scores<P>(qq[r], corr[r], s_q[r], kp, s_k + kb, masks[r].additive() ? masks[r].additive() + kb : nullptr, quads,
+                  nb, scale, p[r]);
+        const float bm = block_max(p[r], bits[r]);
+        m_new[r] = (seen[r] && m[r] > bm) ? m[r] : bm;
+        c[r] = seen[r] ? m[r] - m_new[r] : 0.0f;
+        n_c = seen[r] ? r + 1 : n_c;
+        shift(p[r], bits[r], m_new[r]);  // (masked keys: 0, as the generic code's m_new - m_new)
+      }
+      // 2. what came before, to the new maximum
+      if (n_c > 0) E::exp_shifted(c, c, n_c, 0.0f);
+      for (index_t r = 0; r < n_rows; ++r)
+        if (bits[r] != 0 && seen[r]) {
+          l[r] = l[r] * c[r];
+          scale_row(out + r * out_stride, head_dim, c[r]);
+        }
+      // 3. the weights (masked keys: 0), their canonical sum, times the values' scales, quantized
+      E::exp_shifted(&p[0][0], &p[0][0], n_rows * B, 0.0f);
       for (index_t r = 0; r < n_rows; ++r) {
         if (bits[r] == 0) continue;
-        const index_t e = masks[r].key_end - kb < nb ? masks[r].key_end - kb : nb;
-        row_block<P>(qq[r], corr[r], s_q[r], kp, vp, v, v_stride, s_k, s_v, masks[r].additive(), head_dim, kb, nb, e,
-                     bits[r], scale, st[r], out + r * out_stride);
-        st[r].seen = true;
+        float* pr = p[r];
+        keep_allowed(pr, bits[r]);
+        l[r] = seen[r] ? l[r] + E::sum(pr, nb) : E::sum(pr, nb);
+        alignas(16) std::int32_t wq[B / 4] = {};
+        bool negative = false;
+        const float s_b = weights(pr, bits[r], s_v + kb, nb, wq, qw, negative);
+        // 4. their int32 sums with the values, scaled into the running output
+        float* o = out + r * out_stride;
+        if (negative) {
+          // (a negative weight: a negative value scale; key by key, as the generic code)
+          for (index_t d = 0; d < head_dim; ++d) {
+            std::int32_t acc = 0;
+            for (index_t i = 0; i < end[r]; ++i)
+              acc += static_cast<std::int32_t>(qw[i]) * static_cast<std::int32_t>(v[(kb + i) * v_stride + d]);
+            o[d] = std::fma(static_cast<float>(acc), s_b, o[d]);
+          }
+        } else {
+          weighted_values<P>(wq, (end[r] + 3) / 4, vp, head_dim, s_b, o);
+        }
+        m[r] = m_new[r];
+        seen[r] = true;
       }
     }
     for (index_t r = 0; r < n_rows; ++r) {
       float* o = out + r * out_stride;
-      if (st[r].seen) {
-        const __m256 vl = _mm256_set1_ps(st[r].l);
+      if (seen[r]) {
+        const __m256 vl = _mm256_set1_ps(l[r]);
         index_t d = 0;
         for (; d + 8 <= head_dim; d += 8) _mm256_storeu_ps(o + d, _mm256_div_ps(_mm256_loadu_ps(o + d), vl));
-        for (; d < head_dim; ++d) o[d] = o[d] / st[r].l;
+        for (; d < head_dim; ++d) o[d] = o[d] / l[r];
         continue;
       }
       // every key masked: the documented convention
