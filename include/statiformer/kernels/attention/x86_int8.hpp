@@ -95,6 +95,14 @@ struct AttentionInt8 {
     return acc;
   }
 
+#if defined(__AVX512F__)
+  /// dp on zmm: AVX512-VNNI's vpdpbusd.
+  static __m512i dp512(__m512i acc, __m512i a, __m512i b) {
+    asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+    return acc;
+  }
+#endif
+
   /// The lanes of vector v (keys 8v..8v+7 of a block) whose bit is set in `bits`, as all-ones.
   static __m256i lanes_of(std::uint32_t bits, index_t v) {
     const __m256i sel = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
@@ -229,6 +237,20 @@ struct AttentionInt8 {
   template <Path P>
   static void scores(const std::int32_t* qq, std::uint32_t corr, float s_q, const std::int32_t (*kp)[B],
                      const float* s_k, const float* add, index_t quads, index_t nb, float scale, float* p) {
+#if defined(__AVX512F__)
+    if constexpr (P == Path::avx512_vnni) {  // (zmm: keys 0-15, 16-31)
+      const __m512i start = _mm512_set1_epi32(static_cast<int>(0u - corr));
+      __m512i acc0 = start, acc1 = start;
+      for (index_t c = 0; c < quads; ++c) {
+        const __m512i qb = _mm512_set1_epi32(qq[c]);
+        acc0 = dp512(acc0, _mm512_load_si512(kp[c]), qb);
+        acc1 = dp512(acc1, _mm512_load_si512(kp[c] + 16), qb);
+      }
+      score_floats(_mm512_castsi512_si256(acc0), _mm512_extracti64x4_epi64(acc0, 1), _mm512_castsi512_si256(acc1),
+                   _mm512_extracti64x4_epi64(acc1, 1), s_q, s_k, add, nb, scale, p);
+      return;
+    }
+#endif
     const __m256i start = _mm256_set1_epi32(static_cast<int>(0u - corr));  // −128·Σ q (mod 2³²)
     __m256i acc0 = start, acc1 = start, acc2 = start, acc3 = start;
     if (nb > 16) {
@@ -396,6 +418,31 @@ struct AttentionInt8 {
   template <Path P>
   static void weighted_values(const std::int32_t* wq, index_t nq, const std::int32_t (*vp)[kVpStride], index_t head_dim,
                               float s_b, float* out) {
+#if defined(__AVX512F__)
+    if constexpr (P == Path::avx512_vnni) {  // (zmm: 16 dimensions a vector)
+      const __m512 vs = _mm512_set1_ps(s_b);
+      for (index_t d0 = 0; d0 < head_dim; d0 += 32) {
+        __m512i a0 = _mm512_setzero_si512(), a1 = a0;
+        if (head_dim - d0 > 16) {
+          for (index_t iq = 0; iq < nq; ++iq) {
+            const __m512i wb = _mm512_set1_epi32(wq[iq]);
+            a0 = dp512(a0, wb, _mm512_load_si512(vp[iq] + d0));
+            a1 = dp512(a1, wb, _mm512_load_si512(vp[iq] + d0 + 16));
+          }
+        } else {
+          for (index_t iq = 0; iq < nq; ++iq) a0 = dp512(a0, _mm512_set1_epi32(wq[iq]), _mm512_load_si512(vp[iq] + d0));
+        }
+        const __m512i acc[2] = {a0, a1};
+        for (index_t h = 0; h < 2 && d0 + 16 * h < head_dim; ++h) {
+          const index_t d = d0 + 16 * h;
+          const __mmask16 keep = Vec::prefix16(head_dim - d);
+          _mm512_mask_storeu_ps(out + d, keep,
+                                _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[h]), vs, _mm512_maskz_loadu_ps(keep, out + d)));
+        }
+      }
+      return;
+    }
+#endif
     const __m256 vs = _mm256_set1_ps(s_b);
     for (index_t d0 = 0; d0 < head_dim; d0 += 32) {
       __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
@@ -460,8 +507,8 @@ struct AttentionInt8 {
       for (index_t d = 0; d < head_dim; ++d) o[d] = 0.0f;
     }
     const float scale = std::sqrt(static_cast<float>(head_dim));
-    alignas(32) std::int32_t kp[kMaxQuads][B];
-    alignas(32) std::int32_t vp[B / 4][kVpStride];
+    alignas(64) std::int32_t kp[kMaxQuads][B];
+    alignas(64) std::int32_t vp[B / 4][kVpStride];
     alignas(64) float p[kRows][B];
     alignas(32) std::int8_t qw[B];
     for (index_t kb = 0; kb < n_keys; kb += B) {
