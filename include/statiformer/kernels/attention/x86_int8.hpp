@@ -430,7 +430,15 @@ struct AttentionInt8 {
             a1 = dp512(a1, wb, _mm512_load_si512(vp[iq] + d0 + 16));
           }
         } else {
-          for (index_t iq = 0; iq < nq; ++iq) a0 = dp512(a0, _mm512_set1_epi32(wq[iq]), _mm512_load_si512(vp[iq] + d0));
+          // (two chains of sums, even and odd key quads: half the latency; integer sums, exact)
+          index_t iq = 0;
+          for (; iq + 2 <= nq; iq += 2) {
+            a0 = dp512(a0, _mm512_set1_epi32(wq[iq]), _mm512_load_si512(vp[iq] + d0));
+            a1 = dp512(a1, _mm512_set1_epi32(wq[iq + 1]), _mm512_load_si512(vp[iq + 1] + d0));
+          }
+          if (iq < nq) a0 = dp512(a0, _mm512_set1_epi32(wq[iq]), _mm512_load_si512(vp[iq] + d0));
+          a0 = _mm512_add_epi32(a0, a1);
+          a1 = _mm512_setzero_si512();
         }
         const __m512i acc[2] = {a0, a1};
         for (index_t h = 0; h < 2 && d0 + 16 * h < head_dim; ++h) {
@@ -496,11 +504,18 @@ struct AttentionInt8 {
     bool seen[kRows];
     for (index_t r = 0; r < n_rows; ++r) {
       const std::int8_t* qr = q + r * q_stride;
-      std::memset(qq[r], 0, quads * 4);
+      const index_t quads8 = (quads + 7) / 8 * 8;
+      std::memset(qq[r], 0, quads8 * 4);
       std::memcpy(qq[r], qr, head_dim);
-      std::int32_t total = 0;
-      for (index_t d = 0; d < head_dim; ++d) total += qr[d];
-      corr[r] = static_cast<std::uint32_t>(total) * 128u;
+      // Σ_d q[d]: the quads' bytes against ones (u8), 8 quads a vector
+      __m256i total = _mm256_setzero_si256();
+      for (index_t c = 0; c < quads8; c += 8)
+        total =
+            dp<P>(total, _mm256_set1_epi32(0x01010101), _mm256_load_si256(reinterpret_cast<const __m256i*>(qq[r] + c)));
+      const __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
+      const __m128i t2 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0x4E));
+      const std::int32_t sum = _mm_cvtsi128_si32(_mm_add_epi32(t2, _mm_shuffle_epi32(t2, 0xB1)));
+      corr[r] = static_cast<std::uint32_t>(sum) * 128u;
       m[r] = l[r] = 0.0f;
       seen[r] = false;
       float* o = out + r * out_stride;
