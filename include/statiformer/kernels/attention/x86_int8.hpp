@@ -5,24 +5,28 @@
 // query rows at a time that share each key block's K and V, repacked once per block:
 //  - K of the block's 32 keys in d-quads (kp[quad][key]: the key's four bytes of the quad), as
 //    unsigned bytes k + 128 (one xor with 0x80); Q·Kᵀ then takes one `vpdpbusd` per row, quad and
-//    vector of 8 keys: u8 keys times the row's quad broadcast (signed), the sums starting from
-//    −128·Σ_d q[d], so that they end at the exact int32 dot products (two's complement arithmetic is
-//    exact modulo 2³², and the dot products are within int32);
+//    vector of keys (8 on ymm, 16 on zmm): u8 keys times the row's quad broadcast (signed), the sums
+//    starting from −128·Σ_d q[d], so that they end at the exact int32 dot products (two's
+//    complement arithmetic is exact modulo 2³², and the dot products are within int32);
 //  - V of the block in key-quads (vp[key quad][d]: the four keys' bytes of dimension d, signed);
-//    P·V takes one `vpdpbusd` per row, key quad and vector of 8 dimensions: the row's quantized
+//    P·V takes one `vpdpbusd` per row, key quad and vector of dimensions: the row's quantized
 //    weights (a quad broadcast) are the unsigned operand as they are, being ≥ 0 (p ≥ 0 times the
 //    values' scales; a block whose weights are not all ≥ 0 goes the plain way, key by key);
-//  - the float steps of each row and block exactly as the generic code: the scores'
-//    float(acc) · (s_q · s_k) / √head_dim [+ mask] per lane (the same operations, one rounding
-//    each), the block maximum (a vector maximum where it is the same value: no NaN, not zero; else
-//    the generic scan), exp_shifted and the canonical sum of the vocabulary on the row's block,
-//    ProductInt8::quantize_row, fma(float(acc), s_b, out) per lane and the final division.
-// vpdpbusd is AVX-VNNI (`{vex}`, the avx2 variant) or AVX512-VNNI on ymm (`{evex}`, the avx512
-// variant; AVX-VNNI where the CPU has that instead), checked at run time as the int8 products do
-// (kernels/product/x86_int8.hpp) and written as inline assembly: the avx2 and avx512 variants are
-// compiled without the VNNI flags, and the kernel is one body for the three ways of summing. CPUs
-// without VNNI (and the tests, with kernels_detail::x86::int8_allow_vnni false) sum u8·s8 quads by
-// two `vpmaddwd` on the even and odd bytes widened to int16 (exact: |a·b| ≤ 255·128).
+//  - the float steps of each row and block exactly as the generic code, on the vocabulary's width
+//    (16 lanes on avx512, 8 on avx2): the scores' float(acc) · (s_q · s_k) / √head_dim [+ mask] per
+//    lane (the same operations, one rounding each); the block maximum (a vector maximum where it is
+//    the same value: no NaN, not zero; else the generic scan); exp via the vocabulary's exp_shifted,
+//    all the group's rows of a block in one call on s − m_new (exp_shifted(x, 0) is exp(x − 0), and
+//    x − 0 is x: the generic exp_shifted(p, nb, m_new)'s bits), the canonical sum per row;
+//    quantize_row's operations in registers (max |x| on the bits, 127 / max, the add-subtract of
+//    1.5·2²³; quantize_row itself for a zero, non-finite or overflowing row); fma(float(acc), s_b,
+//    out) per lane and the final division.
+// vpdpbusd: AVX-VNNI on ymm (`{vex}`; the avx2 variant, and the avx512 one on a CPU with AVX-VNNI
+// but not AVX512-VNNI) or AVX512-VNNI on zmm (the avx512 variant; ymm with AVX512VL for the rows' Σq), checked at run
+// time as the int8 products do (kernels/product/x86_int8.hpp) and written as inline assembly: the avx2 and avx512
+// variants are compiled without the VNNI flags, and one body serves the ways of summing. CPUs without
+// VNNI (and the tests, with kernels_detail::x86::int8_allow_vnni false) sum u8·s8 quads by two
+// `vpmaddwd` on ymm, the even and odd bytes widened to int16 (exact: |a·b| ≤ 255·128).
 // head_dim 1..kMaxHeadDim (256); the calls with a longer head go the generic way.
 //
 // Compiles to nothing unless AVX2 and FMA, or AVX-512F, are enabled (the avx2 and avx512 variants' files).
