@@ -6,7 +6,8 @@
 // one new token through a post-norm stf::DecoderLayer (its incremental entry point, step) at the
 // last of T target positions, with T - 1 positions and the memory's M rows in the K/V cache.
 // EncoderLayerInt8/stf.<variant>.<format>/<S>x<D>x<H>x<F>: the same post-norm ReLU layer with its
-// six linears in an int8 number format (w8a32, w8a8; kernels/QUANTIZATION.md), timed in the same
+// six linears in an int8 number format (w8a32, w8a8; kernels/QUANTIZATION.md), and w8a8 with its
+// attention in int8 too (w8a8_int8attn: LayerOptions::int8_attention), timed in the same
 // executable as the float layer so that report.py's float/int8 ratios come from one run (issue 23).
 #include <benchmark/benchmark.h>
 
@@ -97,12 +98,17 @@ constexpr const char* format_name(stf::NumberFormat f) {
   return f == stf::NumberFormat::w8a8 ? "w8a8" : f == stf::NumberFormat::w8a32 ? "w8a32" : "f32";
 }
 
-template <index_t S, index_t D, index_t H, index_t F, stf::NumberFormat Format>
+/// Int8Attention (w8a8 only): Q·Kᵀ and P·V in int8 too (LayerOptions::int8_attention), format
+/// name `w8a8_int8attn`.
+template <index_t S, index_t D, index_t H, index_t F, stf::NumberFormat Format, bool Int8Attention = false>
 void register_int8_shape() {
-  using Layer = stf::EncoderLayer<S, D, H, F, stf::LayerOptions{.norm = stf::NormPlacement::post, .format = Format}>;
+  using Layer =
+      stf::EncoderLayer<S, D, H, F,
+                        stf::LayerOptions{
+                            .norm = stf::NormPlacement::post, .format = Format, .int8_attention = Int8Attention}>;
   constexpr double flops = encoder_flops(S, D, F);
   const std::string name = std::string("EncoderLayerInt8/stf.") + stf::ActiveKernels::name() + "." +
-                           format_name(Format) + "/" + shape_name(S, D, H, F);
+                           format_name(Format) + (Int8Attention ? "_int8attn" : "") + "/" + shape_name(S, D, H, F);
   benchmark::RegisterBenchmark(name.c_str(), [](benchmark::State& state) {
     auto layer = std::make_unique<Layer>();
     const auto weights = random_int8_params(layer->params);
@@ -125,6 +131,7 @@ template <index_t S, index_t D, index_t H, index_t F>
 void register_int8_formats() {
   register_int8_shape<S, D, H, F, stf::NumberFormat::w8a32>();
   register_int8_shape<S, D, H, F, stf::NumberFormat::w8a8>();
+  register_int8_shape<S, D, H, F, stf::NumberFormat::w8a8, true>();
 }
 
 template <index_t T, index_t M, index_t D, index_t H, index_t F>

@@ -9,7 +9,8 @@ Benchmark names it understands:
   EncoderLayer/<impl>/<S>x<D>x<H>x<F>   one encoder layer per implementation (stf.<variant>, eigen,
                                         onednn, torch, torch_std): latency, ratios, % of the FMA peak
   EncoderLayerInt8/<impl>/<S>x<D>x<H>x<F>
-                                        the int8 layer (stf.<variant>.<w8a32|w8a8>, torch.<engine>):
+                                        the int8 layer (stf.<variant>.<w8a32|w8a8|w8a8_int8attn>,
+                                        torch.<engine>; w8a8_int8attn: Q·Kᵀ and P·V in int8 too):
                                         latency next to the float stf.<variant> of the same file,
                                         ratios and the issue-23 targets
   DecoderStep/<impl>/<T>x<M>x<D>x<H>x<F>
@@ -41,7 +42,7 @@ import sys
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 ENCODER_RE = re.compile(r"^EncoderLayer/([^/]+)/(\d+)x(\d+)x(\d+)x(\d+)$")
 INT8_RE = re.compile(r"^EncoderLayerInt8/([^/]+)/(\d+)x(\d+)x(\d+)x(\d+)$")
-INT8_FORMATS = ("w8a8", "w8a32")
+INT8_FORMATS = ("w8a8", "w8a32", "w8a8_int8attn")  # (the last: w8a8 with LayerOptions::int8_attention)
 FMA_RE = re.compile(r"^FmaPeak/([^/]+)/(\d+)chains$")
 DECODE_RE = re.compile(r"^DecodeTokens/([^/]+)/from:(\d+)$")
 GEMM_RE = re.compile(r"^Gemm/([^/]+)/(\d+)x(\d+)x(\d+)$")
@@ -510,7 +511,9 @@ def markdown(results, contexts, field, notes):
         w("## Encoder layer, int8 (issue 23)\n")
         w("The post-norm ReLU encoder layer with its six linears in int8 (kernels/QUANTIZATION.md): w8a32 "
           "(int8 weights, float activations) and w8a8 (activations quantized per row; on x86 the products "
-          "run `vpdpbusd` where the CPU has VNNI); attention Q·Kᵀ and P·V stay float. `float` is the "
+          "run `vpdpbusd` where the CPU has VNNI); attention Q·Kᵀ and P·V stay float, except in "
+          "w8a8_int8attn (w8a8 with `LayerOptions::int8_attention`: Q, K and V rows quantized per head, "
+          "int32 sums; on x86 `vpdpbusd` where the CPU has VNNI). `float` is the "
           "same variant's float layer timed in the same executable and run as the int8 one (repetitions "
           "interleaved), so `float / int8` is a one-run ratio. PyTorch int8: its layer with the six "
           "linears dynamically quantized (torch.ao.nn.quantized.dynamic.Linear, per-channel int8 weights, "

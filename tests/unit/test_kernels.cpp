@@ -171,6 +171,14 @@ TEST_CASE("kernel variants: linear_w8a8 without VNNI (vpmaddwd on int16) equals 
   kernels_detail::x86::int8_allow_vnni = false;
   run_check([](auto k, auto& env) { stf_checks::check_linear_w8a8<decltype(k)>(env); });
 }
+// The same for the x86 w8a8 attention (kernels/attention/x86_int8.hpp): its sums by vpmaddwd.
+TEST_CASE("kernel variants: attention_rows_w8a8 without VNNI (vpmaddwd) equals the reference", "[kernels][int8]") {
+  struct Restore {
+    ~Restore() { kernels_detail::x86::int8_allow_vnni = true; }
+  } restore;
+  kernels_detail::x86::int8_allow_vnni = false;
+  run_check([](auto k, auto& env) { stf_checks::check_attention_w8a8<decltype(k)>(env); });
+}
 #endif
 
 #if defined(__aarch64__) && defined(__linux__)

@@ -12,6 +12,7 @@
 
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/kernels/attention/select.hpp>
+#include <statiformer/kernels/attention/x86_int8.hpp>
 #include <statiformer/kernels/elementwise/generic.hpp>
 #include <statiformer/kernels/product/int8.hpp>
 

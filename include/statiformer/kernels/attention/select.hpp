@@ -68,9 +68,21 @@ struct AttentionSelect<isa::mve> {
 
 // ---- the int8 attention (kernels/QUANTIZATION.md), a second number format of the operation ------
 
+#if defined(__x86_64__)
+namespace x86 {
+/// The x86 w8a8 attention (kernels/attention/x86_int8.hpp; defined only where AVX2 + FMA are
+/// enabled: the avx2 and avx512 variants' translation units).
+template <class Tag>
+struct AttentionInt8;
+}  // namespace x86
+#endif
+
 /// The w8a8 attention (Kernels::attention_rows_w8a8, quantize_rows) on target `Tag`:
 ///   int8_generic  every target: kernels/attention/int8.hpp (generic::AttentionInt8), int32 sums in
-///                 plain loops, the softmax on the vocabulary. No target has its own yet.
+///                 plain loops, the softmax on the vocabulary; what a target's own declines;
+///   int8_x86      avx2, avx512: rows sharing each key block's K and V (repacked in quads), vpdpbusd
+///                 (AVX-VNNI, AVX512-VNNI on ymm) where the CPU has it, else vpmaddwd
+///                 (kernels/attention/x86_int8.hpp; head_dim ≤ 256).
 /// `Rows` is the struct that provides the target's attention_rows_w8a8 (same arguments; it returns
 /// false to decline a call, which the generic code then runs), void where the generic code runs alone.
 template <class Tag>
@@ -78,5 +90,18 @@ struct AttentionInt8Select {
   static constexpr const char* variant = "int8_generic";
   using Rows = void;
 };
+
+#if defined(__x86_64__)
+template <>
+struct AttentionInt8Select<isa::avx2> {
+  static constexpr const char* variant = "int8_x86";
+  using Rows = x86::AttentionInt8<isa::avx2>;
+};
+template <>
+struct AttentionInt8Select<isa::avx512> {
+  static constexpr const char* variant = "int8_x86";
+  using Rows = x86::AttentionInt8<isa::avx512>;
+};
+#endif
 
 }  // namespace stf::kernels_detail
