@@ -25,7 +25,10 @@ namespace {
 /// files; softmax and transpose have no target variant).
 template <class Tag>
 std::string expected_variant(const std::string& op, bool int8) {
-  if (int8 && op == "attention") return "int8_generic";  // (AttentionInt8Select: no target's own yet)
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && defined(__ARM_FEATURE_DSP)
+  if (int8 && op == "attention" && std::is_same_v<Tag, isa::scalar>) return "int8_cortex_m4f";  // (Cortex-M4F, M7, M55)
+#endif
+  if (int8 && op == "attention") return "int8_generic";  // (AttentionInt8Select: the other targets)
   if (int8) {  // the int8 products (ProductInt8Select): x86's own on avx2 and avx512, Cortex-M's on scalar, Helium's on
                // mve, NEON's on neon
 #if defined(__x86_64__)

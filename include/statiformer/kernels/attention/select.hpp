@@ -3,6 +3,7 @@
 #pragma once
 
 #include <statiformer/kernels/attention/cortex_m4f.hpp>
+#include <statiformer/kernels/attention/cortex_m4f_int8.hpp>
 #include <statiformer/kernels/attention/helium.hpp>
 #include <statiformer/simd/isa.hpp>
 
@@ -70,7 +71,10 @@ struct AttentionSelect<isa::mve> {
 
 /// The w8a8 attention (Kernels::attention_rows_w8a8, quantize_rows) on target `Tag`:
 ///   int8_generic  every target: kernels/attention/int8.hpp (generic::AttentionInt8), int32 sums in
-///                 plain loops, the softmax on the vocabulary. No target has its own yet.
+///                 plain loops, the softmax on the vocabulary;
+///   int8_cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU and the DSP
+///                 extension; the M55's scalar variant too): kernels/attention/cortex_m4f_int8.hpp,
+///                 sxtb16 + smlad (head_dim a multiple of 4, at most 128; others go the generic way).
 /// `Rows` is the struct that provides the target's attention_rows_w8a8 (same arguments; it returns
 /// false to decline a call, which the generic code then runs), void where the generic code runs alone.
 template <class Tag>
@@ -78,5 +82,13 @@ struct AttentionInt8Select {
   static constexpr const char* variant = "int8_generic";
   using Rows = void;
 };
+
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && defined(__ARM_FEATURE_DSP)
+template <>
+struct AttentionInt8Select<isa::scalar> {
+  static constexpr const char* variant = "int8_cortex_m4f";
+  using Rows = cortex_m4f::AttentionInt8<isa::scalar>;
+};
+#endif
 
 }  // namespace stf::kernels_detail
