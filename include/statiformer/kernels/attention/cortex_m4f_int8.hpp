@@ -20,6 +20,7 @@
 
 #include <statiformer/config.hpp>
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/product/cortex_m4f_int8.hpp>
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
@@ -27,7 +28,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 
 namespace stf::kernels_detail {
 namespace generic {
@@ -68,32 +68,6 @@ struct AttentionInt8 {
     asm("pkhtb %0, %2, %1, asr #16" : "=r"(r) : "r"(a), "r"(b));
     return r;
   }
-  /// x rounded to an integer in the FPSCR's rounding mode (vcvtr): the bits of the add-subtract
-  /// of 1.5 · 2²³ that ProductInt8::quantize_row rounds with, for |x| ≤ 2²², in one instruction.
-  static std::int32_t round_int(float x) {
-    float t;
-    asm("vcvtr.s32.f32 %0, %1" : "=t"(t) : "t"(x));
-    std::int32_t r;
-    std::memcpy(&r, &t, 4);
-    return r;
-  }
-  /// ProductInt8::quantize_row(x, n, q, true) where max_bits is max |x[i]| as bits (the sign
-  /// cleared): the same bits; the common case here (finite, nonzero, 127 / max finite), else
-  /// quantize_row itself.
-  static float quantize_block(const float* x, index_t n, std::uint32_t max_bits, std::int8_t* q) {
-    float a;
-    std::memcpy(&a, &max_bits, 4);
-    if (max_bits < 0x7F800000u && a != 0.0f) {
-      const float inv = 127.0f / a;
-      if (inv <= std::numeric_limits<float>::max()) {  // (|x · inv| rounds to at most 127: no clamp)
-        for (index_t i = 0; i < n; ++i) q[i] = static_cast<std::int8_t>(round_int(x[i] * inv));
-        for (index_t i = n; i < quad_padded(n); ++i) q[i] = 0;
-        return a / 127.0f;
-      }
-    }
-    return generic::ProductInt8<Tag>::quantize_row(x, n, q, true);
-  }
-
   /// The int32 scores of R rows (expanded queries qx: per quad R (A, B) pairs) with keys [0, n) of
   /// k, into sc[r][j].
   template <int R>
@@ -234,7 +208,7 @@ struct AttentionInt8 {
             b &= 0x7FFFFFFFu;
             mx = b > mx ? b : mx;
           }
-          s_b[r] = quantize_block(p, nb, mx, qw);
+          s_b[r] = ProductInt8<Tag>::quantize_max(p, nb, mx, qw);
           for (index_t g = 0; g < groups; ++g) {
             const std::int32_t w = load_word(qw + 4 * g);
             wx[2 * g * kRows + r] = __sxtb16(w);

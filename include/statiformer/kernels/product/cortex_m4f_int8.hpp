@@ -2,11 +2,11 @@
 // part: the int8 number format (kernels/QUANTIZATION.md). The w8a8 linear of the scalar variant
 // (selected by kernels/product/select.hpp's ProductInt8Select; the generic one is
 // kernels/product/int8.hpp), the idea of CMSIS-NN's s8 × s16 matrix kernel, written anew:
-//  - each group of up to kQuantizedRowGroup rows is quantized (generic::ProductInt8::quantize_row,
-//    into int8) and each row then expanded once into int16 pairs in the lanes of `sxtb16`: for
-//    k-quad q, the word A = (x0, x2) and the word B = (x1, x3) (the expansion is sxtb16 itself:
-//    sxtb16 v and sxtb16 v, ror #8). The quantized row's padding (k ≥ in) is zero, so is its
-//    expansion, whatever the weights' padding holds;
+//  - each group of up to kQuantizedRowGroup rows is quantized (generic::ProductInt8::quantize_row's
+//    bits, rounded by vcvtr: quantize, quantize_max) and each row then expanded once into int16 pairs in the lanes of
+//    `sxtb16`: for k-quad q, the word A = (x0, x2) and the word B = (x1, x3) (the expansion is sxtb16 itself: sxtb16 v
+//    and sxtb16 v, ror #8). The quantized row's padding (k ≥ in) is zero, so is its expansion, whatever the weights'
+//    padding holds;
 //  - per weight word w (one output's quad): sxtb16 w = (w0, w2), sxtb16 w, ror #8 = (w1, w3), and
 //    acc = smlad(A, (w0, w2), acc), acc = smlad(B, (w1, w3), acc): four products per two
 //    instructions, exact (|x·w| ≤ 127², in ≤ ref::kMaxQuantizedIn keeps the sums within int32);
@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace stf::kernels_detail {
 namespace generic {
@@ -56,6 +57,54 @@ struct ProductInt8 {
     std::int32_t v;
     std::memcpy(&v, p, 4);
     return v;
+  }
+
+  /// x rounded to an integer in the FPSCR's rounding mode (vcvtr): the bits of the add-subtract of
+  /// 1.5 · 2²³ that generic::ProductInt8::quantize_row rounds with, for |x| ≤ 2²², in one instruction.
+  static std::int32_t round_int(float x) {
+    float t;
+    asm("vcvtr.s32.f32 %0, %1" : "=t"(t) : "t"(x));
+    std::int32_t r;
+    std::memcpy(&r, &t, 4);
+    return r;
+  }
+
+  /// generic::ProductInt8::quantize_row(x, n, q) (zeros to the quad's end) where max_bits is
+  /// max |x[i]| as bits (the sign cleared): the same bits; the common case (finite, nonzero, 127 /
+  /// max finite: no clamp) with vcvtr, else quantize_row itself.
+  static float quantize_max(const float* x, index_t n, std::uint32_t max_bits, std::int8_t* q) {
+    float a;
+    std::memcpy(&a, &max_bits, 4);
+    if (max_bits < 0x7F800000u && a != 0.0f) {
+      const float inv = 127.0f / a;
+      if (inv <= std::numeric_limits<float>::max()) {
+        for (index_t i = 0; i < n; ++i) q[i] = static_cast<std::int8_t>(round_int(x[i] * inv));
+        for (index_t i = n; i < quad_padded(n); ++i) q[i] = 0;
+        return a / 127.0f;
+      }
+    }
+    return generic::ProductInt8<Tag>::quantize_row(x, n, q, true);
+  }
+
+  /// generic::ProductInt8::quantize_row(x, n, q): the same bits (the maximum of |x| as bits in two
+  /// lanes, max being order-free; quantize_max).
+  static float quantize(const float* x, index_t n, std::int8_t* q) {
+    std::uint32_t m0 = 0, m1 = 0;
+    index_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+      std::uint32_t b[2];
+      std::memcpy(b, x + i, 8);
+      b[0] &= 0x7FFFFFFFu, b[1] &= 0x7FFFFFFFu;
+      m0 = b[0] > m0 ? b[0] : m0;
+      m1 = b[1] > m1 ? b[1] : m1;
+    }
+    if (i < n) {
+      std::uint32_t b;
+      std::memcpy(&b, x + i, 4);
+      b &= 0x7FFFFFFFu;
+      m0 = b > m0 ? b : m0;
+    }
+    return quantize_max(x, n, m0 > m1 ? m0 : m1, q);
   }
 
   /// The int8 row at row + 4·ld (words) expanded into (A, B) words from row (see the file's comment).
@@ -184,7 +233,7 @@ struct ProductInt8 {
       const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
       for (index_t r = 0; r < n; ++r) {
         std::int32_t* row = base + r * ldx;
-        s[r] = Generic::quantize_row(x + (r0 + r) * in, in, reinterpret_cast<std::int8_t*>(row + ld / 4));
+        s[r] = quantize(x + (r0 + r) * in, in, reinterpret_cast<std::int8_t*>(row + ld / 4));
         expand(row, ld, quads);
       }
       for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
