@@ -44,8 +44,8 @@ template <class Tag>
 struct AttentionInt8 {
   static constexpr index_t kRows = 6;  ///< rows of a call taken (kAttentionCallRows on Cortex-M)
   static constexpr index_t kBlock = kAttentionKeyBlock;
-  static constexpr index_t kMaxHeadDim = 128;  ///< (the expanded queries on the stack: 24 bytes per dimension)
-  static constexpr index_t kDimChunk = 8;      ///< dimensions of the packed values at a time
+  static constexpr index_t kMaxHeadDim = 64;  ///< (the expanded queries on the stack: 24 bytes per dimension)
+  static constexpr index_t kDimChunk = 8;     ///< dimensions of the packed values at a time
 
   static std::int32_t sxtb16_ror8(std::int32_t w) {
     std::int32_t r;

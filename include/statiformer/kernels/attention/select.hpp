@@ -74,7 +74,7 @@ struct AttentionSelect<isa::mve> {
 ///                 plain loops, the softmax on the vocabulary;
 ///   int8_cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU and the DSP
 ///                 extension; the M55's scalar variant too): kernels/attention/cortex_m4f_int8.hpp,
-///                 sxtb16 + smlad (head_dim a multiple of 4, at most 128; others go the generic way).
+///                 sxtb16 + smlad (head_dim a multiple of 4, at most 64; others go the generic way).
 /// `Rows` is the struct that provides the target's attention_rows_w8a8 (same arguments; it returns
 /// false to decline a call, which the generic code then runs), void where the generic code runs alone.
 template <class Tag>
