@@ -2,11 +2,12 @@
 // part: the int8 number format (kernels/QUANTIZATION.md). The w8a8 linear of the scalar variant
 // (selected by kernels/product/select.hpp's ProductInt8Select; the generic one is
 // kernels/product/int8.hpp), the idea of CMSIS-NN's s8 × s16 matrix kernel, written anew:
-//  - each group of up to kQuantizedRowGroup rows is quantized (generic::ProductInt8::quantize_row's
-//    bits, rounded by vcvtr: quantize, quantize_max) and each row then expanded once into int16 pairs in the lanes of
-//    `sxtb16`: for k-quad q, the word A = (x0, x2) and the word B = (x1, x3) (the expansion is sxtb16 itself: sxtb16 v
-//    and sxtb16 v, ror #8). The quantized row's padding (k ≥ in) is zero, so is its expansion, whatever the weights'
-//    padding holds;
+//  - each group of up to kQuantizedRowGroup rows is quantized with generic::ProductInt8::quantize_row's
+//    bits (rounded by vcvtr) straight into int16 pairs in the lanes of `sxtb16` (quantize_expanded;
+//    the rare rows that need quantize_row's special cases: into int8, then expanded): for k-quad
+//    q, the word A = (x0, x2) and the word B = (x1, x3) (the expansion of an int8 word v is sxtb16 v
+//    and sxtb16 v, ror #8). The quantized row's padding (k ≥ in) is zero, so is its expansion,
+//    whatever the weights' padding holds;
 //  - per weight word w (one output's quad): sxtb16 w = (w0, w2), sxtb16 w, ror #8 = (w1, w3), and
 //    acc = smlad(A, (w0, w2), acc), acc = smlad(B, (w1, w3), acc): four products per two
 //    instructions, exact (|x·w| ≤ 127², in ≤ ref::kMaxQuantizedIn keeps the sums within int32);
@@ -18,8 +19,9 @@
 //
 // The scratch (linear_w8a8_scratch_bytes) holds per row 2 · quantized_row_stride(in) bytes from
 // the first 4-aligned byte (ldrd needs word alignment; the scratch may have any): the int16 pairs
-// from the row's start, the int8 row in its second half, expanded forward in place (quad q writes
-// bytes [8q, 8q + 8) after reading [ld + 4q, ld + 4q + 4): never a byte of a later quad).
+// from the row's start (a row that quantize_row quantizes: the int8 row in its second half first,
+// expanded forward in place: quad q writes bytes [8q, 8q + 8) after reading [ld + 4q, ld + 4q + 4),
+// never a byte of a later quad).
 #pragma once
 
 #include <statiformer/config.hpp>
@@ -86,9 +88,9 @@ struct ProductInt8 {
     return generic::ProductInt8<Tag>::quantize_row(x, n, q, true);
   }
 
-  /// generic::ProductInt8::quantize_row(x, n, q): the same bits (the maximum of |x| as bits in two
-  /// lanes, max being order-free; quantize_max).
-  static float quantize(const float* x, index_t n, std::int8_t* q) {
+  /// max |x[i]| for i < n as bits (the sign cleared; generic::ProductInt8::quantize_row's first
+  /// loop), in two lanes (max is order-free).
+  static std::uint32_t max_abs_bits(const float* x, index_t n) {
     std::uint32_t m0 = 0, m1 = 0;
     index_t i = 0;
     for (; i + 2 <= n; i += 2) {
@@ -104,7 +106,60 @@ struct ProductInt8 {
       b &= 0x7FFFFFFFu;
       m0 = b > m0 ? b : m0;
     }
-    return quantize_max(x, n, m0 > m1 ? m0 : m1, q);
+    return m0 > m1 ? m0 : m1;
+  }
+
+  /// generic::ProductInt8::quantize_row(x, n, ...) straight into the expanded words (A, B) of expand,
+  /// from row: the same bits
+  /// (no int8 row in between: per quad vldm, four vmul, four vcvtr, two vmov of pairs, two pkhbt,
+  /// strd); the common case, else quantize_row into the row's second half and expand.
+  static float quantize_expanded(const float* x, index_t n, std::int32_t* row, index_t ld) {
+    const std::uint32_t mb = max_abs_bits(x, n);
+    float a;
+    std::memcpy(&a, &mb, 4);
+    if (mb < 0x7F800000u && a != 0.0f) {
+      const float inv = 127.0f / a;
+      if (inv <= std::numeric_limits<float>::max()) {
+        index_t full = n / 4;
+        std::int32_t* y = row;
+        if (full > 0) {
+          std::int32_t e, f, g, h;
+          asm volatile(
+              "1:\n\t"
+              "vldmia %[x]!, {s0-s3}\n\t"
+              "vmul.f32 s0, s0, %[inv]\n\t"
+              "vmul.f32 s1, s1, %[inv]\n\t"
+              "vmul.f32 s2, s2, %[inv]\n\t"
+              "vmul.f32 s3, s3, %[inv]\n\t"
+              "vcvtr.s32.f32 s0, s0\n\t"
+              "vcvtr.s32.f32 s1, s1\n\t"
+              "vcvtr.s32.f32 s2, s2\n\t"
+              "vcvtr.s32.f32 s3, s3\n\t"
+              "vmov %[e], %[f], s0, s1\n\t"
+              "vmov %[g], %[h], s2, s3\n\t"
+              "pkhbt %[e], %[e], %[g], lsl #16\n\t"
+              "pkhbt %[f], %[f], %[h], lsl #16\n\t"
+              "strd %[e], %[f], [%[y]], #8\n\t"
+              "subs %[n], %[n], #1\n\t"
+              "bne 1b"
+              : [x] "+r"(x), [y] "+r"(y), [n] "+r"(full), [e] "=&r"(e), [f] "=&r"(f), [g] "=&r"(g), [h] "=&r"(h)
+              : [inv] "t"(inv)
+              : "s0", "s1", "s2", "s3", "cc", "memory");
+        }
+        if (const index_t rest = n % 4) {  // the last quad, zeros from n on
+          std::int32_t qv[4] = {};
+          for (index_t j = 0; j < rest; ++j) qv[j] = round_int(x[j] * inv);
+          y[0] = static_cast<std::int32_t>((static_cast<std::uint32_t>(qv[0]) & 0xFFFFu) |
+                                           (static_cast<std::uint32_t>(qv[2]) << 16));
+          y[1] = static_cast<std::int32_t>((static_cast<std::uint32_t>(qv[1]) & 0xFFFFu) |
+                                           (static_cast<std::uint32_t>(qv[3]) << 16));
+        }
+        return a / 127.0f;
+      }
+    }
+    const float sx = generic::ProductInt8<Tag>::quantize_row(x, n, reinterpret_cast<std::int8_t*>(row + ld / 4), true);
+    expand(row, ld, quad_padded(n) / kQuadK);
+    return sx;
   }
 
   /// The int8 row at row + 4·ld (words) expanded into (A, B) words from row (see the file's comment).
@@ -233,8 +288,7 @@ struct ProductInt8 {
       const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
       for (index_t r = 0; r < n; ++r) {
         std::int32_t* row = base + r * ldx;
-        s[r] = quantize(x + (r0 + r) * in, in, reinterpret_cast<std::int8_t*>(row + ld / 4));
-        expand(row, ld, quads);
+        s[r] = quantize_expanded(x + (r0 + r) * in, in, row, ld);
       }
       for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
         const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
