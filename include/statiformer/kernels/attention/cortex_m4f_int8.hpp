@@ -12,8 +12,11 @@
 //    and dimension one smlad per row;
 //  - the float part of each block (the scores' scale and mask, the maximum, exp_shifted, the
 //    canonical sum, p · s_v, quantize_row, fma into the output, the final division) is the generic
-//    code's, the same operations in the same order per row; the keys from the call's largest key end
-//    on are not read (their weights are 0 in every row), and a masked key's weight is 0.
+//    code's, the same operations in the same order per row (a block whose keys a row all attends
+//    to, with nothing added: without the mask's tests, max |p · s_v| taken in the loop that forms
+//    it, the rounding by vcvtr: cortex_m4f::ProductInt8::quantize_max, the same bits); the keys from
+//    the call's largest key end on are not read (their weights are 0 in every row), and a masked
+//    key's weight is 0.
 // Integer sums are exact in any order: the bits are ref::attention_row_w8a8's. It declines (the
 // generic code runs the call) a head_dim that is not a multiple of 4 or above kMaxHeadDim, and no keys.
 #pragma once
@@ -42,7 +45,7 @@ namespace cortex_m4f {
 /// The Cortex-M4F/M7 w8a8 attention (see the file's comment).
 template <class Tag>
 struct AttentionInt8 {
-  static constexpr index_t kRows = 6;  ///< rows of a call taken (kAttentionCallRows on Cortex-M)
+  static constexpr index_t kRows = 6;  ///< rows at a time (kAttentionCallRows on Cortex-M)
   static constexpr index_t kBlock = kAttentionKeyBlock;
   static constexpr index_t kMaxHeadDim = 64;  ///< (the expanded queries on the stack: 24 bytes per dimension)
   static constexpr index_t kDimChunk = 8;     ///< dimensions of the packed values at a time
