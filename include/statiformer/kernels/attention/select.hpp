@@ -3,6 +3,7 @@
 #pragma once
 
 #include <statiformer/kernels/attention/cortex_m4f.hpp>
+#include <statiformer/kernels/attention/cortex_m4f_int8.hpp>
 #include <statiformer/kernels/attention/helium.hpp>
 #include <statiformer/simd/isa.hpp>
 
@@ -82,7 +83,10 @@ struct AttentionInt8;
 ///                 plain loops, the softmax on the vocabulary; what a target's own declines;
 ///   int8_x86      avx2, avx512: rows sharing each key block's K and V (repacked in quads), vpdpbusd
 ///                 (AVX-VNNI, AVX512-VNNI on ymm) where the CPU has it, else vpmaddwd
-///                 (kernels/attention/x86_int8.hpp; head_dim ≤ 256).
+///                 (kernels/attention/x86_int8.hpp; head_dim ≤ 256);
+///   int8_cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU and the DSP
+///                 extension; the M55's scalar variant too): kernels/attention/cortex_m4f_int8.hpp,
+///                 sxtb16 + smlad (head_dim a multiple of 4, at most 64; others go the generic way).
 /// `Rows` is the struct that provides the target's attention_rows_w8a8 (same arguments; it returns
 /// false to decline a call, which the generic code then runs), void where the generic code runs alone.
 template <class Tag>
@@ -101,6 +105,14 @@ template <>
 struct AttentionInt8Select<isa::avx512> {
   static constexpr const char* variant = "int8_x86";
   using Rows = x86::AttentionInt8<isa::avx512>;
+};
+#endif
+
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && defined(__ARM_FEATURE_DSP)
+template <>
+struct AttentionInt8Select<isa::scalar> {
+  static constexpr const char* variant = "int8_cortex_m4f";
+  using Rows = cortex_m4f::AttentionInt8<isa::scalar>;
 };
 #endif
 
