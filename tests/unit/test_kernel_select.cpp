@@ -25,7 +25,8 @@ namespace {
 /// files; softmax and transpose have no target variant).
 template <class Tag>
 std::string expected_variant(const std::string& op, bool int8) {
-  if (int8 && op == "attention") return "int8_generic";  // (AttentionInt8Select: no target's own yet)
+  if (int8 && op == "attention")  // (AttentionInt8Select: Helium's own on mve)
+    return std::is_same_v<Tag, isa::mve> ? "int8_helium" : "int8_generic";
   if (int8) {  // the int8 products (ProductInt8Select): x86's own on avx2 and avx512, Cortex-M's on scalar, Helium's on
                // mve, NEON's on neon
 #if defined(__x86_64__)

@@ -49,7 +49,7 @@ struct OperationVariant {
 
 /// Every variant of every operation. A new variant file goes here, into its operation's select.hpp
 /// and, for a new target, into the firmware or cross check that runs it.
-inline constexpr std::array<OperationVariant, 21> operation_variants = {{
+inline constexpr std::array<OperationVariant, 22> operation_variants = {{
     {"product", "generic", "generic.hpp register_tiles.hpp", "every target without one of its own"},
     {"product", "cortex_m4f", "cortex_m4f.hpp cortex_m4f_tiles.hpp generic.hpp register_tiles.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
@@ -67,6 +67,7 @@ inline constexpr std::array<OperationVariant, 21> operation_variants = {{
     {"attention", "generic", "generic.hpp streaming.hpp", "every target without one of its own"},
     // the int8 number format of the attention (w8a8; kernels/QUANTIZATION.md): AttentionInt8Select
     {"attention", "int8_generic", "int8.hpp", "every target (int8: the w8a8 attention)"},
+    {"attention", "int8_helium", "helium_int8.hpp int8.hpp", "mve (Cortex-M55; int8: vmladav.s8, transposed values)"},
     {"attention", "x86", "generic.hpp streaming.hpp wide_spans.hpp register_block.hpp", "avx2, avx512"},
     {"attention", "cortex_m4f", "cortex_m4f.hpp generic.hpp streaming.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},

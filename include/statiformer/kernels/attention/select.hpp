@@ -4,6 +4,7 @@
 
 #include <statiformer/kernels/attention/cortex_m4f.hpp>
 #include <statiformer/kernels/attention/helium.hpp>
+#include <statiformer/kernels/attention/helium_int8.hpp>
 #include <statiformer/simd/isa.hpp>
 
 namespace stf::kernels_detail {
@@ -70,7 +71,9 @@ struct AttentionSelect<isa::mve> {
 
 /// The w8a8 attention (Kernels::attention_rows_w8a8, quantize_rows) on target `Tag`:
 ///   int8_generic  every target: kernels/attention/int8.hpp (generic::AttentionInt8), int32 sums in
-///                 plain loops, the softmax on the vocabulary. No target has its own yet.
+///                 plain loops, the softmax on the vocabulary;
+///   int8_helium   Cortex-M55 (mve): kernels/attention/helium_int8.hpp (helium::AttentionInt8), groups
+///                 of up to 6 rows with prefix masks (vmladav.s8 for Q·Kᵀ and over transposed values).
 /// `Rows` is the struct that provides the target's attention_rows_w8a8 (same arguments; it returns
 /// false to decline a call, which the generic code then runs), void where the generic code runs alone.
 template <class Tag>
@@ -78,5 +81,13 @@ struct AttentionInt8Select {
   static constexpr const char* variant = "int8_generic";
   using Rows = void;
 };
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+template <>
+struct AttentionInt8Select<isa::mve> {
+  static constexpr const char* variant = "int8_helium";
+  using Rows = helium::AttentionInt8;
+};
+#endif
 
 }  // namespace stf::kernels_detail

@@ -1,0 +1,310 @@
+// statiformer — attention on Cortex-M55 (Helium / MVE), part: the int8 number format
+// (kernels/QUANTIZATION.md, "Attention"). The w8a8 attention of the mve variant (selected by
+// kernels/attention/select.hpp's AttentionInt8Select; the generic one is kernels/attention/int8.hpp),
+// for groups of up to 6 query rows whose masks are prefixes (no mask arrays; it declines a call
+// with any other row, and the generic code runs it):
+//  - Q·Kᵀ: vmladav.s8 sums the 16 byte products of a query row and a key row into a general-purpose
+//    register; per key one load of the key row and one vmladav per query row (the rows' query
+//    vectors stay in registers for head_dim <= 16; longer heads loop over 16-byte chunks);
+//  - P·V: the block's int8 weights of a row are a contiguous vector over 16 keys; the values are
+//    transposed, 16 dimensions at a time, into [dimension][16 keys] (one vldrb and one byte scatter
+//    per key), so that one vmladav per row and dimension sums 16 keys;
+//  - the float steps per row and block in vectors, the same operations in the same order as the
+//    generic code's: float(acc) · (s_q · s_k) divided by the scale (a power-of-two scale as a product
+//    by its exact inverse, others lane by lane on the scalar unit), the block maximum, exp through the
+//    same kernel as Elementwise<mve>::exp_shifted, the canonical 16-lane sum (its tree on the
+//    vectors: every value is >= +0), p · s_v, the block's quantization (max, 127 / a, x · inv, vcvtn),
+//    fma(float(acc), s_b, out), and the final division by the sum on the scalar unit.
+// MVE flushes denormals: the quantization keeps that out of its q (a block whose max p·s_v is below
+// 2⁻¹¹⁸ is quantized by the scalar code, as kernels/product/helium_int8.hpp does); the scores can
+// have none (the call is declined unless every s_q and s_k is 0 or in [2⁻⁴⁰, 2⁴⁰]: no NaN, infinity
+// or denormal among the scores); the output's running sums and rescales below 2⁻¹²⁶ are the float
+// path's exception (examples/firmware/README.md), as in the float attention.
+#pragma once
+
+#include <statiformer/config.hpp>
+#include <statiformer/kernels/api.hpp>
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#include <arm_mve.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include <statiformer/kernels/elementwise/generic.hpp>
+#include <statiformer/kernels/product/int8.hpp>
+
+namespace stf::kernels_detail::helium {
+
+/// The Helium w8a8 attention (see the file's comment).
+struct AttentionInt8 {
+  using E = generic::Elementwise<isa::mve>;
+  using Q = generic::ProductInt8<isa::mve>;
+  static constexpr int kGroup = 6;                  ///< query rows at a time
+  static constexpr index_t B = kAttentionKeyBlock;  ///< 32 keys per block
+  static constexpr index_t kChunk = 16;             ///< dimensions of one transposed slice of V
+  static_assert(B == 32, "the block's vectors: 2 × 16 int8 weights, 8 × 4 floats");
+
+  /// Kernels::attention_rows_w8a8 (kernels/api.hpp); false: declined (a row with mask arrays, or a
+  /// scale out of the range above).
+  static bool attention_rows_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows,
+                                  const std::int8_t* k, index_t k_stride, const float* s_k, const std::int8_t* v,
+                                  index_t v_stride, const float* s_v, index_t head_dim, index_t n_keys,
+                                  const ref::RowMask* masks, MaskFill fill, float* /*p*/, float* out,
+                                  index_t out_stride) {
+    index_t end = 0;  // keys any row reads
+    for (index_t r = 0; r < n_rows; ++r) {
+      if (!masks[r].prefix()) return false;
+      const index_t e = masks[r].key_end < n_keys ? masks[r].key_end : n_keys;
+      end = e > end ? e : end;
+    }
+    if (!scales_in_range(s_q, n_rows) || !scales_in_range(s_k, end)) return false;
+    for (index_t r0 = 0; r0 < n_rows; r0 += kGroup) {
+      const int rows = static_cast<int>(n_rows - r0 < kGroup ? n_rows - r0 : kGroup);
+      group(q + r0 * q_stride, q_stride, s_q + r0, rows, k, k_stride, s_k, v, v_stride, s_v, head_dim, n_keys,
+            masks + r0, fill, out + r0 * out_stride, out_stride);
+    }
+    return true;
+  }
+
+  /// Whether every x[i], i < n, is +0 or in [2⁻⁴⁰, 2⁴⁰] (on the bits: a sign, NaN or infinity is
+  /// out of range).
+  static bool scales_in_range(const float* x, index_t n) {
+    constexpr std::uint32_t lo = 0x2B800000u;  // 2⁻⁴⁰
+    constexpr std::uint32_t hi = 0x53800000u;  // 2⁴⁰
+    uint32x4_t mx = vdupq_n_u32(0), mn = vdupq_n_u32(~0u);
+    for (index_t i = 0; i < n; i += 4) {
+      const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(n - i));
+      const uint32x4_t b = vldrwq_z_u32(reinterpret_cast<const std::uint32_t*>(x + i), pr);
+      mx = vmaxq_u32(mx, b);
+      mn = vminq_m_u32(mn, mn, vsubq_n_u32(b, 1u), pr);  // (a zero: the largest, never the minimum)
+    }
+    return vmaxvq_u32(0u, mx) <= hi && vminvq_u32(~0u, mn) >= lo - 1u;
+  }
+
+ private:
+  struct Row {
+    float m = 0.0f, l = 0.0f;
+    bool seen = false;
+  };
+
+  /// The attention of `rows` (1..6) query rows (see the file's comment).
+  static void group(const std::int8_t* q, index_t q_stride, const float* s_q, int rows, const std::int8_t* k,
+                    index_t k_stride, const float* s_k, const std::int8_t* v, index_t v_stride, const float* s_v,
+                    index_t hd, index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* out,
+                    index_t out_stride) {
+    const float scale = std::sqrt(static_cast<float>(hd));
+    std::uint32_t sbits;
+    std::memcpy(&sbits, &scale, sizeof sbits);
+    // a power-of-two scale divides as its (exact) inverse multiplies (no denormal score: above)
+    const bool pow2 = (sbits & 0x007fffffu) == 0;
+    const float inv_scale = 1.0f / scale;
+    alignas(16) std::int32_t S[kGroup][B];  // the block's scores: int32 sums, then floats in place
+    alignas(16) std::int8_t W[kGroup][B];   // the block's quantized weights
+    alignas(16) std::int8_t VT[2][kChunk][16];
+    alignas(16) std::int32_t A[kGroup][kChunk];
+    Row st[kGroup];
+    index_t e_row[kGroup], end = 0;
+    for (int r = 0; r < rows; ++r) {
+      e_row[r] = masks[r].key_end < n_keys ? masks[r].key_end : n_keys;
+      end = e_row[r] > end ? e_row[r] : end;
+      float* o = out + r * out_stride;
+      for (index_t d = 0; d < hd; ++d) o[d] = 0.0f;
+    }
+    for (index_t kb = 0; kb < end; kb += B) {
+      const index_t nb = n_keys - kb < B ? n_keys - kb : B;
+      const index_t n_read = end - kb < nb ? end - kb : nb;
+      scores(q, q_stride, rows, k + kb * k_stride, k_stride, hd, n_read, S);
+      float s_b[kGroup], m_new[kGroup], cx[kGroup];
+      bool active[kGroup];
+      index_t e[kGroup];
+      int moved[kGroup], n_moved = 0;
+      // the scores as floats and their block maxima; the running maxima
+      for (int r = 0; r < rows; ++r) {
+        e[r] = e_row[r] > kb ? (e_row[r] - kb < nb ? e_row[r] - kb : nb) : 0;
+        active[r] = e[r] > 0;
+        if (!active[r]) continue;
+        const float bm = score_floats(S[r], s_q[r], s_k + kb, e[r], pow2, inv_scale, scale);
+        const Row& w = st[r];
+        m_new[r] = (w.seen && w.m > bm) ? w.m : bm;
+        if (w.seen && m_new[r] != w.m) {  // (else c = exp(+0) = 1: l and out stay)
+          cx[n_moved] = w.m - m_new[r];
+          moved[n_moved++] = r;
+        }
+      }
+      if (n_moved) {  // what came before, to the new maxima: c = exp(m - m_new), as the generic code
+        E::exp_shifted(cx, cx, n_moved, 0.0f);
+        for (int i = 0; i < n_moved; ++i) {
+          const int r = moved[i];
+          st[r].l = st[r].l * cx[i];
+          rescale(out + r * out_stride, hd, cx[i]);
+        }
+      }
+      // the weights, their canonical sums, times the values' scales, quantized
+      for (int r = 0; r < rows; ++r) {
+        if (!active[r]) continue;
+        float* p = reinterpret_cast<float*>(S[r]);
+        Row& w = st[r];
+        w.m = m_new[r];
+        E::exp_shifted(p, p, e[r], m_new[r]);
+        for (index_t i = e[r]; i < B; ++i) p[i] = 0.0f;
+        const float bs = sum32(p);
+        w.l = w.seen ? w.l + bs : bs;
+        s_b[r] = weights(p, s_v + kb, e[r], nb, W[r]);
+      }
+      values(W, rows, active, s_b, v + kb * v_stride, v_stride, hd, n_read, VT, A, out, out_stride);
+      for (int r = 0; r < rows; ++r) st[r].seen = st[r].seen || active[r];
+    }
+    for (int r = 0; r < rows; ++r) {
+      float* o = out + r * out_stride;
+      if (st[r].seen) {
+        const float l = st[r].l;
+        for (index_t d = 0; d < hd; ++d) o[d] = o[d] / l;
+        continue;
+      }
+      // every key masked: the documented convention (the generic code's)
+      const float w = fill == MaskFill::neg_1e9 ? 1.0f / static_cast<float>(n_keys) : 0.0f;
+      for (index_t d = 0; d < hd; ++d) {
+        float acc = 0.0f;
+        if (w != 0.0f)
+          for (index_t j = 0; j < n_keys; ++j) acc = std::fma(w, static_cast<float>(v[j * v_stride + d]) * s_v[j], acc);
+        o[d] = acc;
+      }
+    }
+  }
+
+  /// S[r][i] = Σ_d q_r[d] · k_i[d] for the block's first n keys.
+  static void scores(const std::int8_t* q, index_t q_stride, int rows, const std::int8_t* k, index_t k_stride,
+                     index_t hd, index_t n, std::int32_t (*S)[B]) {
+    if (hd <= 16) {
+      const mve_pred16_t pd = vctp8q(static_cast<std::uint32_t>(hd));
+      int8x16_t qv[kGroup];
+      for (int r = 0; r < rows; ++r) qv[r] = vldrbq_z_s8(q + r * q_stride, pd);
+      for (index_t i = 0; i < n; ++i) {
+        const int8x16_t kv = vldrbq_z_s8(k + i * k_stride, pd);
+        for (int r = 0; r < rows; ++r) S[r][i] = vmladavq_s8(qv[r], kv);
+      }
+      return;
+    }
+    for (int r = 0; r < rows; ++r)
+      for (index_t i = 0; i < n; ++i) {
+        std::int32_t acc = 0;
+        const std::int8_t* qr = q + r * q_stride;
+        const std::int8_t* ki = k + i * k_stride;
+        for (index_t d = 0; d < hd; d += 16) {
+          const mve_pred16_t pd = vctp8q(static_cast<std::uint32_t>(hd - d));
+          acc = vmladavaq_p_s8(acc, vldrbq_z_s8(qr + d, pd), vldrbq_z_s8(ki + d, pd), pd);
+        }
+        S[r][i] = acc;
+      }
+  }
+
+  /// The scores of one row, i < e, as floats in place: (float(acc) · (s_q · s_k[i])) / scale; returns
+  /// their maximum.
+  static float score_floats(std::int32_t* s, float sq, const float* sk, index_t e, bool pow2, float inv_scale,
+                            float scale) {
+    float* p = reinterpret_cast<float*>(s);
+    float32x4_t mx = vdupq_n_f32(-INFINITY);
+    for (index_t i = 0; i < e; i += 4) {
+      const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(e - i));
+      const float32x4_t a = vcvtq_f32_s32(vld1q_s32(s + i));
+      float32x4_t t = vmulq_f32(a, vmulq_n_f32(vldrwq_z_f32(sk + i, pr), sq));
+      if (pow2) {
+        t = vmulq_n_f32(t, inv_scale);
+        mx = vmaxnmq_m_f32(mx, mx, t, pr);
+      }
+      vst1q_f32(p + i, t);
+    }
+    if (pow2) return vmaxnmvq_f32(-INFINITY, mx);
+    float m = -INFINITY;
+    for (index_t i = 0; i < e; ++i) {
+      p[i] = p[i] / scale;
+      m = p[i] > m ? p[i] : m;
+    }
+    return m;
+  }
+
+  /// Σ p[0, 32) in the canonical order (kernels/elementwise/generic.hpp's sum: lane i of 16 the
+  /// keys i and i + 16, folded as reduce16), every p >= +0.
+  static float sum32(const float* p) {
+    float32x4_t a[4];
+    for (int s = 0; s < 4; ++s) a[s] = vaddq_f32(vld1q_f32(p + 4 * s), vld1q_f32(p + 16 + 4 * s));
+    const float32x4_t s8a = vaddq_f32(a[0], a[2]), s8b = vaddq_f32(a[1], a[3]);
+    const float32x4_t s4 = vaddq_f32(s8a, s8b);
+    const float s2a = vgetq_lane_f32(s4, 0) + vgetq_lane_f32(s4, 2);
+    const float s2b = vgetq_lane_f32(s4, 1) + vgetq_lane_f32(s4, 3);
+    return s2a + s2b;
+  }
+
+  /// The block's weights of one row: p[i] · s_v[i] (i < e; 0 from e on, p is 0 there too),
+  /// quantized into w[0, 32) (zeros from e on); returns their scale s_b.
+  static float weights(const float* p, const float* sv, index_t e, index_t nb, std::int8_t* w) {
+    alignas(16) float x[B];
+    float32x4_t mx = vdupq_n_f32(0.0f);
+    for (index_t i = 0; i < B; i += 4) {
+      const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(e > i ? e - i : 0));
+      const float32x4_t xi = vmulq_f32(vld1q_f32(p + i), vldrwq_z_f32(sv + i, pr));
+      mx = vmaxnmq_f32(mx, xi);
+      vst1q_f32(x + i, xi);
+    }
+    const float a = vmaxnmvq_f32(0.0f, mx);
+    if (!(a >= 0x1p-118f)) {  // zero or tiny (a flushed denormal x could give another q): the scalar code
+      for (index_t i = 0; i < nb; ++i) x[i] = i < e ? p[i] * sv[i] : 0.0f;
+      const float s = Q::quantize_row(x, nb, w, false);
+      for (index_t i = nb; i < B; ++i) w[i] = 0;
+      return s;
+    }
+    const float inv = 127.0f / a;
+    for (index_t i = 0; i < B; i += 4) {
+      const int32x4_t qi = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + i), inv));  // (ties to even; |q| <= 127)
+      vstrbq_s32(w + i, qi);
+    }
+    return a / 127.0f;
+  }
+
+  /// out[r][d] *= c, d < hd.
+  static void rescale(float* o, index_t hd, float c) {
+    for (index_t d = 0; d < hd; d += 4) {
+      const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(hd - d));
+      vstrwq_p_f32(o + d, vmulq_n_f32(vldrwq_z_f32(o + d, pr), c), pr);
+    }
+  }
+
+  /// P·V of the block for the active rows: out[r][d] = fma(float(Σ_i W[r][i] · v_i[d]), s_b[r],
+  /// out[r][d]), the keys i < n (the weights are 0 from each row's e on).
+  static void values(const std::int8_t (*W)[B], int rows, const bool* active, const float* s_b, const std::int8_t* v,
+                     index_t v_stride, index_t hd, index_t n, std::int8_t (*VT)[kChunk][16], std::int32_t (*A)[kChunk],
+                     float* out, index_t out_stride) {
+    const uint8x16_t offs = vmulq_n_u8(vidupq_n_u8(0u, 1), 16);
+    const int halves = n > 16 ? 2 : 1;
+    for (index_t d0 = 0; d0 < hd; d0 += kChunk) {
+      const index_t nd = hd - d0 < kChunk ? hd - d0 : kChunk;
+      const mve_pred16_t pd = vctp8q(static_cast<std::uint32_t>(nd));
+      // VT[h][d][i] = v[16h + i][d0 + d]; keys past n: zeros
+      for (int h = 0; h < halves; ++h)
+        for (index_t d = 0; d < kChunk; ++d) vst1q_s8(VT[h][d], vdupq_n_s8(0));
+      for (index_t i = 0; i < n; ++i)
+        vstrbq_scatter_offset_p_s8(&VT[i / 16][0][i % 16], offs, vldrbq_z_s8(v + i * v_stride + d0, pd), pd);
+      for (int r = 0; r < rows; ++r) {
+        if (!active[r]) continue;
+        const int8x16_t w0 = vld1q_s8(W[r]), w1 = vld1q_s8(W[r] + 16);
+        for (index_t d = 0; d < nd; ++d) {
+          std::int32_t acc = vmladavq_s8(w0, vld1q_s8(VT[0][d]));
+          if (halves > 1) acc = vmladavaq_s8(acc, w1, vld1q_s8(VT[1][d]));
+          A[r][d] = acc;
+        }
+        float* o = out + r * out_stride + d0;
+        for (index_t d = 0; d < nd; d += 4) {
+          const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(nd - d));
+          const float32x4_t a = vcvtq_f32_s32(vld1q_s32(A[r] + d));
+          vstrwq_p_f32(o + d, vfmaq_n_f32(vldrwq_z_f32(o + d, pr), a, s_b[r]), pr);
+        }
+      }
+    }
+  }
+};
+
+}  // namespace stf::kernels_detail::helium
+#endif
