@@ -148,7 +148,7 @@ struct AttentionInt8 {
         float* p = reinterpret_cast<float*>(S[r]);
         Row& w = st[r];
         w.m = m_new[r];
-        E::exp_shifted(p, p, e[r], m_new[r]);
+        exp_row(p, e[r], m_new[r]);
         for (index_t i = e[r]; i < B; ++i) p[i] = 0.0f;
         const float bs = sum32(p);
         w.l = w.seen ? w.l + bs : bs;
@@ -179,14 +179,20 @@ struct AttentionInt8 {
   static void scores(const std::int8_t* q, index_t q_stride, int rows, const std::int8_t* k, index_t k_stride,
                      index_t hd, index_t n, std::int32_t (*S)[B]) {
     if (hd <= 16) {
-      const mve_pred16_t pd = vctp8q(static_cast<std::uint32_t>(hd));
-      int8x16_t qv[kGroup];
-      for (int r = 0; r < rows; ++r) qv[r] = vldrbq_z_s8(q + r * q_stride, pd);
-      for (index_t i = 0; i < n; ++i) {
-        const int8x16_t kv = vldrbq_z_s8(k + i * k_stride, pd);
-        for (int r = 0; r < rows; ++r) S[r][i] = vmladavq_s8(qv[r], kv);
+      switch (rows) {
+        case 1:
+          return scores16<1>(q, q_stride, k, k_stride, hd, n, S[0]);
+        case 2:
+          return scores16<2>(q, q_stride, k, k_stride, hd, n, S[0]);
+        case 3:
+          return scores16<3>(q, q_stride, k, k_stride, hd, n, S[0]);
+        case 4:
+          return scores16<4>(q, q_stride, k, k_stride, hd, n, S[0]);
+        case 5:
+          return scores16<5>(q, q_stride, k, k_stride, hd, n, S[0]);
+        default:
+          return scores16<6>(q, q_stride, k, k_stride, hd, n, S[0]);
       }
-      return;
     }
     for (int r = 0; r < rows; ++r)
       for (index_t i = 0; i < n; ++i) {
@@ -199,6 +205,36 @@ struct AttentionInt8 {
         }
         S[r][i] = acc;
       }
+  }
+  /// scores for head_dim <= 16: the R query rows in registers (zeros past head_dim), per key one
+  /// predicated load, R vmladav (accumulators r0, r2, ..., r10) and R stores into S[r][i] (rows
+  /// B·4 bytes apart): 4 + 2R instructions.
+  template <int R>
+  [[gnu::noinline]] static void scores16(const std::int8_t* q, index_t q_stride, const std::int8_t* k, index_t k_stride,
+                                         index_t hd, index_t n, std::int32_t* s) {
+    const mve_pred16_t pd = vctp8q(static_cast<std::uint32_t>(hd));
+    int8x16_t qv[6];
+    for (int r = 0; r < 6; ++r) qv[r] = r < R ? vldrbq_z_s8(q + r * q_stride, pd) : qv[0];
+    asm volatile(
+        "vctp.8 %[hd]\n"
+        "wls lr, %[n], 2f\n"
+        "1:\n"
+        "vpst\n"
+        "vldrbt.u8 q7, [%[k]]\n"
+        "add %[k], %[k], %[ks]\n"
+        ".if %c[R] > 1\n vmladav.s8 r2, %q[q1], q7\n str r2, [%[s], #4*%c[B]]\n .endif\n"
+        ".if %c[R] > 2\n vmladav.s8 r4, %q[q2], q7\n str r4, [%[s], #8*%c[B]]\n .endif\n"
+        ".if %c[R] > 3\n vmladav.s8 r6, %q[q3], q7\n str r6, [%[s], #12*%c[B]]\n .endif\n"
+        ".if %c[R] > 4\n vmladav.s8 r8, %q[q4], q7\n str r8, [%[s], #16*%c[B]]\n .endif\n"
+        ".if %c[R] > 5\n vmladav.s8 r10, %q[q5], q7\n str r10, [%[s], #20*%c[B]]\n .endif\n"
+        "vmladav.s8 r0, %q[q0], q7\n"
+        "str r0, [%[s]], #4\n"
+        "le lr, 1b\n"
+        "2:\n"
+        : [k] "+r"(k), [s] "+r"(s)
+        : [hd] "r"(hd), [n] "r"(n), [ks] "r"(k_stride), [q0] "w"(qv[0]), [q1] "w"(qv[1]), [q2] "w"(qv[2]),
+          [q3] "w"(qv[3]), [q4] "w"(qv[4]), [q5] "w"(qv[5]), [R] "i"(R), [B] "i"(B)
+        : "r0", "r2", "r4", "r6", "r8", "r10", "q7", "lr", "cc", "memory");
   }
 
   /// The scores of one row, i < e, as floats in place: (float(acc) · (s_q · s_k[i])) / scale; returns
@@ -224,6 +260,51 @@ struct AttentionInt8 {
       m = p[i] > m ? p[i] : m;
     }
     return m;
+  }
+
+  /// p[i] = exp(p[i] - m), i < n, for p[i] <= m (finite): Elementwise<mve>::exp_shifted's operations
+  /// (kernels/elementwise/helium.hpp) where its steps for n > 0 and for overflow do nothing, in one
+  /// tail-predicated loop with the constants in registers, 22 instructions per vector (35): x = p - m;
+  /// n = fma(x, log2e, magic) - magic; r = fma(n, -c1, x), fma(n, c2, r); the same Horner steps;
+  /// times 2^n (vmul, as exp_shifted: 2^n's bits built as (bits(fma(...)) << 23) + bits(1.0), the
+  /// same float as its ((n + 127) << 23), since magic's bits end in 22 zeros); x < lo: +0.
+  [[gnu::noinline]] static void exp_row(float* p, index_t n, float m) {
+    alignas(8) static constexpr float kConstants[] = {
+        1.44269504088896341f, -0.693359375f, 2.12194440e-4f, 1.0f / 5040.0f, 1.0f / 720.0f,
+        1.0f / 120.0f,        1.0f / 24.0f,  1.0f / 6.0f,    0.5f,           1.0f};  // r1-r10
+    const float32x4_t mv = vdupq_n_f32(m), magic = vdupq_n_f32(12582912.0f), lo = vdupq_n_f32(-87.3365448f);
+    const float* c = kConstants;
+    asm volatile(
+        "ldm %[c], {r1-r10}\n"
+        "wlstp.32 lr, %[n], 2f\n"
+        "1:\n"
+        "vldrw.u32 q0, [%[p]]\n"
+        "vsub.f32 q0, q0, %q[m]\n"
+        "vcmp.f32 lt, q0, %q[lo]\n"
+        "vmov q1, %q[magic]\n"
+        "vfma.f32 q1, q0, r1\n"
+        "vsub.f32 q2, q1, %q[magic]\n"
+        "vfma.f32 q0, q2, r2\n"
+        "vfma.f32 q0, q2, r3\n"
+        "vdup.32 q3, r4\n"
+        "vfmas.f32 q3, q0, r5\n"
+        "vfmas.f32 q3, q0, r6\n"
+        "vfmas.f32 q3, q0, r7\n"
+        "vfmas.f32 q3, q0, r8\n"
+        "vfmas.f32 q3, q0, r9\n"
+        "vfmas.f32 q3, q0, r10\n"
+        "vfmas.f32 q3, q0, r10\n"
+        "vshl.i32 q1, q1, #23\n"
+        "vadd.i32 q1, q1, r10\n"
+        "vmul.f32 q3, q3, q1\n"
+        "vpst\n"
+        "vmovt.i32 q3, #0\n"
+        "vstrw.32 q3, [%[p]], #16\n"
+        "letp lr, 1b\n"
+        "2:\n"
+        : [p] "+r"(p)
+        : [n] "r"(n), [c] "r"(c), [m] "w"(mv), [magic] "w"(magic), [lo] "w"(lo), "m"(kConstants)
+        : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "q0", "q1", "q2", "q3", "lr", "cc", "memory");
   }
 
   /// Σ p[0, 32) in the canonical order (kernels/elementwise/generic.hpp's sum: lane i of 16 the
@@ -273,28 +354,32 @@ struct AttentionInt8 {
   }
 
   /// P·V of the block for the active rows: out[r][d] = fma(float(Σ_i W[r][i] · v_i[d]), s_b[r],
-  /// out[r][d]), the keys i < n (the weights are 0 from each row's e on).
+  /// out[r][d]), the keys i < n (the weights are 0 from each row's e on, so the keys of VT past n,
+  /// left from an earlier block or never written, add 0).
   static void values(const std::int8_t (*W)[B], int rows, const bool* active, const float* s_b, const std::int8_t* v,
                      index_t v_stride, index_t hd, index_t n, std::int8_t (*VT)[kChunk][16], std::int32_t (*A)[kChunk],
                      float* out, index_t out_stride) {
-    const uint8x16_t offs = vmulq_n_u8(vidupq_n_u8(0u, 1), 16);
-    const int halves = n > 16 ? 2 : 1;
+    const bool two = n > 16;
     for (index_t d0 = 0; d0 < hd; d0 += kChunk) {
       const index_t nd = hd - d0 < kChunk ? hd - d0 : kChunk;
-      const mve_pred16_t pd = vctp8q(static_cast<std::uint32_t>(nd));
-      // VT[h][d][i] = v[16h + i][d0 + d]; keys past n: zeros
-      for (int h = 0; h < halves; ++h)
-        for (index_t d = 0; d < kChunk; ++d) vst1q_s8(VT[h][d], vdupq_n_s8(0));
-      for (index_t i = 0; i < n; ++i)
-        vstrbq_scatter_offset_p_s8(&VT[i / 16][0][i % 16], offs, vldrbq_z_s8(v + i * v_stride + d0, pd), pd);
+      transpose(v + d0, v_stride, nd, n < 16 ? n : 16, VT[0][0]);
+      if (two) transpose(v + d0 + 16 * v_stride, v_stride, nd, n - 16, VT[1][0]);
+      for (int r0 = 0; r0 < rows; r0 += 3) {
+        const int rr = rows - r0 < 3 ? rows - r0 : 3;
+        const std::int8_t* w = W[r0];
+        std::int32_t* a = A[r0];
+        if (two) {
+          if (rr == 3) sums<3, 2>(w, VT[0][0], nd, a);
+          if (rr == 2) sums<2, 2>(w, VT[0][0], nd, a);
+          if (rr == 1) sums<1, 2>(w, VT[0][0], nd, a);
+        } else {
+          if (rr == 3) sums<3, 1>(w, VT[0][0], nd, a);
+          if (rr == 2) sums<2, 1>(w, VT[0][0], nd, a);
+          if (rr == 1) sums<1, 1>(w, VT[0][0], nd, a);
+        }
+      }
       for (int r = 0; r < rows; ++r) {
         if (!active[r]) continue;
-        const int8x16_t w0 = vld1q_s8(W[r]), w1 = vld1q_s8(W[r] + 16);
-        for (index_t d = 0; d < nd; ++d) {
-          std::int32_t acc = vmladavq_s8(w0, vld1q_s8(VT[0][d]));
-          if (halves > 1) acc = vmladavaq_s8(acc, w1, vld1q_s8(VT[1][d]));
-          A[r][d] = acc;
-        }
         float* o = out + r * out_stride + d0;
         for (index_t d = 0; d < nd; d += 4) {
           const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(nd - d));
@@ -303,6 +388,60 @@ struct AttentionInt8 {
         }
       }
     }
+  }
+  /// t[d][i] = v[i][d] for i < n (<= 16), d < nd (<= 16): per key a predicated load of the row and
+  /// a byte scatter to the offsets 16·d.
+  [[gnu::noinline]] static void transpose(const std::int8_t* v, index_t v_stride, index_t nd, index_t n,
+                                          std::int8_t* t) {
+    const uint8x16_t offs = vmulq_n_u8(vidupq_n_u8(0u, 1), 16);
+    asm volatile(
+        "vctp.8 %[nd]\n"
+        "wls lr, %[n], 2f\n"
+        "1:\n"
+        "vpst\n"
+        "vldrbt.u8 q7, [%[v]]\n"
+        "add %[v], %[v], %[vs]\n"
+        "vpst\n"
+        "vstrbt.8 q7, [%[t], %q[o]]\n"
+        "adds %[t], #1\n"
+        "le lr, 1b\n"
+        "2:\n"
+        : [v] "+r"(v), [t] "+r"(t)
+        : [nd] "r"(nd), [n] "r"(n), [vs] "r"(v_stride), [o] "w"(offs)
+        : "q7", "lr", "cc", "memory");
+  }
+  /// a[r][d] = Σ_i w[r][i] · t[i / 16][d][i % 16] for R rows (<= 3) and d < nd, over H halves of 16
+  /// keys: the rows' weight vectors in registers, per dimension H loads, R·H vmladav, R stores.
+  template <int R, int H>
+  [[gnu::noinline]] static void sums(const std::int8_t* w, const std::int8_t* t, index_t nd, std::int32_t* a) {
+    int8x16_t wv[6];
+    for (int r = 0; r < 3; ++r)
+      for (int h = 0; h < 2; ++h) wv[2 * r + h] = r < R && h < H ? vld1q_s8(w + r * B + 16 * h) : vdupq_n_s8(0);
+    const std::int8_t* t1 = t + kChunk * 16;
+    asm volatile(
+        "wls lr, %[nd], 2f\n"
+        "1:\n"
+        "vldrb.u8 q6, [%[t0]], #16\n"
+        ".if %c[H] > 1\n vldrb.u8 q7, [%[t1]], #16\n .endif\n"
+        ".if %c[R] > 1\n"
+        " vmladav.s8 r2, %q[w10], q6\n"
+        " .if %c[H] > 1\n vmladava.s8 r2, %q[w11], q7\n .endif\n"
+        " str r2, [%[a], #4*%c[C]]\n"
+        ".endif\n"
+        ".if %c[R] > 2\n"
+        " vmladav.s8 r4, %q[w20], q6\n"
+        " .if %c[H] > 1\n vmladava.s8 r4, %q[w21], q7\n .endif\n"
+        " str r4, [%[a], #8*%c[C]]\n"
+        ".endif\n"
+        "vmladav.s8 r0, %q[w00], q6\n"
+        ".if %c[H] > 1\n vmladava.s8 r0, %q[w01], q7\n .endif\n"
+        "str r0, [%[a]], #4\n"
+        "le lr, 1b\n"
+        "2:\n"
+        : [t0] "+r"(t), [t1] "+r"(t1), [a] "+r"(a)
+        : [nd] "r"(nd), [w00] "w"(wv[0]), [w01] "w"(wv[1]), [w10] "w"(wv[2]), [w11] "w"(wv[3]), [w20] "w"(wv[4]),
+          [w21] "w"(wv[5]), [R] "i"(R), [H] "i"(H), [C] "i"(kChunk)
+        : "r0", "r2", "r4", "q6", "q7", "lr", "cc", "memory");
   }
 };
 
