@@ -126,7 +126,8 @@ struct AttentionInt8 {
         e[r] = e_row[r] > kb ? (e_row[r] - kb < nb ? e_row[r] - kb : nb) : 0;
         active[r] = e[r] > 0;
         if (!active[r]) continue;
-        const float bm = score_floats(S[r], s_q[r], s_k + kb, e[r], pow2, inv_scale, scale);
+        const float bm = pow2 ? score_floats<true>(S[r], s_q[r], s_k + kb, e[r], inv_scale, scale)
+                              : score_floats<false>(S[r], s_q[r], s_k + kb, e[r], inv_scale, scale);
         const Row& w = st[r];
         m_new[r] = (w.seen && w.m > bm) ? w.m : bm;
         if (w.seen && m_new[r] != w.m) {  // (else c = exp(+0) = 1: l and out stay)
@@ -149,9 +150,22 @@ struct AttentionInt8 {
         Row& w = st[r];
         w.m = m_new[r];
         exp_row(p, e[r], m_new[r]);
+        if (e[r] == B) {  // (a whole block: every vector full)
+          alignas(16) float x[B];
+          float bs, a;
+          sum_weights32(p, s_v + kb, x, &bs, &a);
+          w.l = w.seen ? w.l + bs : bs;
+          if (a >= 0x1p-118f) {
+            quantize32(x, 127.0f / a, W[r]);
+            s_b[r] = a / 127.0f;
+            continue;
+          }
+        }
         for (index_t i = e[r]; i < B; ++i) p[i] = 0.0f;
-        const float bs = sum32(p);
-        w.l = w.seen ? w.l + bs : bs;
+        if (e[r] != B) {
+          const float bs = sum32(p);
+          w.l = w.seen ? w.l + bs : bs;
+        }
         s_b[r] = weights(p, s_v + kb, e[r], nb, W[r]);
       }
       values(W, rows, active, s_b, v + kb * v_stride, v_stride, hd, n_read, VT, A, out, out_stride);
@@ -237,23 +251,32 @@ struct AttentionInt8 {
         : "r0", "r2", "r4", "r6", "r8", "r10", "q7", "lr", "cc", "memory");
   }
 
-  /// The scores of one row, i < e, as floats in place: (float(acc) · (s_q · s_k[i])) / scale; returns
-  /// their maximum.
-  static float score_floats(std::int32_t* s, float sq, const float* sk, index_t e, bool pow2, float inv_scale,
-                            float scale) {
+  /// The scores of one row, i < e (>= 1), as floats in place: (float(acc) · (s_q · s_k[i])) / scale;
+  /// returns their maximum. One tail-predicated loop (8 instructions per vector with a power-of-two
+  /// scale: its inverse multiplies; else the division lane by lane after it, on the scalar unit).
+  template <bool Pow2>
+  static float score_floats(std::int32_t* s, float sq, const float* sk, index_t e, float inv_scale, float scale) {
     float* p = reinterpret_cast<float*>(s);
     float32x4_t mx = vdupq_n_f32(-INFINITY);
-    for (index_t i = 0; i < e; i += 4) {
-      const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(e - i));
-      const float32x4_t a = vcvtq_f32_s32(vld1q_s32(s + i));
-      float32x4_t t = vmulq_f32(a, vmulq_n_f32(vldrwq_z_f32(sk + i, pr), sq));
-      if (pow2) {
-        t = vmulq_n_f32(t, inv_scale);
-        mx = vmaxnmq_m_f32(mx, mx, t, pr);
-      }
-      vst1q_f32(p + i, t);
-    }
-    if (pow2) return vmaxnmvq_f32(-INFINITY, mx);
+    const std::int32_t* a = s;
+    asm volatile(
+        "dlstp.32 lr, %[e]\n"
+        "1:\n"
+        "vldrw.u32 q0, [%[a]]\n"
+        "vldrw.u32 q1, [%[sk]], #16\n"
+        "vcvt.f32.s32 q0, q0\n"
+        "vmul.f32 q1, q1, %[sq]\n"
+        "vmul.f32 q0, q0, q1\n"
+        ".if %c[pow2]\n"
+        " vmul.f32 q0, q0, %[inv]\n"
+        " vmaxnm.f32 %q[mx], %q[mx], q0\n"
+        ".endif\n"
+        "vstrw.32 q0, [%[a]], #16\n"
+        "letp lr, 1b\n"
+        : [a] "+r"(a), [sk] "+r"(sk), [mx] "+w"(mx)
+        : [e] "r"(e), [sq] "r"(sq), [inv] "r"(inv_scale), [pow2] "i"(Pow2)
+        : "q0", "q1", "lr", "cc", "memory");
+    if (Pow2) return vmaxnmvq_f32(-INFINITY, mx);
     float m = -INFINITY;
     for (index_t i = 0; i < e; ++i) {
       p[i] = p[i] / scale;
@@ -305,6 +328,54 @@ struct AttentionInt8 {
         : [p] "+r"(p)
         : [n] "r"(n), [c] "r"(c), [m] "w"(mv), [magic] "w"(magic), [lo] "w"(lo), "m"(kConstants)
         : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "q0", "q1", "q2", "q3", "lr", "cc", "memory");
+  }
+
+  /// A whole block's row (32 keys, every one allowed): *sum = Σ p in the canonical order (sum32),
+  /// x = p · s_v and *a = max x (every x >= +0), in one pass of 8 loads of p: the lane vectors
+  /// a_s = p_s + p_(s+4) (s < 4), then (a_0 + a_2) + (a_1 + a_3) and its lanes (0 + 2) + (1 + 3) on
+  /// the scalar unit, as reduce16.
+  [[gnu::noinline]] static void sum_weights32(const float* p, const float* sv, float* x, float* sum, float* a) {
+    asm volatile(
+        "vmov.i32 q7, #0\n"
+        ".irp s, 0, 1, 2, 3\n"
+        " vldrw.u32 q4, [%[p], #16*\\s]\n"
+        " vldrw.u32 q5, [%[p], #16*\\s+64]\n"
+        " vadd.f32 q\\s, q4, q5\n"
+        " vldrw.u32 q6, [%[sv], #16*\\s]\n"
+        " vmul.f32 q6, q4, q6\n"
+        " vmaxnm.f32 q7, q7, q6\n"
+        " vstrw.32 q6, [%[x], #16*\\s]\n"
+        " vldrw.u32 q6, [%[sv], #16*\\s+64]\n"
+        " vmul.f32 q6, q5, q6\n"
+        " vmaxnm.f32 q7, q7, q6\n"
+        " vstrw.32 q6, [%[x], #16*\\s+64]\n"
+        ".endr\n"
+        "vadd.f32 q0, q0, q2\n"
+        "vadd.f32 q1, q1, q3\n"
+        "vadd.f32 q0, q0, q1\n"
+        "vadd.f32 s4, s0, s2\n"
+        "vadd.f32 s5, s1, s3\n"
+        "vadd.f32 s4, s4, s5\n"
+        "vstr s4, [%[sum]]\n"
+        "mov r0, #0\n"
+        "vmaxnmv.f32 r0, q7\n"
+        "str r0, [%[a]]\n"
+        :
+        : [p] "r"(p), [sv] "r"(sv), [x] "r"(x), [sum] "r"(sum), [a] "r"(a)
+        : "r0", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
+  }
+  /// w[i] = vcvtn(x[i] · inv), i < 32 (ties to even; |w| <= 127).
+  [[gnu::noinline]] static void quantize32(const float* x, float inv, std::int8_t* w) {
+    asm volatile(
+        ".irp s, 0, 1, 2, 3, 4, 5, 6, 7\n"
+        " vldrw.u32 q0, [%[x], #16*\\s]\n"
+        " vmul.f32 q0, q0, %[inv]\n"
+        " vcvtn.s32.f32 q0, q0\n"
+        " vstrb.32 q0, [%[w], #4*\\s]\n"
+        ".endr\n"
+        :
+        : [x] "r"(x), [inv] "r"(inv), [w] "r"(w)
+        : "q0", "memory");
   }
 
   /// Σ p[0, 32) in the canonical order (kernels/elementwise/generic.hpp's sum: lane i of 16 the
