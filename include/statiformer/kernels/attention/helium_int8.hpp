@@ -75,12 +75,18 @@ struct AttentionInt8 {
     constexpr std::uint32_t lo = 0x2B800000u;  // 2⁻⁴⁰
     constexpr std::uint32_t hi = 0x53800000u;  // 2⁴⁰
     uint32x4_t mx = vdupq_n_u32(0), mn = vdupq_n_u32(~0u);
-    for (index_t i = 0; i < n; i += 4) {
-      const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(n - i));
-      const uint32x4_t b = vldrwq_z_u32(reinterpret_cast<const std::uint32_t*>(x + i), pr);
-      mx = vmaxq_u32(mx, b);
-      mn = vminq_m_u32(mn, mn, vsubq_n_u32(b, 1u), pr);  // (a zero: the largest, never the minimum)
-    }
+    if (n > 0)
+      asm volatile(  // 5 instructions per vector
+          "dlstp.32 lr, %[n]\n"
+          "1:\n"
+          "vldrw.u32 q0, [%[x]], #16\n"
+          "vmax.u32 %q[mx], %q[mx], q0\n"
+          "vsub.i32 q0, q0, %[one]\n"
+          "vmin.u32 %q[mn], %q[mn], q0\n"
+          "letp lr, 1b\n"
+          : [x] "+r"(x), [mx] "+w"(mx), [mn] "+w"(mn)
+          : [n] "r"(n), [one] "r"(1u)
+          : "q0", "lr", "memory");
     return vmaxvq_u32(0u, mx) <= hi && vminvq_u32(~0u, mn) >= lo - 1u;
   }
 
@@ -174,8 +180,7 @@ struct AttentionInt8 {
     for (int r = 0; r < rows; ++r) {
       float* o = out + r * out_stride;
       if (st[r].seen) {
-        const float l = st[r].l;
-        for (index_t d = 0; d < hd; ++d) o[d] = o[d] / l;
+        divide(o, hd, st[r].l);
         continue;
       }
       // every key masked: the documented convention (the generic code's)
@@ -416,12 +421,37 @@ struct AttentionInt8 {
     return a / 127.0f;
   }
 
-  /// out[r][d] *= c, d < hd.
+  /// o[d] *= c, d < hd: 3 instructions per vector.
   static void rescale(float* o, index_t hd, float c) {
-    for (index_t d = 0; d < hd; d += 4) {
-      const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(hd - d));
-      vstrwq_p_f32(o + d, vmulq_n_f32(vldrwq_z_f32(o + d, pr), c), pr);
-    }
+    asm volatile(
+        "dlstp.32 lr, %[n]\n"
+        "1:\n"
+        "vldrw.u32 q0, [%[o]]\n"
+        "vmul.f32 q0, q0, %[c]\n"
+        "vstrw.32 q0, [%[o]], #16\n"
+        "letp lr, 1b\n"
+        : [o] "+r"(o)
+        : [n] "r"(hd), [c] "r"(c)
+        : "q0", "lr", "memory");
+  }
+  /// o[d] = o[d] / l, d < hd, on the scalar unit (MVE has no division): 4 at a time by vldm/vstm.
+  static void divide(float* o, index_t hd, float l) {
+    const index_t n4 = hd / 4;
+    asm volatile(
+        "wls lr, %[n], 2f\n"
+        "1:\n"
+        "vldm %[o], {s0-s3}\n"
+        "vdiv.f32 s0, s0, %[l]\n"
+        "vdiv.f32 s1, s1, %[l]\n"
+        "vdiv.f32 s2, s2, %[l]\n"
+        "vdiv.f32 s3, s3, %[l]\n"
+        "vstmia %[o]!, {s0-s3}\n"
+        "le lr, 1b\n"
+        "2:\n"
+        : [o] "+r"(o)
+        : [n] "r"(n4), [l] "t"(l)
+        : "s0", "s1", "s2", "s3", "lr", "memory");
+    for (index_t d = 0; d < hd % 4; ++d) o[d] = o[d] / l;
   }
 
   /// P·V of the block for the active rows: out[r][d] = fma(float(Σ_i W[r][i] · v_i[d]), s_b[r],
@@ -452,11 +482,19 @@ struct AttentionInt8 {
       for (int r = 0; r < rows; ++r) {
         if (!active[r]) continue;
         float* o = out + r * out_stride + d0;
-        for (index_t d = 0; d < nd; d += 4) {
-          const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(nd - d));
-          const float32x4_t a = vcvtq_f32_s32(vld1q_s32(A[r] + d));
-          vstrwq_p_f32(o + d, vfmaq_n_f32(vldrwq_z_f32(o + d, pr), a, s_b[r]), pr);
-        }
+        const std::int32_t* a = A[r];
+        asm volatile(  // o[d] = fma(float(a[d]), s_b, o[d]): 6 instructions per vector
+            "dlstp.32 lr, %[n]\n"
+            "1:\n"
+            "vldrw.u32 q0, [%[a]], #16\n"
+            "vldrw.u32 q1, [%[o]]\n"
+            "vcvt.f32.s32 q0, q0\n"
+            "vfma.f32 q1, q0, %[s]\n"
+            "vstrw.32 q1, [%[o]], #16\n"
+            "letp lr, 1b\n"
+            : [a] "+r"(a), [o] "+r"(o)
+            : [n] "r"(nd), [s] "r"(s_b[r])
+            : "q0", "q1", "lr", "memory");
       }
     }
   }
