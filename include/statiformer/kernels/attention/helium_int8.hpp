@@ -116,8 +116,6 @@ struct AttentionInt8 {
     for (int r = 0; r < rows; ++r) {
       e_row[r] = masks[r].key_end < n_keys ? masks[r].key_end : n_keys;
       end = e_row[r] > end ? e_row[r] : end;
-      float* o = out + r * out_stride;
-      for (index_t d = 0; d < hd; ++d) o[d] = 0.0f;
     }
     for (index_t kb = 0; kb < end; kb += B) {
       const index_t nb = n_keys - kb < B ? n_keys - kb : B;
@@ -174,7 +172,9 @@ struct AttentionInt8 {
         }
         s_b[r] = weights(p, s_v + kb, e[r], nb, W[r]);
       }
-      values(W, rows, active, s_b, v + kb * v_stride, v_stride, hd, n_read, VT, A, out, out_stride);
+      bool first[kGroup];  // (the output is +0 before: fma(x, s_b, +0) is the product x · s_b)
+      for (int r = 0; r < rows; ++r) first[r] = !st[r].seen;
+      values(W, rows, active, first, s_b, v + kb * v_stride, v_stride, hd, n_read, VT, A, out, out_stride);
       for (int r = 0; r < rows; ++r) st[r].seen = st[r].seen || active[r];
     }
     for (int r = 0; r < rows; ++r) {
@@ -200,17 +200,23 @@ struct AttentionInt8 {
     if (hd <= 16) {
       switch (rows) {
         case 1:
-          return scores16<1>(q, q_stride, k, k_stride, hd, n, S[0]);
+          return hd == 16 ? scores16<1, true>(q, q_stride, k, k_stride, hd, n, S[0])
+                          : scores16<1, false>(q, q_stride, k, k_stride, hd, n, S[0]);
         case 2:
-          return scores16<2>(q, q_stride, k, k_stride, hd, n, S[0]);
+          return hd == 16 ? scores16<2, true>(q, q_stride, k, k_stride, hd, n, S[0])
+                          : scores16<2, false>(q, q_stride, k, k_stride, hd, n, S[0]);
         case 3:
-          return scores16<3>(q, q_stride, k, k_stride, hd, n, S[0]);
+          return hd == 16 ? scores16<3, true>(q, q_stride, k, k_stride, hd, n, S[0])
+                          : scores16<3, false>(q, q_stride, k, k_stride, hd, n, S[0]);
         case 4:
-          return scores16<4>(q, q_stride, k, k_stride, hd, n, S[0]);
+          return hd == 16 ? scores16<4, true>(q, q_stride, k, k_stride, hd, n, S[0])
+                          : scores16<4, false>(q, q_stride, k, k_stride, hd, n, S[0]);
         case 5:
-          return scores16<5>(q, q_stride, k, k_stride, hd, n, S[0]);
+          return hd == 16 ? scores16<5, true>(q, q_stride, k, k_stride, hd, n, S[0])
+                          : scores16<5, false>(q, q_stride, k, k_stride, hd, n, S[0]);
         default:
-          return scores16<6>(q, q_stride, k, k_stride, hd, n, S[0]);
+          return hd == 16 ? scores16<6, true>(q, q_stride, k, k_stride, hd, n, S[0])
+                          : scores16<6, false>(q, q_stride, k, k_stride, hd, n, S[0]);
       }
     }
     for (int r = 0; r < rows; ++r)
@@ -228,7 +234,7 @@ struct AttentionInt8 {
   /// scores for head_dim <= 16: the R query rows in registers (zeros past head_dim), per key one
   /// predicated load, R vmladav (accumulators r0, r2, ..., r10) and R stores into S[r][i] (rows
   /// B·4 bytes apart): 4 + 2R instructions.
-  template <int R>
+  template <int R, bool Full>
   [[gnu::noinline]] static void scores16(const std::int8_t* q, index_t q_stride, const std::int8_t* k, index_t k_stride,
                                          index_t hd, index_t n, std::int32_t* s) {
     const mve_pred16_t pd = vctp8q(static_cast<std::uint32_t>(hd));
@@ -238,8 +244,12 @@ struct AttentionInt8 {
         "vctp.8 %[hd]\n"
         "wls lr, %[n], 2f\n"
         "1:\n"
-        "vpst\n"
-        "vldrbt.u8 q7, [%[k]]\n"
+        ".if %c[full]\n"
+        " vldrb.u8 q7, [%[k]]\n"
+        ".else\n"
+        " vpst\n"
+        " vldrbt.u8 q7, [%[k]]\n"
+        ".endif\n"
         "add %[k], %[k], %[ks]\n"
         ".if %c[R] > 1\n vmladav.s8 r2, %q[q1], q7\n str r2, [%[s], #4*%c[B]]\n .endif\n"
         ".if %c[R] > 2\n vmladav.s8 r4, %q[q2], q7\n str r4, [%[s], #8*%c[B]]\n .endif\n"
@@ -252,7 +262,7 @@ struct AttentionInt8 {
         "2:\n"
         : [k] "+r"(k), [s] "+r"(s)
         : [hd] "r"(hd), [n] "r"(n), [ks] "r"(k_stride), [q0] "w"(qv[0]), [q1] "w"(qv[1]), [q2] "w"(qv[2]),
-          [q3] "w"(qv[3]), [q4] "w"(qv[4]), [q5] "w"(qv[5]), [R] "i"(R), [B] "i"(B)
+          [q3] "w"(qv[3]), [q4] "w"(qv[4]), [q5] "w"(qv[5]), [R] "i"(R), [B] "i"(B), [full] "i"(Full)
         : "r0", "r2", "r4", "r6", "r8", "r10", "q7", "lr", "cc", "memory");
   }
 
@@ -457,9 +467,9 @@ struct AttentionInt8 {
   /// P·V of the block for the active rows: out[r][d] = fma(float(Σ_i W[r][i] · v_i[d]), s_b[r],
   /// out[r][d]), the keys i < n (the weights are 0 from each row's e on, so the keys of VT past n,
   /// left from an earlier block or never written, add 0).
-  static void values(const std::int8_t (*W)[B], int rows, const bool* active, const float* s_b, const std::int8_t* v,
-                     index_t v_stride, index_t hd, index_t n, std::int8_t (*VT)[kChunk][16], std::int32_t (*A)[kChunk],
-                     float* out, index_t out_stride) {
+  static void values(const std::int8_t (*W)[B], int rows, const bool* active, const bool* first, const float* s_b,
+                     const std::int8_t* v, index_t v_stride, index_t hd, index_t n, std::int8_t (*VT)[kChunk][16],
+                     std::int32_t (*A)[kChunk], float* out, index_t out_stride) {
     const bool two = n > 16;
     for (index_t d0 = 0; d0 < hd; d0 += kChunk) {
       const index_t nd = hd - d0 < kChunk ? hd - d0 : kChunk;
@@ -483,6 +493,20 @@ struct AttentionInt8 {
         if (!active[r]) continue;
         float* o = out + r * out_stride + d0;
         const std::int32_t* a = A[r];
+        if (first[r]) {
+          asm volatile(  // o[d] = float(a[d]) · s_b: 4 instructions per vector
+              "dlstp.32 lr, %[n]\n"
+              "1:\n"
+              "vldrw.u32 q0, [%[a]], #16\n"
+              "vcvt.f32.s32 q0, q0\n"
+              "vmul.f32 q0, q0, %[s]\n"
+              "vstrw.32 q0, [%[o]], #16\n"
+              "letp lr, 1b\n"
+              : [a] "+r"(a), [o] "+r"(o)
+              : [n] "r"(nd), [s] "r"(s_b[r])
+              : "q0", "lr", "memory");
+          continue;
+        }
         asm volatile(  // o[d] = fma(float(a[d]), s_b, o[d]): 6 instructions per vector
             "dlstp.32 lr, %[n]\n"
             "1:\n"
@@ -503,21 +527,35 @@ struct AttentionInt8 {
   [[gnu::noinline]] static void transpose(const std::int8_t* v, index_t v_stride, index_t nd, index_t n,
                                           std::int8_t* t) {
     const uint8x16_t offs = vmulq_n_u8(vidupq_n_u8(0u, 1), 16);
-    asm volatile(
-        "vctp.8 %[nd]\n"
-        "wls lr, %[n], 2f\n"
-        "1:\n"
-        "vpst\n"
-        "vldrbt.u8 q7, [%[v]]\n"
-        "add %[v], %[v], %[vs]\n"
-        "vpst\n"
-        "vstrbt.8 q7, [%[t], %q[o]]\n"
-        "adds %[t], #1\n"
-        "le lr, 1b\n"
-        "2:\n"
-        : [v] "+r"(v), [t] "+r"(t)
-        : [nd] "r"(nd), [n] "r"(n), [vs] "r"(v_stride), [o] "w"(offs)
-        : "q7", "lr", "cc", "memory");
+    if (nd == 16)
+      asm volatile(
+          "wls lr, %[n], 2f\n"
+          "1:\n"
+          "vldrb.u8 q7, [%[v]]\n"
+          "add %[v], %[v], %[vs]\n"
+          "vstrb.8 q7, [%[t], %q[o]]\n"
+          "adds %[t], #1\n"
+          "le lr, 1b\n"
+          "2:\n"
+          : [v] "+r"(v), [t] "+r"(t)
+          : [n] "r"(n), [vs] "r"(v_stride), [o] "w"(offs)
+          : "q7", "lr", "cc", "memory");
+    else
+      asm volatile(
+          "vctp.8 %[nd]\n"
+          "wls lr, %[n], 2f\n"
+          "1:\n"
+          "vpst\n"
+          "vldrbt.u8 q7, [%[v]]\n"
+          "add %[v], %[v], %[vs]\n"
+          "vpst\n"
+          "vstrbt.8 q7, [%[t], %q[o]]\n"
+          "adds %[t], #1\n"
+          "le lr, 1b\n"
+          "2:\n"
+          : [v] "+r"(v), [t] "+r"(t)
+          : [nd] "r"(nd), [n] "r"(n), [vs] "r"(v_stride), [o] "w"(offs)
+          : "q7", "lr", "cc", "memory");
   }
   /// a[r][d] = Σ_i w[r][i] · t[i / 16][d][i % 16] for R rows (<= 3) and d < nd, over H halves of 16
   /// keys: the rows' weight vectors in registers, per dimension H loads, R·H vmladav, R stores.
