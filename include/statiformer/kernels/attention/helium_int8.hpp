@@ -389,7 +389,7 @@ struct AttentionInt8 {
         " vstrb.32 q0, [%[w], #4*\\s]\n"
         ".endr\n"
         :
-        : [x] "r"(x), [inv] "r"(inv), [w] "r"(w)
+        : [x] "r"(x), [inv] "r"(inv), [w] "l"(w)
         : "q0", "memory");
   }
 

@@ -97,7 +97,7 @@ struct ProductInt8 {
         "vstrb.32 q7, [%[d]], #4\n"
         "letp lr, 1b\n"
         "2:\n"
-        : [p] "+r"(p), [d] "+r"(d)
+        : [p] "+r"(p), [d] "+l"(d)
         : [n] "r"(k), [inv] "r"(inv)
         : "q7", "lr", "memory");
     if (pad)
@@ -106,11 +106,70 @@ struct ProductInt8 {
   }
 
   /// Kernels::quantize_rows (kernels/api.hpp): quantize_row over each row, exactly k bytes (the
-  /// w8a8 attention's Q, K and V rows of a head: about 62 instructions per row of 16, the generic
-  /// code's scalar loops 198).
+  /// w8a8 attention's Q, K and V rows of a head); rows of 4, 8, 12 or 16 in registers (quantize_v).
   static void quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
                             float* s) {
-    for (index_t r = 0; r < rows; ++r) s[r] = quantize_row(x + r * ldx, k, q + r * ldq, false);
+    for (index_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * ldx;
+      std::int8_t* qr = q + r * ldq;
+      switch (k) {
+        case 4:
+          s[r] = quantize_v<1>(xr, qr);
+          break;
+        case 8:
+          s[r] = quantize_v<2>(xr, qr);
+          break;
+        case 12:
+          s[r] = quantize_v<3>(xr, qr);
+          break;
+        case 16:
+          s[r] = quantize_v<4>(xr, qr);
+          break;
+        default:
+          s[r] = quantize_row(xr, k, qr, false);
+      }
+    }
+  }
+  /// quantize_row of a row of 4·N (N <= 4) in N registers, exactly 4·N bytes: max|x| as the
+  /// maximum of the bits shifted left by one (the sign out; the order of |x|, NaN and infinity the
+  /// largest), then x · inv, vcvtn, the narrowing stores; the rows the vectors must not quantize go
+  /// to quantize_row (which gives them to the generic code). 4 + 4·N instructions and two divisions
+  /// besides the checks.
+  template <int N>
+  static float quantize_v(const float* x, std::int8_t* q) {
+    std::uint32_t bits;
+    asm volatile(
+        ".irp i, 0, 1, 2, 3\n"
+        " .if \\i < %c[N]\n"
+        "  vldrw.u32 q\\i, [%[x], #16*\\i]\n"
+        "  vshl.i32 q\\i, q\\i, #1\n"
+        " .endif\n"
+        ".endr\n"
+        ".if %c[N] > 1\n vmax.u32 q0, q0, q1\n .endif\n"
+        ".if %c[N] > 2\n vmax.u32 q0, q0, q2\n .endif\n"
+        ".if %c[N] > 3\n vmax.u32 q0, q0, q3\n .endif\n"
+        "movs %[b], #0\n"
+        "vmaxv.u32 %[b], q0\n"
+        : [b] "=&r"(bits)
+        : [x] "r"(x), [N] "i"(N)
+        : "q0", "q1", "q2", "q3", "memory");
+    bits >>= 1;
+    const float a = std::bit_cast<float>(bits);
+    if (!(bits < 0x7F800000u) || a < 0x1p-118f) return quantize_row(x, 4 * N, q, false);
+    const float inv = 127.0f / a;
+    asm volatile(
+        ".irp i, 0, 1, 2, 3\n"
+        " .if \\i < %c[N]\n"
+        "  vldrw.u32 q0, [%[x], #16*\\i]\n"
+        "  vmul.f32 q0, q0, %[inv]\n"
+        "  vcvtn.s32.f32 q0, q0\n"  // to nearest, ties to even; |q| <= 127 (int8.hpp)
+        "  vstrb.32 q0, [%[q], #4*\\i]\n"
+        " .endif\n"
+        ".endr\n"
+        :
+        : [x] "r"(x), [q] "l"(q), [inv] "r"(inv), [N] "i"(N)
+        : "q0", "memory");
+    return a / 127.0f;
   }
 
   /// 2 rows (x0, x1) × 3·`tiles` outputs, quads ≥ 1: the sums over the quads into a[0, 3·tiles)
