@@ -231,9 +231,10 @@ struct AttentionInt8 {
         S[r][i] = acc;
       }
   }
-  /// scores for head_dim <= 16: the R query rows in registers (zeros past head_dim), per key one
-  /// predicated load, R vmladav (accumulators r0, r2, ..., r10) and R stores into S[r][i] (rows
-  /// B·4 bytes apart): 4 + 2R instructions.
+  /// scores for head_dim <= 16: the R query rows in registers (zeros past head_dim), per pair of
+  /// keys two loads (predicated unless head_dim is 16) and pointer steps, per row two vmladav
+  /// (accumulators r0, r2) and one strd into S[r][i, i + 1] (rows B·4 bytes apart): 5 + 3R
+  /// instructions per 2 keys (4 + 2R per key one at a time).
   template <int R, bool Full>
   [[gnu::noinline]] static void scores16(const std::int8_t* q, index_t q_stride, const std::int8_t* k, index_t k_stride,
                                          index_t hd, index_t n, std::int32_t* s) {
@@ -241,29 +242,46 @@ struct AttentionInt8 {
     int8x16_t qv[6];
     for (int r = 0; r < 6; ++r) qv[r] = r < R ? vldrbq_z_s8(q + r * q_stride, pd) : qv[0];
     asm volatile(
-        "vctp.8 %[hd]\n"
-        "wls lr, %[n], 2f\n"
-        "1:\n"
-        ".if %c[full]\n"
-        " vldrb.u8 q7, [%[k]]\n"
-        ".else\n"
-        " vpst\n"
-        " vldrbt.u8 q7, [%[k]]\n"
-        ".endif\n"
+        ".macro stf_k8 q\n"
+        ".if %c[full]\n vldrb.u8 \\q, [%[k]]\n .else\n vpst\n vldrbt.u8 \\q, [%[k]]\n .endif\n"
         "add %[k], %[k], %[ks]\n"
-        ".if %c[R] > 1\n vmladav.s8 r2, %q[q1], q7\n str r2, [%[s], #4*%c[B]]\n .endif\n"
-        ".if %c[R] > 2\n vmladav.s8 r4, %q[q2], q7\n str r4, [%[s], #8*%c[B]]\n .endif\n"
-        ".if %c[R] > 3\n vmladav.s8 r6, %q[q3], q7\n str r6, [%[s], #12*%c[B]]\n .endif\n"
-        ".if %c[R] > 4\n vmladav.s8 r8, %q[q4], q7\n str r8, [%[s], #16*%c[B]]\n .endif\n"
-        ".if %c[R] > 5\n vmladav.s8 r10, %q[q5], q7\n str r10, [%[s], #20*%c[B]]\n .endif\n"
-        "vmladav.s8 r0, %q[q0], q7\n"
-        "str r0, [%[s]], #4\n"
+        ".endm\n"
+        "vctp.8 %[hd]\n"
+        "lsrs r4, %[n], #1\n"  // pairs of keys
+        "wls lr, r4, 2f\n"
+        "1:\n"
+        "stf_k8 q6\n"
+        "stf_k8 q7\n"
+        ".if %c[R] > 1\n vmladav.s8 r0, %q[q1], q6\n vmladav.s8 r2, %q[q1], q7\n strd r0, r2, [%[s], #4*%c[B]]\n "
+        ".endif\n"
+        ".if %c[R] > 2\n vmladav.s8 r0, %q[q2], q6\n vmladav.s8 r2, %q[q2], q7\n strd r0, r2, [%[s], #8*%c[B]]\n "
+        ".endif\n"
+        ".if %c[R] > 3\n vmladav.s8 r0, %q[q3], q6\n vmladav.s8 r2, %q[q3], q7\n strd r0, r2, [%[s], #12*%c[B]]\n "
+        ".endif\n"
+        ".if %c[R] > 4\n vmladav.s8 r0, %q[q4], q6\n vmladav.s8 r2, %q[q4], q7\n strd r0, r2, [%[s], #16*%c[B]]\n "
+        ".endif\n"
+        ".if %c[R] > 5\n vmladav.s8 r0, %q[q5], q6\n vmladav.s8 r2, %q[q5], q7\n strd r0, r2, [%[s], #20*%c[B]]\n "
+        ".endif\n"
+        "vmladav.s8 r0, %q[q0], q6\n"
+        "vmladav.s8 r2, %q[q0], q7\n"
+        "strd r0, r2, [%[s]], #8\n"
         "le lr, 1b\n"
         "2:\n"
+        "tst %[n], #1\n"  // the last key of an odd count
+        "beq 3f\n"
+        "stf_k8 q7\n"
+        ".if %c[R] > 0\n vmladav.s8 r0, %q[q0], q7\n str r0, [%[s], #0*%c[B]]\n .endif\n"
+        ".if %c[R] > 1\n vmladav.s8 r0, %q[q1], q7\n str r0, [%[s], #4*%c[B]]\n .endif\n"
+        ".if %c[R] > 2\n vmladav.s8 r0, %q[q2], q7\n str r0, [%[s], #8*%c[B]]\n .endif\n"
+        ".if %c[R] > 3\n vmladav.s8 r0, %q[q3], q7\n str r0, [%[s], #12*%c[B]]\n .endif\n"
+        ".if %c[R] > 4\n vmladav.s8 r0, %q[q4], q7\n str r0, [%[s], #16*%c[B]]\n .endif\n"
+        ".if %c[R] > 5\n vmladav.s8 r0, %q[q5], q7\n str r0, [%[s], #20*%c[B]]\n .endif\n"
+        "3:\n"
+        ".purgem stf_k8\n"
         : [k] "+r"(k), [s] "+r"(s)
         : [hd] "r"(hd), [n] "r"(n), [ks] "r"(k_stride), [q0] "w"(qv[0]), [q1] "w"(qv[1]), [q2] "w"(qv[2]),
           [q3] "w"(qv[3]), [q4] "w"(qv[4]), [q5] "w"(qv[5]), [R] "i"(R), [B] "i"(B), [full] "i"(Full)
-        : "r0", "r2", "r4", "r6", "r8", "r10", "q7", "lr", "cc", "memory");
+        : "r0", "r2", "r4", "q6", "q7", "lr", "cc", "memory");
   }
 
   /// The scores of one row, i < e (>= 1), as floats in place: (float(acc) · (s_q · s_k[i])) / scale;
