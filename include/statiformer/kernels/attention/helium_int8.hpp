@@ -121,7 +121,7 @@ struct AttentionInt8 {
       const index_t nb = n_keys - kb < B ? n_keys - kb : B;
       const index_t n_read = end - kb < nb ? end - kb : nb;
       scores(q, q_stride, rows, k + kb * k_stride, k_stride, hd, n_read, S);
-      float s_b[kGroup], m_new[kGroup], cx[kGroup];
+      float s_b[kGroup], m_new[kGroup], cx[kGroup], bmin[kGroup];
       bool active[kGroup];
       index_t e[kGroup];
       int moved[kGroup], n_moved = 0;
@@ -130,8 +130,8 @@ struct AttentionInt8 {
         e[r] = e_row[r] > kb ? (e_row[r] - kb < nb ? e_row[r] - kb : nb) : 0;
         active[r] = e[r] > 0;
         if (!active[r]) continue;
-        const float bm = pow2 ? score_floats<true>(S[r], s_q[r], s_k + kb, e[r], inv_scale, scale)
-                              : score_floats<false>(S[r], s_q[r], s_k + kb, e[r], inv_scale, scale);
+        const float bm = pow2 ? score_floats<true>(S[r], s_q[r], s_k + kb, e[r], inv_scale, scale, &bmin[r])
+                              : score_floats<false>(S[r], s_q[r], s_k + kb, e[r], inv_scale, scale, &bmin[r]);
         const Row& w = st[r];
         m_new[r] = (w.seen && w.m > bm) ? w.m : bm;
         if (w.seen && m_new[r] != w.m) {  // (else c = exp(+0) = 1: l and out stay)
@@ -153,7 +153,12 @@ struct AttentionInt8 {
         float* p = reinterpret_cast<float*>(S[r]);
         Row& w = st[r];
         w.m = m_new[r];
-        exp_row(p, e[r], m_new[r]);
+        // (no x = s - m below exp's lower limit: its select of +0 does nothing; fl(min - m) bounds
+        // every fl(s - m))
+        if (bmin[r] - m_new[r] >= kExpLo)
+          exp_row<false>(p, e[r], m_new[r]);
+        else
+          exp_row<true>(p, e[r], m_new[r]);
         if (e[r] == B) {  // (a whole block: every vector full)
           alignas(16) float x[B];
           float bs, a;
@@ -285,12 +290,14 @@ struct AttentionInt8 {
   }
 
   /// The scores of one row, i < e (>= 1), as floats in place: (float(acc) · (s_q · s_k[i])) / scale;
-  /// returns their maximum. One tail-predicated loop (8 instructions per vector with a power-of-two
-  /// scale: its inverse multiplies; else the division lane by lane after it, on the scalar unit).
+  /// returns their maximum, *mn their minimum (-inf unless the scale is a power of two). One
+  /// tail-predicated loop (9 instructions per vector with a power-of-two scale: its inverse
+  /// multiplies; else the division lane by lane after it, on the scalar unit).
   template <bool Pow2>
-  static float score_floats(std::int32_t* s, float sq, const float* sk, index_t e, float inv_scale, float scale) {
+  static float score_floats(std::int32_t* s, float sq, const float* sk, index_t e, float inv_scale, float scale,
+                            float* mn) {
     float* p = reinterpret_cast<float*>(s);
-    float32x4_t mx = vdupq_n_f32(-INFINITY);
+    float32x4_t mx = vdupq_n_f32(-INFINITY), mi = vdupq_n_f32(INFINITY);
     const std::int32_t* a = s;
     asm volatile(
         "dlstp.32 lr, %[e]\n"
@@ -303,13 +310,18 @@ struct AttentionInt8 {
         ".if %c[pow2]\n"
         " vmul.f32 q0, q0, %[inv]\n"
         " vmaxnm.f32 %q[mx], %q[mx], q0\n"
+        " vminnm.f32 %q[mi], %q[mi], q0\n"
         ".endif\n"
         "vstrw.32 q0, [%[a]], #16\n"
         "letp lr, 1b\n"
-        : [a] "+r"(a), [sk] "+r"(sk), [mx] "+w"(mx)
+        : [a] "+r"(a), [sk] "+r"(sk), [mx] "+w"(mx), [mi] "+w"(mi)
         : [e] "r"(e), [sq] "r"(sq), [inv] "r"(inv_scale), [pow2] "i"(Pow2)
         : "q0", "q1", "lr", "cc", "memory");
-    if (Pow2) return vmaxnmvq_f32(-INFINITY, mx);
+    if (Pow2) {
+      *mn = vminnmvq_f32(INFINITY, mi);
+      return vmaxnmvq_f32(-INFINITY, mx);
+    }
+    *mn = -INFINITY;
     float m = -INFINITY;
     for (index_t i = 0; i < e; ++i) {
       p[i] = p[i] / scale;
@@ -323,12 +335,15 @@ struct AttentionInt8 {
   /// tail-predicated loop with the constants in registers, 22 instructions per vector (35): x = p - m;
   /// n = fma(x, log2e, magic) - magic; r = fma(n, -c1, x), fma(n, c2, r); the same Horner steps;
   /// times 2^n (vmul, as exp_shifted: 2^n's bits built as (bits(fma(...)) << 23) + bits(1.0), the
-  /// same float as its ((n + 127) << 23), since magic's bits end in 22 zeros); x < lo: +0.
+  /// same float as its ((n + 127) << 23), since magic's bits end in 22 zeros); x < lo: +0 (Clamp =
+  /// false: no x is, 19 instructions per vector).
+  static constexpr float kExpLo = -87.3365448f;
+  template <bool Clamp>
   [[gnu::noinline]] static void exp_row(float* p, index_t n, float m) {
     alignas(8) static constexpr float kConstants[] = {
         1.44269504088896341f, -0.693359375f, 2.12194440e-4f, 1.0f / 5040.0f, 1.0f / 720.0f,
         1.0f / 120.0f,        1.0f / 24.0f,  1.0f / 6.0f,    0.5f,           1.0f};  // r1-r10
-    const float32x4_t mv = vdupq_n_f32(m), magic = vdupq_n_f32(12582912.0f), lo = vdupq_n_f32(-87.3365448f);
+    const float32x4_t mv = vdupq_n_f32(m), magic = vdupq_n_f32(12582912.0f), lo = vdupq_n_f32(kExpLo);
     const float* c = kConstants;
     asm volatile(
         "ldm %[c], {r1-r10}\n"
@@ -336,7 +351,7 @@ struct AttentionInt8 {
         "1:\n"
         "vldrw.u32 q0, [%[p]]\n"
         "vsub.f32 q0, q0, %q[m]\n"
-        "vcmp.f32 lt, q0, %q[lo]\n"
+        ".if %c[clamp]\n vcmp.f32 lt, q0, %q[lo]\n .endif\n"
         "vmov q1, %q[magic]\n"
         "vfma.f32 q1, q0, r1\n"
         "vsub.f32 q2, q1, %q[magic]\n"
@@ -353,13 +368,12 @@ struct AttentionInt8 {
         "vshl.i32 q1, q1, #23\n"
         "vadd.i32 q1, q1, r10\n"
         "vmul.f32 q3, q3, q1\n"
-        "vpst\n"
-        "vmovt.i32 q3, #0\n"
+        ".if %c[clamp]\n vpst\n vmovt.i32 q3, #0\n .endif\n"
         "vstrw.32 q3, [%[p]], #16\n"
         "letp lr, 1b\n"
         "2:\n"
         : [p] "+r"(p)
-        : [n] "r"(n), [c] "r"(c), [m] "w"(mv), [magic] "w"(magic), [lo] "w"(lo), "m"(kConstants)
+        : [n] "r"(n), [c] "r"(c), [m] "w"(mv), [magic] "w"(magic), [lo] "w"(lo), [clamp] "i"(Clamp), "m"(kConstants)
         : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "q0", "q1", "q2", "q3", "lr", "cc", "memory");
   }
 
