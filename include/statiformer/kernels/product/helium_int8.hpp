@@ -109,26 +109,22 @@ struct ProductInt8 {
   /// w8a8 attention's Q, K and V rows of a head); rows of 4, 8, 12 or 16 in registers (quantize_v).
   static void quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
                             float* s) {
-    for (index_t r = 0; r < rows; ++r) {
-      const float* xr = x + r * ldx;
-      std::int8_t* qr = q + r * ldq;
-      switch (k) {
-        case 4:
-          s[r] = quantize_v<1>(xr, qr);
-          break;
-        case 8:
-          s[r] = quantize_v<2>(xr, qr);
-          break;
-        case 12:
-          s[r] = quantize_v<3>(xr, qr);
-          break;
-        case 16:
-          s[r] = quantize_v<4>(xr, qr);
-          break;
-        default:
-          s[r] = quantize_row(xr, k, qr, false);
-      }
+    switch (k) {
+      case 4:
+        return quantize_rows_v<1>(x, ldx, rows, q, ldq, s);
+      case 8:
+        return quantize_rows_v<2>(x, ldx, rows, q, ldq, s);
+      case 12:
+        return quantize_rows_v<3>(x, ldx, rows, q, ldq, s);
+      case 16:
+        return quantize_rows_v<4>(x, ldx, rows, q, ldq, s);
+      default:
+        for (index_t r = 0; r < rows; ++r) s[r] = quantize_row(x + r * ldx, k, q + r * ldq, false);
     }
+  }
+  template <int N>
+  static void quantize_rows_v(const float* x, index_t ldx, index_t rows, std::int8_t* q, index_t ldq, float* s) {
+    for (index_t r = 0; r < rows; ++r) s[r] = quantize_v<N>(x + r * ldx, q + r * ldq);
   }
   /// quantize_row of a row of 4·N (N <= 4) in N registers, exactly 4·N bytes: max|x| as the
   /// maximum of the bits shifted left by one (the sign out; the order of |x|, NaN and infinity the
@@ -155,7 +151,8 @@ struct ProductInt8 {
         : "q0", "q1", "q2", "q3", "memory");
     bits >>= 1;
     const float a = std::bit_cast<float>(bits);
-    if (!(bits < 0x7F800000u) || a < 0x1p-118f) return quantize_row(x, 4 * N, q, false);
+    // not finite, or below 2⁻¹¹⁸ (zero included): quantize_row (one unsigned comparison of the bits)
+    if (bits - 0x04800000u >= 0x7F800000u - 0x04800000u) return quantize_row(x, 4 * N, q, false);
     const float inv = 127.0f / a;
     asm volatile(
         ".irp i, 0, 1, 2, 3\n"
