@@ -67,7 +67,7 @@ def quantize_row(x):
     if not np.all(np.isfinite(x)):
         return np.zeros(len(x), dtype=np.int64), F32(np.nan)
     a = ax.max()
-    if a < F32(2.0**-118):  # kMinQuantizedMax: zeros with scale 0 (a row of zeros among them)
+    if a < F32(2.0**-100):  # kMinQuantizedMax: zeros with scale 0 (a row of zeros among them)
         return np.zeros(len(x), dtype=np.int64), F32(0)
     inv = F32(127) / a
     q = np.clip(np.rint(x * inv), -127, 127).astype(np.int64)

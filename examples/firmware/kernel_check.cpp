@@ -102,9 +102,8 @@ void check_selections() {
     for (const kernel_registry::Selected& s : selected) {
       // (the int8 products: int8_cortex_m4f on the scalar variant, every core here has the DSP
       // extension; int8_helium on mve; the int8 attention: int8_cortex_m4f on the scalar variant,
-      // the generic code on mve)
-      const std::string_view own8_attention = std::is_same_v<Tag, isa::mve> ? "int8_generic" : "int8_cortex_m4f";
-      const std::string_view expected = s.variant.starts_with("int8_") ? (s.op == "attention" ? own8_attention : own8)
+      // int8_helium on mve)
+      const std::string_view expected = s.variant.starts_with("int8_")             ? own8
                                         : s.op == "softmax" || s.op == "transpose" ? "generic"
                                                                                    : own;
       if (s.variant == expected && kernel_registry::find(s.op, s.variant)) continue;

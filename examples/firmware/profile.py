@@ -51,8 +51,9 @@ def main():
             print(f"{n:>10,}  {pc}  {demangle(sym)[:80]}")
     if focus:  # the disassembly of the functions whose names contain `focus`, with counts
         hits = {int(pc, 16) & ~1: n for (sym, pc), n in pcs.items() if focus in demangle(sym)}
-        dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", "-C", elf], capture_output=True,
-                             text=True).stdout
+        arch = ["-m", "armv8.1-m.main"] if core == "m55" else []  # (else MVE shows as coprocessor instructions)
+        dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", "-C", *arch, elf],
+                             capture_output=True, text=True).stdout
         show = False
         for line in dis.splitlines():
             if line.endswith(">:"):

@@ -25,9 +25,13 @@ namespace {
 /// files; softmax and transpose have no target variant).
 template <class Tag>
 std::string expected_variant(const std::string& op, bool int8) {
-  if (int8 && op == "attention") {  // (AttentionInt8Select: x86's own on avx2 and avx512, Cortex-M's on scalar)
+  if (int8 && op == "attention") {  // (AttentionInt8Select: x86's own on avx2 and avx512, Cortex-M's on
+                                    // scalar, Helium's on mve)
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && defined(__ARM_FEATURE_DSP)
     if (std::is_same_v<Tag, isa::scalar>) return "int8_cortex_m4f";  // (Cortex-M4F, M7, M55)
+#endif
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+    if (std::is_same_v<Tag, isa::mve>) return "int8_helium";  // (Cortex-M55)
 #endif
 #if defined(__x86_64__)
     if (std::is_same_v<Tag, isa::avx2> || std::is_same_v<Tag, isa::avx512>) return "int8_x86";

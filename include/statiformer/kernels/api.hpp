@@ -98,12 +98,13 @@ struct WeightBlock {
   }
 };
 
-/// The smallest max |x| a quantized row keeps (2⁻¹¹⁸; ref::quantize_row): below it the row
+/// The smallest max |x| a quantized row keeps (2⁻¹⁰⁰; ref::quantize_row): below it the row
 /// quantizes to zeros with scale 0. From it on, 127 / a is finite (it overflows below 127 / FLT_MAX
-/// ≈ 2⁻¹²¹) and a denormal x gives |x · (127 / a)| < 2⁻¹, so q = 0 whether or not a target flushes
-/// denormals (Helium does). Such rows' values (< 3.1·10⁻³⁶) are far below every product's rounding
-/// error.
-inline constexpr float kMinQuantizedMax = 0x1p-118f;
+/// ≈ 2⁻¹²¹), a denormal x gives |x · (127 / a)| < 2⁻¹⁹, so q = 0 whether or not a target flushes
+/// denormals (Helium does), and the epilogue's s_x · s_w stays normal for every weight scale from
+/// 2⁻¹⁹ on (so a flushing target's products keep the reference's bits there). Such rows' values
+/// (< 7.9·10⁻³¹) are far below every product's rounding error.
+inline constexpr float kMinQuantizedMax = 0x1p-100f;
 /// Rows a w8a8 linear (Kernels::linear_w8a8) quantizes at a time: its scratch holds them, and each
 /// weight panel is read once per group (kernels/product/int8.hpp, x86_int8.hpp).
 inline constexpr index_t kQuantizedRowGroup = 24;

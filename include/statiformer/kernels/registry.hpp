@@ -49,7 +49,7 @@ struct OperationVariant {
 
 /// Every variant of every operation. A new variant file goes here, into its operation's select.hpp
 /// and, for a new target, into the firmware or cross check that runs it.
-inline constexpr std::array<OperationVariant, 23> operation_variants = {{
+inline constexpr std::array<OperationVariant, 24> operation_variants = {{
     {"product", "generic", "generic.hpp register_tiles.hpp", "every target without one of its own"},
     {"product", "cortex_m4f", "cortex_m4f.hpp cortex_m4f_tiles.hpp generic.hpp register_tiles.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
@@ -70,6 +70,7 @@ inline constexpr std::array<OperationVariant, 23> operation_variants = {{
     {"attention", "int8_x86", "x86_int8.hpp int8.hpp", "avx2, avx512 (int8; VNNI where the CPU has it)"},
     {"attention", "int8_cortex_m4f", "cortex_m4f_int8.hpp int8.hpp",
      "scalar on Arm M-profile with an FPU and DSP (Cortex-M4F, M7, M55; int8: sxtb16 + smlad)"},
+    {"attention", "int8_helium", "helium_int8.hpp int8.hpp", "mve (Cortex-M55; int8: vmladav.s8, transposed values)"},
     {"attention", "x86", "generic.hpp streaming.hpp wide_spans.hpp register_block.hpp", "avx2, avx512"},
     {"attention", "cortex_m4f", "cortex_m4f.hpp generic.hpp streaming.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},

@@ -5,6 +5,7 @@
 #include <statiformer/kernels/attention/cortex_m4f.hpp>
 #include <statiformer/kernels/attention/cortex_m4f_int8.hpp>
 #include <statiformer/kernels/attention/helium.hpp>
+#include <statiformer/kernels/attention/helium_int8.hpp>
 #include <statiformer/simd/isa.hpp>
 
 namespace stf::kernels_detail {
@@ -86,7 +87,9 @@ struct AttentionInt8;
 ///                 (kernels/attention/x86_int8.hpp; head_dim ≤ 256);
 ///   int8_cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU and the DSP
 ///                 extension; the M55's scalar variant too): kernels/attention/cortex_m4f_int8.hpp,
-///                 sxtb16 + smlad (head_dim a multiple of 4, at most 64; others go the generic way).
+///                 sxtb16 + smlad (head_dim a multiple of 4, at most 64; others go the generic way);
+///   int8_helium   Cortex-M55 (mve): kernels/attention/helium_int8.hpp (helium::AttentionInt8), groups
+///                 of up to 6 rows with prefix masks (vmladav.s8 for Q·Kᵀ and over transposed values).
 /// `Rows` is the struct that provides the target's attention_rows_w8a8 (same arguments; it returns
 /// false to decline a call, which the generic code then runs), void where the generic code runs alone.
 template <class Tag>
@@ -113,6 +116,14 @@ template <>
 struct AttentionInt8Select<isa::scalar> {
   static constexpr const char* variant = "int8_cortex_m4f";
   using Rows = cortex_m4f::AttentionInt8<isa::scalar>;
+};
+#endif
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+template <>
+struct AttentionInt8Select<isa::mve> {
+  static constexpr const char* variant = "int8_helium";
+  using Rows = helium::AttentionInt8;
 };
 #endif
 

@@ -19,7 +19,7 @@
 //    all the group's rows of a block in one call on s − m_new (exp_shifted(x, 0) is exp(x − 0), and
 //    x − 0 is x: the generic exp_shifted(p, nb, m_new)'s bits), the canonical sum per row;
 //    quantize_row's operations in registers (max |x| on the bits, 127 / max, the add-subtract of
-//    1.5·2²³; quantize_row itself for a zero, non-finite or overflowing row); fma(float(acc), s_b,
+//    1.5·2²³; quantize_row itself for a row below kMinQuantizedMax or non-finite); fma(float(acc), s_b,
 //    out) per lane and the final division.
 // vpdpbusd: AVX-VNNI on ymm (`{vex}`; the avx2 variant, and the avx512 one on a CPU with AVX-VNNI
 // but not AVX512-VNNI) or AVX512-VNNI on zmm (the avx512 variant; ymm with AVX512VL for the rows' Σq), checked at run
@@ -367,7 +367,7 @@ struct AttentionInt8 {
       negative = neg != 0;
       mbits = _mm512_reduce_max_epu32(mx);
       const float a = std::bit_cast<float>(mbits);
-      if (!(mbits < 0x7F800000u) || a == 0.0f || negative) return fallback(p, nb, wq, qw);
+      if (!(mbits < 0x7F800000u) || a < kMinQuantizedMax || negative) return fallback(p, nb, wq, qw);
       const float inv = 127.0f / a;
       if (!(inv <= std::numeric_limits<float>::max())) return fallback(p, nb, wq, qw);
       const __m512 vi = _mm512_set1_ps(inv), vr = _mm512_set1_ps(kRound);
@@ -394,7 +394,7 @@ struct AttentionInt8 {
     const __m128i m2 = _mm_max_epu32(m4, _mm_shuffle_epi32(m4, 0x4E));
     mbits = static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm_max_epu32(m2, _mm_shuffle_epi32(m2, 0xB1))));
     const float a = std::bit_cast<float>(mbits);
-    if (!(mbits < 0x7F800000u) || a == 0.0f || negative) return fallback(p, nb, wq, qw);
+    if (!(mbits < 0x7F800000u) || a < kMinQuantizedMax || negative) return fallback(p, nb, wq, qw);
     const float inv = 127.0f / a;
     if (!(inv <= std::numeric_limits<float>::max())) return fallback(p, nb, wq, qw);
     const __m256 vi = _mm256_set1_ps(inv), vr = _mm256_set1_ps(kRound);

@@ -25,7 +25,7 @@
 //    elements for both passes; the clamps are never needed (int8.hpp).
 // Integer sums are exact in any order: the bits are ref::linear_w8a8's, with MVE's documented
 // exception (README.md: its arithmetic flushes denormals) kept out of the quantization, where a
-// flushed input would change a q and every output of its row: rows whose max|x| is below 2⁻¹¹⁸
+// flushed input would change a q and every output of its row: rows whose max|x| is below kMinQuantizedMax (2⁻¹⁰⁰)
 // (a denormal x could round to a nonzero q) or not finite are quantized by the scalar code; the
 // epilogue's scale, bias or result below 2⁻¹²⁶ are the float path's exception, and rows with a
 // non-finite scale take the scalar epilogue (NaN payloads).
@@ -64,9 +64,10 @@ struct ProductInt8 {
     return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p));
   }
 
-  /// ref::quantize_row into q[0, quad_padded(k)) (zeros from k on); returns the row's scale (see
-  /// the file's comment; the rows the vectors must not quantize go to the generic code).
-  static float quantize_row(const float* x, index_t k, std::int8_t* q) {
+  /// ref::quantize_row into q[0, quad_padded(k)) (zeros from k on; pad = false: exactly q[0, k));
+  /// returns the row's scale (see the file's comment; the rows the vectors must not quantize go to
+  /// the generic code).
+  static float quantize_row(const float* x, index_t k, std::int8_t* q, bool pad = true) {
     uint32x4_t m = vdupq_n_u32(0);
     const float* p = x;
     asm volatile(
@@ -83,7 +84,7 @@ struct ProductInt8 {
     const std::uint32_t bits = vmaxvq_u32(0, m);
     const float a = std::bit_cast<float>(bits);
     // not finite, or below kMinQuantizedMax (zeros among them): the scalar code's zeros
-    if (!(bits < 0x7F800000u) || a < kMinQuantizedMax) return generic::ProductInt8<Tag>::quantize_row(x, k, q);
+    if (!(bits < 0x7F800000u) || a < kMinQuantizedMax) return generic::ProductInt8<Tag>::quantize_row(x, k, q, pad);
     const float inv = 127.0f / a;
     std::int8_t* d = q;
     p = x;
@@ -96,10 +97,77 @@ struct ProductInt8 {
         "vstrb.32 q7, [%[d]], #4\n"
         "letp lr, 1b\n"
         "2:\n"
-        : [p] "+r"(p), [d] "+r"(d)
+        : [p] "+r"(p), [d] "+l"(d)
         : [n] "r"(k), [inv] "r"(inv)
         : "q7", "lr", "memory");
-    for (index_t i = k; i < quad_padded(k); ++i) q[i] = 0;
+    if (pad)
+      for (index_t i = k; i < quad_padded(k); ++i) q[i] = 0;
+    return a / 127.0f;
+  }
+
+  /// Kernels::quantize_rows (kernels/api.hpp): quantize_row over each row, exactly k bytes (the
+  /// w8a8 attention's Q, K and V rows of a head); rows of 4, 8, 12 or 16 in registers (quantize_v).
+  static void quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
+                            float* s) {
+    switch (k) {
+      case 4:
+        return quantize_rows_v<1>(x, ldx, rows, q, ldq, s);
+      case 8:
+        return quantize_rows_v<2>(x, ldx, rows, q, ldq, s);
+      case 12:
+        return quantize_rows_v<3>(x, ldx, rows, q, ldq, s);
+      case 16:
+        return quantize_rows_v<4>(x, ldx, rows, q, ldq, s);
+      default:
+        for (index_t r = 0; r < rows; ++r) s[r] = quantize_row(x + r * ldx, k, q + r * ldq, false);
+    }
+  }
+  template <int N>
+  static void quantize_rows_v(const float* x, index_t ldx, index_t rows, std::int8_t* q, index_t ldq, float* s) {
+    for (index_t r = 0; r < rows; ++r) s[r] = quantize_v<N>(x + r * ldx, q + r * ldq);
+  }
+  /// quantize_row of a row of 4·N (N <= 4) in N registers, exactly 4·N bytes: max|x| as the
+  /// maximum of the bits shifted left by one (the sign out; the order of |x|, NaN and infinity the
+  /// largest), then x · inv, vcvtn, the narrowing stores; the rows the vectors must not quantize go
+  /// to quantize_row (which gives them to the generic code). 4 + 4·N instructions and two divisions
+  /// besides the checks.
+  template <int N>
+  static float quantize_v(const float* x, std::int8_t* q) {
+    std::uint32_t bits;
+    asm volatile(
+        ".irp i, 0, 1, 2, 3\n"
+        " .if \\i < %c[N]\n"
+        "  vldrw.u32 q\\i, [%[x], #16*\\i]\n"
+        "  vshl.i32 q\\i, q\\i, #1\n"
+        " .endif\n"
+        ".endr\n"
+        ".if %c[N] > 1\n vmax.u32 q0, q0, q1\n .endif\n"
+        ".if %c[N] > 2\n vmax.u32 q0, q0, q2\n .endif\n"
+        ".if %c[N] > 3\n vmax.u32 q0, q0, q3\n .endif\n"
+        "movs %[b], #0\n"
+        "vmaxv.u32 %[b], q0\n"
+        : [b] "=&r"(bits)
+        : [x] "r"(x), [N] "i"(N)
+        : "q0", "q1", "q2", "q3", "memory");
+    bits >>= 1;
+    const float a = std::bit_cast<float>(bits);
+    // not finite, or below kMinQuantizedMax (zero included): quantize_row (one unsigned comparison of
+    // the bits)
+    constexpr std::uint32_t kFloor = std::bit_cast<std::uint32_t>(kMinQuantizedMax);
+    if (bits - kFloor >= 0x7F800000u - kFloor) return quantize_row(x, 4 * N, q, false);
+    const float inv = 127.0f / a;
+    asm volatile(
+        ".irp i, 0, 1, 2, 3\n"
+        " .if \\i < %c[N]\n"
+        "  vldrw.u32 q0, [%[x], #16*\\i]\n"
+        "  vmul.f32 q0, q0, %[inv]\n"
+        "  vcvtn.s32.f32 q0, q0\n"  // to nearest, ties to even; |q| <= 127 (int8.hpp)
+        "  vstrb.32 q0, [%[q], #4*\\i]\n"
+        " .endif\n"
+        ".endr\n"
+        :
+        : [x] "r"(x), [q] "l"(q), [inv] "r"(inv), [N] "i"(N)
+        : "q0", "memory");
     return a / 127.0f;
   }
 

@@ -63,10 +63,14 @@ struct ProductInt8 : Elementwise<Tag> {
     return a / 127.0f;
   }
 
-  /// Kernels::quantize_rows (kernels/api.hpp): quantize_row over each row, exactly k bytes.
+  /// Kernels::quantize_rows (kernels/api.hpp): quantize_row over each row, exactly k bytes (the
+  /// target's own loop where the selection names one: Helium's).
   static void quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
                             float* s) {
-    for (index_t r = 0; r < rows; ++r) s[r] = quantize_row(x + r * ldx, k, q + r * ldq, false);
+    if constexpr (!std::is_void_v<typename ProductInt8Select<Tag>::QuantizeRows>)
+      ProductInt8Select<Tag>::QuantizeRows::quantize_rows(x, ldx, rows, k, q, ldq, s);
+    else
+      for (index_t r = 0; r < rows; ++r) s[r] = quantize_row(x + r * ldx, k, q + r * ldq, false);
   }
 
   /// The epilogue of one sum: fma(float(acc), s_x · s_w, *bias), or the product without a bias (the

@@ -92,7 +92,8 @@ extern bool int8_allow_vnni;
 template <class Tag>
 struct ProductInt8Select {
   static constexpr const char* variant = "int8_generic";
-  using Linear = void;  ///< linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act)
+  using Linear = void;        ///< linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act)
+  using QuantizeRows = void;  ///< quantize_rows(x, ldx, rows, k, q, ldq, s) (the w8a8 attention's rows)
 };
 
 #if defined(__x86_64__)
@@ -100,11 +101,13 @@ template <>
 struct ProductInt8Select<isa::avx2> {
   static constexpr const char* variant = "int8_x86";
   using Linear = x86::ProductInt8<isa::avx2>;
+  using QuantizeRows = void;
 };
 template <>
 struct ProductInt8Select<isa::avx512> {
   static constexpr const char* variant = "int8_x86";
   using Linear = x86::ProductInt8<isa::avx512>;
+  using QuantizeRows = void;
 };
 #endif
 
@@ -117,6 +120,7 @@ struct ProductInt8Select<isa::neon> {
 #else
   using Linear = neon::ProductInt8<isa::neon, neon::Int8Smull<isa::neon>>;
 #endif
+  using QuantizeRows = void;
 };
 #endif
 
@@ -125,6 +129,7 @@ template <>
 struct ProductInt8Select<isa::scalar> {
   static constexpr const char* variant = "int8_cortex_m4f";
   using Linear = cortex_m4f::ProductInt8<isa::scalar>;
+  using QuantizeRows = void;
 };
 #endif
 
@@ -133,6 +138,7 @@ template <>
 struct ProductInt8Select<isa::mve> {
   static constexpr const char* variant = "int8_helium";
   using Linear = helium::ProductInt8<isa::mve>;
+  using QuantizeRows = helium::ProductInt8<isa::mve>;
 };
 #endif
 
