@@ -7,13 +7,17 @@
 //    quantized from (on this test's data);
 //  - footprints are the int8 ones at compile time;
 //  - binding (bind_table) and loading (safetensors: I8 weights + F32 scales) check dtypes, ranges
-//    and the number format, all-or-nothing.
+//    and the number format, all-or-nothing;
+//  - the layers with a K/V cache (CausalLayer, DecoderLayer) and their models in an int8 format:
+//    prefill then steps (or the whole-sequence forward) give the bits of steps alone, and they stay
+//    within the issue's accuracy targets of the float layer they were quantized from.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,13 +45,19 @@ struct TestLinear {
   TestLinear(index_t in_, index_t out_, std::uint32_t seed, float scale = 0.2f)
       : in(in_), out(out_), w(in_ * out_), b(data(out_, seed + 1000, 0.1f)), q(quad_padded(in_) * out_), s(out_) {
     const auto torch = data(in * out, seed, scale);  // [out, in]
+    for (index_t o = 0; o < out; ++o)
+      for (index_t k = 0; k < in; ++k) w[weight_index(in, out, k, o)] = torch[o * in + k];
+    quantize(in, out, w.data(), q.data(), s.data());
+  }
+  /// The quantization of a float weight Wᵀ [in, out] stored in panels (weight_index) into q (k-quads,
+  /// qweight_index; quad_padded(in) · out bytes, the padding left as it is) and s [out].
+  static void quantize(index_t in, index_t out, const float* w, std::int8_t* q, float* s) {
     for (index_t o = 0; o < out; ++o) {
       float a = 0.0f;
-      for (index_t k = 0; k < in; ++k) a = std::fmax(a, std::fabs(torch[o * in + k]));
+      for (index_t k = 0; k < in; ++k) a = std::fmax(a, std::fabs(w[weight_index(in, out, k, o)]));
       s[o] = a / 127.0f;
       for (index_t k = 0; k < in; ++k) {
-        w[weight_index(in, out, k, o)] = torch[o * in + k];
-        float v = a == 0.0f ? 0.0f : std::nearbyint(torch[o * in + k] / s[o]);
+        float v = a == 0.0f ? 0.0f : std::nearbyint(w[weight_index(in, out, k, o)] / s[o]);
         v = std::fmin(127.0f, std::fmax(-127.0f, v));
         q[qweight_index(in, out, k, o)] = static_cast<std::int8_t>(v);
       }
@@ -499,4 +509,237 @@ TEST_CASE("the int8 file tools/export.py --quantize writes loads and runs", "[io
   std::vector<float> y(3 * 8), scratch(Stack::scratch_floats);
   REQUIRE(stack->forward(CMat<3, 8>(x.data()), Mat<3, 8>(y.data()), 3, scratch.data()) == Status::ok);
   for (float v : y) CHECK(std::isfinite(v));
+}
+
+// ---- the layers with a K/V cache and their models -------------------------------------------------
+
+namespace {
+/// Deterministic float weights of any model, bound by name (linears in the range of PyTorch's
+/// initialization, bound 1/√in; norm gains around 1), and the same weights quantized by
+/// TestLinear::quantize for the model's int8 twin (whose other parameters are the same floats).
+struct ModelWeights {
+  std::map<std::string, std::vector<float>> floats;
+  std::vector<std::vector<std::int8_t>> int8;
+  std::vector<std::vector<float>> scales;
+  std::uint32_t seed = 300;
+
+  const std::vector<float>& values(const std::string& name, const ParamRef& ref) {
+    auto it = floats.find(name);
+    if (it != floats.end()) return it->second;
+    const bool gain = name.find("norm") != std::string::npos && name.find("weight") != std::string::npos;
+    const bool embedding = name.find("embed") != std::string::npos;
+    const float scale = gain ? 0.2f : (ref.cols && !embedding ? 1.0f / std::sqrt(float(ref.cols)) : 0.1f);
+    std::vector<float> v = data(ref.rows * (ref.cols ? ref.cols : 1), seed++, scale);
+    if (gain)
+      for (float& x : v) x += 1.0f;
+    if (embedding) v = data(v.size(), seed++, 1.0f);
+    return floats.emplace(name, std::move(v)).first->second;
+  }
+  template <class Params>
+  void bind(Params& params) {
+    const float* last_scales = nullptr;
+    params.visit(
+        [&](const Name& name, ParamRef ref) {
+          const std::string n = name.c_str();
+          if (ref.is_int8()) {  // PyTorch's [out, in]: rows out, cols in
+            const std::vector<float>& w = values(n, ref);
+            int8.emplace_back(quad_padded(ref.cols) * ref.rows, std::int8_t{0});
+            scales.emplace_back(ref.rows);
+            TestLinear::quantize(ref.cols, ref.rows, w.data(), int8.back().data(), scales.back().data());
+            *ref.data_i8 = int8.back().data();
+            last_scales = scales.back().data();
+          } else if (ref.scale) {
+            *ref.data = last_scales;
+          } else {
+            *ref.data = values(n, ref).data();
+          }
+        },
+        Name{});
+  }
+};
+
+template <LayerOptions Opt>
+constexpr LayerOptions float_of() {
+  LayerOptions o = Opt;
+  o.format = NumberFormat::f32;
+  o.int8_attention = false;
+  return o;
+}
+
+/// A causal layer of format Opt: prefill then steps (and a run continuing a prefill) give the bits
+/// of steps alone; the int8 layer's prefill equals the encoder layer of the same parameters under a
+/// causal mask, and is within the issue's accuracy targets of the float layer.
+template <index_t S, index_t D, index_t H, index_t F, LayerOptions Opt>
+Agreement check_causal_layer(std::uint32_t input_seed) {
+  using L = CausalLayer<S, D, H, F, Opt>;
+  using L32 = CausalLayer<S, D, H, F, float_of<Opt>()>;
+  ModelWeights w;
+  auto layer = std::make_unique<L>();
+  auto layer32 = std::make_unique<L32>();
+  w.bind(layer32->params);
+  w.bind(layer->params);
+  const auto x = data(S * D, input_seed, 1.7320508f);
+  auto cache = std::make_unique<typename L::Cache>();
+  std::vector<float> scratch(L::scratch_floats);
+  // steps alone
+  std::vector<float> steps(S * D);
+  for (index_t i = 0; i < S; ++i)
+    REQUIRE(layer->step(x.data() + i * D, i, *cache, steps.data() + i * D, scratch.data()) == Status::ok);
+  for (index_t p : {index_t{1}, index_t{2}, S / 2 + 1, S - 1, S}) {
+    std::vector<float> got(S * D, -1.0f);
+    REQUIRE(layer->prefill(x.data(), p, *cache, got.data(), scratch.data()) == Status::ok);
+    for (index_t i = p; i < S; ++i)
+      REQUIRE(layer->step(x.data() + i * D, i, *cache, got.data() + i * D, scratch.data()) == Status::ok);
+    INFO("format " << int(Opt.format) << ", int8_attention " << Opt.int8_attention << ": prefill of " << p
+                   << " positions, then steps");
+    CHECK(same_bits(got, steps));
+  }
+  // a prefill of 3, a run over rows [3, S - 2) at once, then steps; in place (y aliasing x)
+  std::vector<float> xy = x;
+  REQUIRE(layer->prefill(xy.data(), 3, *cache, xy.data(), scratch.data()) == Status::ok);
+  layer->run(xy.data() + 3 * D, 3, S - 5, *cache, xy.data() + 3 * D, scratch.data());
+  for (index_t i = S - 2; i < S; ++i)
+    REQUIRE(layer->step(xy.data() + i * D, i, *cache, xy.data() + i * D, scratch.data()) == Status::ok);
+  CHECK(same_bits(xy, steps));
+
+  // the encoder layer of the same parameters under a causal mask: the same bits
+  using Enc = EncoderLayer<S, D, H, F, Opt>;
+  auto enc = std::make_unique<Enc>();
+  enc->params = layer->params;
+  std::vector<float> ye(S * D), se(Enc::scratch_floats);
+  REQUIRE(enc->forward(CMat<S, D>(x.data()), Mat<S, D>(ye.data()), typename Enc::Masks{.is_causal = true}, se.data()) ==
+          Status::ok);
+  CHECK(same_bits(ye, steps));
+
+  auto cache32 = std::make_unique<typename L32::Cache>();
+  std::vector<float> y32(S * D), scratch32(L32::scratch_floats);
+  REQUIRE(layer32->prefill(x.data(), S, *cache32, y32.data(), scratch32.data()) == Status::ok);
+  return agreement(steps, y32, D);
+}
+
+/// A decoder layer of format Opt: its steps (after prepare_memory) give the bits of the
+/// whole-sequence forward's rows, with and without memory masks; within the accuracy targets of the
+/// float layer.
+template <index_t T, index_t M, index_t D, index_t H, index_t F, LayerOptions Opt>
+Agreement check_decoder_layer(std::uint32_t input_seed) {
+  using L = DecoderLayer<T, M, D, H, F, Opt>;
+  using L32 = DecoderLayer<T, M, D, H, F, float_of<Opt>()>;
+  ModelWeights w;
+  auto layer = std::make_unique<L>();
+  auto layer32 = std::make_unique<L32>();
+  w.bind(layer32->params);
+  w.bind(layer->params);
+  const auto x = data(T * D, input_seed, 1.7320508f), memory = data(M * D, input_seed + 1, 1.7320508f);
+  constexpr index_t valid = M - 2;
+  KeyPaddingMask<M> pad{};
+  pad.pad[1] = 1;
+  std::vector<float> scratch(L::scratch_floats), step_scratch(L::step_scratch_floats),
+      memory_scratch(L::memory_scratch_floats + 1);
+  for (bool masked : {false, true}) {
+    std::vector<float> whole(T * D), steps(T * D);
+    typename L::Masks masks{.memory_key_padding_mask = masked ? &pad : nullptr, .mem_valid_len = valid};
+    REQUIRE(layer->forward(CMat<T, D>(x.data()), CMat<M, D>(memory.data()), Mat<T, D>(whole.data()), masks,
+                           scratch.data()) == Status::ok);
+    auto cache = std::make_unique<typename L::Cache>();
+    layer->prepare_memory(memory.data(), *cache, memory_scratch.data());
+    for (index_t i = 0; i < T; ++i)
+      layer->step(x.data() + i * D, i, valid, *cache, steps.data() + i * D, step_scratch.data(),
+                  masked ? &pad : nullptr);
+    INFO("format " << int(Opt.format) << ", int8_attention " << Opt.int8_attention << ", memory padding mask "
+                   << masked);
+    CHECK(same_bits(steps, whole));
+  }
+  std::vector<float> y(T * D), y32(T * D), scratch32(L32::scratch_floats);
+  REQUIRE(layer->forward(CMat<T, D>(x.data()), CMat<M, D>(memory.data()), Mat<T, D>(y.data()), valid, scratch.data()) ==
+          Status::ok);
+  REQUIRE(layer32->forward(CMat<T, D>(x.data()), CMat<M, D>(memory.data()), Mat<T, D>(y32.data()), valid,
+                           scratch32.data()) == Status::ok);
+  return agreement(y, y32, D);
+}
+
+void check_targets(const Agreement& a, NumberFormat f) {
+  INFO("max error / max|y| " << a.rel << ", smallest row cosine " << a.min_cos);
+  if (f == NumberFormat::w8a8) {
+    CHECK(a.rel <= 0.02);
+    CHECK(a.min_cos >= 0.999);
+  } else {
+    CHECK(a.rel <= 0.005);
+    CHECK(a.min_cos >= 0.9999);
+  }
+}
+
+constexpr LayerOptions kW8A8Pre{
+    .norm = NormPlacement::pre, .activation = Activation::gelu, .format = NumberFormat::w8a8};
+constexpr LayerOptions kW8A32Pre{.norm = NormPlacement::pre, .format = NumberFormat::w8a32};
+}  // namespace
+
+TEST_CASE("an int8 causal layer: prefill then steps give the bits of steps alone, within the accuracy targets",
+          "[layers][int8][kv_cache]") {
+  // 40 positions: more rows than an int8 row block (32) and keys past an attention block (32)
+  check_targets(check_causal_layer<40, 64, 4, 128, kW8A8>(81), NumberFormat::w8a8);
+  check_targets(check_causal_layer<40, 64, 4, 128, kW8A32>(82), NumberFormat::w8a32);
+  check_targets(check_causal_layer<12, 16, 2, 32, kW8A8Pre>(83), NumberFormat::w8a8);
+  check_targets(check_causal_layer<12, 18, 3, 30, kW8A32Pre>(84), NumberFormat::w8a32);  // reductions not in k-quads
+}
+
+TEST_CASE("an int8 decoder layer: steps give the bits of the whole-sequence forward, within the accuracy targets",
+          "[layers][int8][kv_cache]") {
+  check_targets(check_decoder_layer<40, 36, 64, 4, 128, kW8A8>(91), NumberFormat::w8a8);
+  check_targets(check_decoder_layer<40, 36, 64, 4, 128, kW8A32>(92), NumberFormat::w8a32);
+  check_targets(check_decoder_layer<12, 9, 16, 2, 32, kW8A8Pre>(93), NumberFormat::w8a8);
+  check_targets(check_decoder_layer<12, 9, 18, 3, 30, kW8A32Pre>(94), NumberFormat::w8a32);
+}
+
+namespace {
+using Dec32 = DecoderLayer<64, 48, 64, 4, 256>;
+using Dec8 = DecoderLayer<64, 48, 64, 4, 256, kW8A8>;
+using Causal8 = CausalLayer<64, 64, 4, 256, kW8A32>;
+// a decoder layer: ten linears (eight 64 × 64, 64 → 256, 256 → 64), their scales and biases, three norms
+static_assert(param_bytes_of<Dec32::Params>() == 4 * Dec32::Params::param_count);
+static_assert(param_bytes_of<Dec8::Params>() == (8 * 64 * 64 + 2 * 64 * 256) + 4 * (2 * (8 * 64 + 256 + 64) + 6 * 64));
+static_assert(param_bytes_of<Causal8::Params>() == param_bytes_of<Enc8::Params>());
+
+using Gpt8 = Gpt<64, 100, 64, 4, 256, 2, kW8A8>;
+using Gpt32 = Gpt<64, 100, 64, 4, 256, 2>;
+using Tr8 = Transformer<48, 64, 90, 100, 64, 4, 256, 2, kW8A32>;
+using Tr32 = Transformer<48, 64, 90, 100, 64, 4, 256, 2>;
+// int8 linears in the stacks; embeddings, generator and norms float
+static_assert(Gpt8::weight_bytes ==
+              Gpt32::weight_bytes - 2 * (4 * Enc32::Params::param_count) + 2 * param_bytes_of<Enc8::Params>());
+static_assert(Tr8::weight_bytes == Tr32::weight_bytes - 2 * (4 * Enc32::Params::param_count) -
+                                       2 * (4 * Dec32::Params::param_count) + 2 * param_bytes_of<Enc8::Params>() +
+                                       2 * param_bytes_of<Dec8::Params>());
+}  // namespace
+
+TEST_CASE("int8 decoder-only and encoder-decoder models: prefill then steps, footprints", "[models][int8][kv_cache]") {
+  using Model = Gpt<40, 13, 32, 4, 64, 2, kW8A8Pre>;
+  constexpr index_t S = Model::seq_len, V = Model::vocab;
+  ModelWeights w;
+  auto model = std::make_unique<Model>();
+  w.bind(model->params);
+  std::vector<int> tokens(S);
+  for (index_t i = 0; i < S; ++i) tokens[i] = static_cast<int>((i * 7 + 3) % V);
+  std::vector<float> steps(S * V);
+  model->reset();
+  for (index_t i = 0; i < S; ++i) REQUIRE(model->step(tokens[i], steps.data() + i * V) == Status::ok);
+  for (index_t p : {index_t{1}, index_t{33}, S}) {
+    std::vector<float> got(S * V, -1.0f);
+    REQUIRE(model->prefill(tokens.data(), p, got.data(), PrefillOutput::every_row) == Status::ok);
+    for (index_t i = p; i < S; ++i) REQUIRE(model->step(tokens[i], got.data() + i * V) == Status::ok);
+    INFO("prefill of " << p << " positions, then steps");
+    CHECK(same_bits(got, steps));
+  }
+  STATIC_REQUIRE(Gpt8::weight_bytes * 10 <= Gpt32::weight_bytes * 4);  // (the float embedding and generator stay)
+
+  // an int8 encoder-decoder decodes (its decoder's memory keys and values through prepare_memory's scratch)
+  using Tr = Transformer<10, 12, 17, 19, 32, 4, 64, 2, kW8A8>;
+  ModelWeights wt;
+  auto tr = std::make_unique<Tr>();
+  wt.bind(tr->params);
+  std::vector<int> src(10);
+  for (index_t i = 0; i < 10; ++i) src[i] = static_cast<int>(i * 5 % 17);
+  std::vector<int> out(12);
+  index_t out_len = 0;
+  REQUIRE(tr->greedy_decode(src.data(), 8, 1, 2, out.data(), out_len) == Status::ok);
+  CHECK(out_len >= 1);
 }

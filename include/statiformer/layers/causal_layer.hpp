@@ -15,11 +15,13 @@ namespace stf {
 /// self_attn.{q,k,v,o}, ff.linear{1,2}, norm{1,2}); its hyperparameters add `causal = true`.
 /// `prefill` runs positions [0, n) at once, `step` one position; both append the positions' keys
 /// and values to the cache, and prefill then steps give the same bits as steps alone.
+/// Opt.format: the number format of its six linears (NumberFormat; the attention and the cache
+/// stay float32).
 template <index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOptions Opt = LayerOptions{}>
 struct CausalLayer {
-  static_assert(check::float_format_only<is_int8(Opt.format)>());
-  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
-  using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;
+  static_assert(check::kv_cache_float_attention<Opt.int8_attention>());
+  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias, Opt.format>;
+  using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation, false, Opt.format>;
   using Norm = LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>;
   /// EncoderLayer's parameters (the same names and shapes), owned by CausalLayer: its
   /// hyperparameters (io/hparams.hpp) say `causal`, so an encoder layer's file does not bind silently.
@@ -37,7 +39,8 @@ struct CausalLayer {
   /// Scratch of `run` over n rows: the sublayer output [n, DModel], then the attention's queries
   /// and streaming scratch, or the FF's.
   static constexpr index_t scratch_floats_for(index_t n) {
-    return n * DModel + max_of(detail::cached_attention_floats(n, SeqLen, DModel, head_dim), FF::scratch_floats);
+    return n * DModel +
+           max_of(detail::cached_attention_floats<Opt.format>(n, SeqLen, DModel, head_dim), FF::scratch_floats);
   }
   static constexpr index_t scratch_floats = scratch_floats_for(SeqLen);  ///< prefill of up to SeqLen rows
   static constexpr index_t step_scratch_floats = scratch_floats_for(1);
@@ -71,8 +74,8 @@ struct CausalLayer {
     if (x != y)
       for (index_t i = 0; i < len; ++i) y[i] = x[i];
     auto attend = [&](const float* in, float* out) {
-      detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.bias>(params.self_attn, in, first, n, cache, Opt.fill,
-                                                                      inner, out);
+      detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.format>(params.self_attn, in, first, n, cache, Opt.fill,
+                                                                        inner, out);
     };
     if constexpr (Opt.norm == NormPlacement::post) {
       attend(y, t);

@@ -95,6 +95,9 @@ class DecoderOnly {
     typename Gen::Params generator;
     static constexpr index_t param_count =
         Embed::Params::param_count + Stack::Params::param_count + Gen::Params::param_count;
+    static constexpr index_t param_bytes = param_bytes_of<typename Embed::Params>() +
+                                           param_bytes_of<typename Stack::Params>() +
+                                           param_bytes_of<typename Gen::Params>();
     template <class F>
     void visit(F&& f, const Name& prefix = {}) {
       embed.visit(f, prefix / "embed");

@@ -79,11 +79,12 @@ class EncoderDecoder {
   // ---- memory plan: steps 0 = encode, 1 = decode ---------------------------------------------
   enum Buffer : index_t { kMemory, kEncScratch, kRow, kStepScratch, kLogits, kBuffers };
   static constexpr MemoryPlan<kBuffers> plan = plan_memory<kBuffers>({{
-      {src_len * d_model, 0, 1},             // memory: the encoder output, read while decoding
-      {Encoder::scratch_floats, 0, 0},       // encoder scratch
-      {d_model, 1, 1},                       // the target row being decoded
-      {Decoder::step_scratch_floats, 1, 1},  // decoder step scratch
-      {tgt_vocab, 1, 1},                     // log-probabilities of the step
+      {src_len * d_model, 0, 1},  // memory: the encoder output, read while decoding
+      {max_of(Encoder::scratch_floats, Decoder::memory_scratch_floats), 0, 0},  // encoder scratch (and
+                                                                                // prepare_memory's)
+      {d_model, 1, 1},                                                          // the target row being decoded
+      {Decoder::step_scratch_floats, 1, 1},                                     // decoder step scratch
+      {tgt_vocab, 1, 1},                                                        // log-probabilities of the step
   }});
 
   // ---- footprint (all constexpr) ----------------------------------------------------------------
@@ -211,7 +212,7 @@ class EncoderDecoder {
     for (index_t l = 0; l < Decoder::n_layers; ++l) {
       const LayerPath path = LayerPath("decoder") / "layers" / l / "cross_attn";
       prof.begin(path);
-      typename Decoder::Layer{params.decoder.layers[l]}.prepare_memory(memory, caches_[l]);
+      typename Decoder::Layer{params.decoder.layers[l]}.prepare_memory(memory, caches_[l], buffer(kEncScratch));
       prof.end(path);
     }
   }

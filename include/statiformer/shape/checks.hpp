@@ -163,13 +163,14 @@ constexpr bool int8_attention_format() {
   return true;
 }
 
-/// The layers that keep a K/V cache (DecoderLayer, CausalLayer) run float32 only: their int8
-/// format (and the int8 cache of kernels/QUANTIZATION.md) is not built yet.
-template <bool Int8>
-constexpr bool float_format_only() {
-  static_assert(!Int8,
-                "number format: DecoderLayer and CausalLayer (K/V cache) run NumberFormat::f32 only; int8 formats "
-                "are for EncoderLayer, MultiHeadAttention and FeedForward");
+/// The layers that keep a K/V cache (DecoderLayer, CausalLayer) run their linears in every number
+/// format, but their attention float only: the int8 K/V cache of kernels/QUANTIZATION.md is not
+/// built yet.
+template <bool Int8Attention>
+constexpr bool kv_cache_float_attention() {
+  static_assert(!Int8Attention,
+                "int8_attention: DecoderLayer and CausalLayer (K/V cache) keep a float attention and cache only; "
+                "the int8 attention is for EncoderLayer and MultiHeadAttention");
   return true;
 }
 
