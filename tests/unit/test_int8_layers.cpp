@@ -671,6 +671,8 @@ void check_targets(const Agreement& a, NumberFormat f) {
 constexpr LayerOptions kW8A8Pre{
     .norm = NormPlacement::pre, .activation = Activation::gelu, .format = NumberFormat::w8a8};
 constexpr LayerOptions kW8A32Pre{.norm = NormPlacement::pre, .format = NumberFormat::w8a32};
+constexpr LayerOptions kW8A8PreAttention{
+    .norm = NormPlacement::pre, .activation = Activation::gelu, .format = NumberFormat::w8a8, .int8_attention = true};
 }  // namespace
 
 TEST_CASE("an int8 causal layer: prefill then steps give the bits of steps alone, within the accuracy targets",
@@ -680,6 +682,10 @@ TEST_CASE("an int8 causal layer: prefill then steps give the bits of steps alone
   check_targets(check_causal_layer<40, 64, 4, 128, kW8A32>(82), NumberFormat::w8a32);
   check_targets(check_causal_layer<12, 16, 2, 32, kW8A8Pre>(83), NumberFormat::w8a8);
   check_targets(check_causal_layer<12, 18, 3, 30, kW8A32Pre>(84), NumberFormat::w8a32);  // reductions not in k-quads
+  // the int8 attention over the int8 K/V cache
+  check_targets(check_causal_layer<40, 64, 4, 128, kW8A8Attention>(85), NumberFormat::w8a8);
+  check_targets(check_causal_layer<12, 16, 2, 32, kW8A8PreAttention>(86), NumberFormat::w8a8);
+  check_targets(check_causal_layer<13, 128, 4, 64, kW8A8Attention>(87), NumberFormat::w8a8);  // head_dim 32
 }
 
 TEST_CASE("an int8 decoder layer: steps give the bits of the whole-sequence forward, within the accuracy targets",
@@ -688,6 +694,9 @@ TEST_CASE("an int8 decoder layer: steps give the bits of the whole-sequence forw
   check_targets(check_decoder_layer<40, 36, 64, 4, 128, kW8A32>(92), NumberFormat::w8a32);
   check_targets(check_decoder_layer<12, 9, 16, 2, 32, kW8A8Pre>(93), NumberFormat::w8a8);
   check_targets(check_decoder_layer<12, 9, 18, 3, 30, kW8A32Pre>(94), NumberFormat::w8a32);
+  // the int8 attention over the int8 K/V caches (the target's and the memory's)
+  check_targets(check_decoder_layer<40, 36, 64, 4, 128, kW8A8Attention>(95), NumberFormat::w8a8);
+  check_targets(check_decoder_layer<12, 9, 16, 2, 32, kW8A8PreAttention>(96), NumberFormat::w8a8);
 }
 
 namespace {
@@ -698,6 +707,17 @@ using Causal8 = CausalLayer<64, 64, 4, 256, kW8A32>;
 static_assert(param_bytes_of<Dec32::Params>() == 4 * Dec32::Params::param_count);
 static_assert(param_bytes_of<Dec8::Params>() == (8 * 64 * 64 + 2 * 64 * 256) + 4 * (2 * (8 * 64 + 256 + 64) + 6 * 64));
 static_assert(param_bytes_of<Causal8::Params>() == param_bytes_of<Enc8::Params>());
+
+// the int8 K/V cache: int8 K and V rows (a quarter of the float cache's bytes) and a float scale per
+// head and key for each
+using Causal8A = CausalLayer<64, 64, 4, 256, kW8A8Attention>;
+using Dec8A = DecoderLayer<64, 48, 64, 4, 256, kW8A8Attention>;
+static_assert(Causal8::cache_bytes == 4 * 2 * 64 * 64 && Causal8::cache_floats == 2 * 64 * 64);
+static_assert(Causal8A::cache_bytes == 2 * 64 * 64 + 4 * 2 * 4 * 64);
+static_assert(Dec8::cache_bytes == 4 * 2 * (64 + 48) * 64);
+static_assert(Dec8A::cache_bytes == 2 * (64 + 48) * 64 + 4 * 2 * 4 * (64 + 48));
+static_assert(Dec8A::cache_bytes * 16 == Dec8::cache_bytes * 5);  // head_dim 16: 3.2 times smaller
+static_assert(Gpt<64, 100, 64, 4, 256, 2, kW8A8Attention>::state_bytes == 2 * Causal8A::cache_bytes);
 
 using Gpt8 = Gpt<64, 100, 64, 4, 256, 2, kW8A8>;
 using Gpt32 = Gpt<64, 100, 64, 4, 256, 2>;
@@ -731,6 +751,20 @@ TEST_CASE("int8 decoder-only and encoder-decoder models: prefill then steps, foo
   }
   STATIC_REQUIRE(Gpt8::weight_bytes * 10 <= Gpt32::weight_bytes * 4);  // (the float embedding and generator stay)
 
+  // with the int8 attention over int8 K/V caches
+  using ModelA = Gpt<40, 13, 32, 4, 64, 2, kW8A8Attention>;
+  auto model_a = std::make_unique<ModelA>();
+  w.bind(model_a->params);
+  model_a->reset();
+  for (index_t i = 0; i < S; ++i) REQUIRE(model_a->step(tokens[i], steps.data() + i * V) == Status::ok);
+  for (index_t p : {index_t{1}, index_t{33}, S}) {
+    std::vector<float> got(S * V, -1.0f);
+    REQUIRE(model_a->prefill(tokens.data(), p, got.data(), PrefillOutput::every_row) == Status::ok);
+    for (index_t i = p; i < S; ++i) REQUIRE(model_a->step(tokens[i], got.data() + i * V) == Status::ok);
+    INFO("int8 attention: prefill of " << p << " positions, then steps");
+    CHECK(same_bits(got, steps));
+  }
+
   // an int8 encoder-decoder decodes (its decoder's memory keys and values through prepare_memory's scratch)
   using Tr = Transformer<10, 12, 17, 19, 32, 4, 64, 2, kW8A8>;
   ModelWeights wt;
@@ -741,5 +775,10 @@ TEST_CASE("int8 decoder-only and encoder-decoder models: prefill then steps, foo
   std::vector<int> out(12);
   index_t out_len = 0;
   REQUIRE(tr->greedy_decode(src.data(), 8, 1, 2, out.data(), out_len) == Status::ok);
+  CHECK(out_len >= 1);
+  using TrA = Transformer<10, 12, 17, 19, 32, 4, 64, 2, kW8A8Attention>;
+  auto tr_a = std::make_unique<TrA>();
+  wt.bind(tr_a->params);
+  REQUIRE(tr_a->greedy_decode(src.data(), 8, 1, 2, out.data(), out_len) == Status::ok);
   CHECK(out_len >= 1);
 }

@@ -2,6 +2,9 @@
 // pre-norm, with a fixed-capacity key/value cache for incremental decoding.
 #pragma once
 
+#include <cstdint>
+#include <type_traits>
+
 #include <statiformer/layers/attention.hpp>
 #include <statiformer/layers/feed_forward.hpp>
 #include <statiformer/layers/kv_cache.hpp>
@@ -13,13 +16,13 @@ namespace stf {
 /// post-norm: x = LN1(x + SelfAttn(x)); x = LN2(x + CrossAttn(x, m)); y = LN3(x + FF(x))
 /// pre-norm:  x = x + SelfAttn(LN1(x)); x = x + CrossAttn(LN2(x), m); y = x + FF(LN3(x))
 /// SeqLen is the target capacity, MemLen the memory (encoder output) length. Opt.format: the number
-/// format of its ten linears (NumberFormat; the attention and the K/V cache stay float32).
+/// format of its ten linears (NumberFormat); Opt.int8_attention (w8a8): both attentions in int8, over
+/// int8 caches of the target's and the memory's keys and values (Int8AttentionCache); else float.
 template <index_t SeqLen, index_t MemLen, index_t DModel, index_t NHeads, index_t DFf,
           LayerOptions Opt = LayerOptions{}>
 struct DecoderLayer {
-  static_assert(check::kv_cache_float_attention<Opt.int8_attention>());
-  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias, Opt.format>;
-  using CrossAttention = MultiHeadAttention<SeqLen, MemLen, DModel, NHeads, Opt.bias, Opt.format>;
+  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias, Opt.format, Opt.int8_attention>;
+  using CrossAttention = MultiHeadAttention<SeqLen, MemLen, DModel, NHeads, Opt.bias, Opt.format, Opt.int8_attention>;
   using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation, false, Opt.format>;
   using Norm = LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>;
 
@@ -31,13 +34,20 @@ struct DecoderLayer {
       SeqLen * DModel +
       max_of(max_of(SelfAttention::scratch_floats, CrossAttention::scratch_floats), FF::scratch_floats);
   /// Scratch of one incremental step: a residual row, a query/context row, one row's streaming
-  /// attention scratch, then FF's or the int8 projections' of one row.
-  static constexpr index_t step_attention_floats = max_of(attention_scratch_floats(1, SeqLen, DModel / NHeads),
-                                                          attention_scratch_floats(1, MemLen, DModel / NHeads));
+  /// attention scratch (int8 attention: the query's scales and the w8a8 attention's scratch), then
+  /// FF's or the int8 projections' of one row (and the int8 query row).
+  static constexpr index_t step_attention_floats = Opt.int8_attention
+                                                       ? NHeads + attention_w8a8_scratch_floats()
+                                                       : max_of(attention_scratch_floats(1, SeqLen, DModel / NHeads),
+                                                                attention_scratch_floats(1, MemLen, DModel / NHeads));
   static constexpr index_t step_scratch_floats =
-      2 * DModel + step_attention_floats + max_of(FF::scratch_floats, linear_scratch_floats<Opt.format>(1, DModel));
-  /// Scratch of prepare_memory: the int8 projections' over MemLen rows (none in f32).
-  static constexpr index_t memory_scratch_floats = linear_scratch_floats<Opt.format>(MemLen, DModel);
+      2 * DModel + step_attention_floats +
+      max_of(FF::scratch_floats,
+             linear_scratch_floats<Opt.format>(1, DModel) + (Opt.int8_attention ? (DModel + 3) / 4 : 0));
+  /// Scratch of prepare_memory: the int8 projections' over MemLen rows (none in f32), after the
+  /// keys' and values' float rows with the int8 attention.
+  static constexpr index_t memory_scratch_floats =
+      (Opt.int8_attention ? MemLen * DModel : 0) + linear_scratch_floats<Opt.format>(MemLen, DModel);
 
   struct Params {
     using Owner = DecoderLayer;  ///< whose hyperparameters these are (io/hparams.hpp)
@@ -65,12 +75,21 @@ struct DecoderLayer {
   /// Key/value cache of one layer: self-attention keys/values of the positions decoded so far,
   /// and the cross-attention keys/values of the memory, computed once per memory. Keys are kept
   /// transposed (Kᵀ, [DModel, capacity]), as the attention kernels read them.
-  struct Cache {
+  struct FloatCache {
     SelfAttentionCache<SeqLen, DModel> self;
     Tensor<DModel, MemLen> cross_kt;
     Tensor<MemLen, DModel> cross_v;
   };
-  static constexpr index_t cache_floats = 2 * SeqLen * DModel + 2 * MemLen * DModel;
+  /// With the int8 attention: both in int8, one scale per head and key (Int8AttentionCache).
+  struct Int8Cache {
+    Int8AttentionCache<SeqLen, DModel, NHeads> self;
+    Int8AttentionCache<MemLen, DModel, NHeads> cross;
+  };
+  using Cache = std::conditional_t<Opt.int8_attention, Int8Cache, FloatCache>;
+  static constexpr index_t cache_bytes = sizeof(Cache);
+  /// The float cache's elements; the int8 cache's bytes as whole floats.
+  static constexpr index_t cache_floats = Opt.int8_attention ? (cache_bytes + sizeof(float) - 1) / sizeof(float)
+                                                             : 2 * SeqLen * DModel + 2 * MemLen * DModel;
 
   /// The masks nn.TransformerDecoderLayer takes (all optional; each attention's masked set is the
   /// union of its masks): tgt_mask [SeqLen, SeqLen] and memory_mask [SeqLen, MemLen] (bool, True
@@ -172,10 +191,19 @@ struct DecoderLayer {
   /// scratch: memory_scratch_floats (none in f32: may be null there).
   void prepare_memory(const float* memory, Cache& cache, float* scratch = nullptr) const {
     const auto& ca = params.cross_attn;
-    // K goes through cross_v (free until V) into Kᵀ
-    linear_rows<Opt.format>(ca.k, memory, MemLen, cache.cross_v.data, scratch);
-    detail::transpose(cache.cross_v.data, MemLen, DModel, DModel, cache.cross_kt.data, MemLen);
-    linear_rows<Opt.format>(ca.v, memory, MemLen, cache.cross_v.data, scratch);
+    if constexpr (Opt.int8_attention) {  // float rows in the scratch, quantized per head into the cache
+      float* rows = scratch;
+      float* lin = rows + MemLen * DModel;
+      linear_rows<Opt.format>(ca.k, memory, MemLen, rows, lin);
+      detail::quantize_heads<DModel, NHeads>(rows, MemLen, cache.cross.k, cache.cross.k_scale, MemLen);
+      linear_rows<Opt.format>(ca.v, memory, MemLen, rows, lin);
+      detail::quantize_heads<DModel, NHeads>(rows, MemLen, cache.cross.v, cache.cross.v_scale, MemLen);
+    } else {
+      // K goes through cross_v (free until V) into Kᵀ
+      linear_rows<Opt.format>(ca.k, memory, MemLen, cache.cross_v.data, scratch);
+      detail::transpose(cache.cross_v.data, MemLen, DModel, DModel, cache.cross_kt.data, MemLen);
+      linear_rows<Opt.format>(ca.v, memory, MemLen, cache.cross_v.data, scratch);
+    }
   }
 
   /// One incremental step: row x (the target at position pos) → row y, appending this position's
@@ -212,10 +240,24 @@ struct DecoderLayer {
     auto cross_attend = [&](const float* in, float* out) {
       const auto& ca = params.cross_attn;
       linear_rows<Opt.format>(ca.q, in, 1, q, inner);
-      for (index_t h = 0; h < NHeads; ++h) {
-        const index_t off = h * head_dim;
-        ActiveKernels::attention_row(q + off, cache.cross_kt.data + off * MemLen, MemLen, cache.cross_v.data + off,
-                                     DModel, head_dim, MemLen, memory_row, Opt.fill, p, q + off);
+      if constexpr (Opt.int8_attention) {  // the query quantized per head, the w8a8 attention
+        float* s_q = p;                    // [NHeads]
+        float* p8 = s_q + NHeads;          // the w8a8 attention's scratch
+        auto* q8 = reinterpret_cast<std::int8_t*>(inner + linear_scratch_floats<Opt.format>(1, DModel));
+        detail::quantize_heads<DModel, NHeads>(q, 1, q8, s_q, 1);
+        const auto& c = cache.cross;
+        for (index_t h = 0; h < NHeads; ++h) {
+          const index_t off = h * head_dim;
+          ActiveKernels::attention_rows_w8a8(q8 + off, DModel, s_q + h, 1, c.k + off, DModel, c.k_scale + h * MemLen,
+                                             c.v + off, DModel, c.v_scale + h * MemLen, head_dim, MemLen, &memory_row,
+                                             Opt.fill, p8, q + off, DModel);
+        }
+      } else {
+        for (index_t h = 0; h < NHeads; ++h) {
+          const index_t off = h * head_dim;
+          ActiveKernels::attention_row(q + off, cache.cross_kt.data + off * MemLen, MemLen, cache.cross_v.data + off,
+                                       DModel, head_dim, MemLen, memory_row, Opt.fill, p, q + off);
+        }
       }
       linear_rows<Opt.format>(ca.o, q, 1, out, inner);
     };

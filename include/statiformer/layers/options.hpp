@@ -21,8 +21,9 @@ struct LayerOptions {
   NumberFormat format = NumberFormat::f32;
   /// w8a8 only: Q·Kᵀ and P·V in int8 too (the whole scheme of kernels/QUANTIZATION.md, "Attention":
   /// Q, K and V rows quantized per head and row, int32 sums, the softmax float). Off, the attention
-  /// of a w8a8 layer is float. Its kernel is the generic code on every target today, slower than
-  /// the float attention's (ARCHITECTURE.md, "Number formats").
+  /// of a w8a8 layer is float. On DecoderLayer and CausalLayer it also makes their K/V caches int8
+  /// (Int8AttentionCache). Its kernel is the generic code on every target today, slower than the
+  /// float attention's (ARCHITECTURE.md, "Number formats").
   bool int8_attention = false;
 };
 

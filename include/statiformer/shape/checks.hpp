@@ -163,15 +163,4 @@ constexpr bool int8_attention_format() {
   return true;
 }
 
-/// The layers that keep a K/V cache (DecoderLayer, CausalLayer) run their linears in every number
-/// format, but their attention float only: the int8 K/V cache of kernels/QUANTIZATION.md is not
-/// built yet.
-template <bool Int8Attention>
-constexpr bool kv_cache_float_attention() {
-  static_assert(!Int8Attention,
-                "int8_attention: DecoderLayer and CausalLayer (K/V cache) keep a float attention and cache only; "
-                "the int8 attention is for EncoderLayer and MultiHeadAttention");
-  return true;
-}
-
 }  // namespace stf::check
