@@ -782,3 +782,108 @@ TEST_CASE("int8 decoder-only and encoder-decoder models: prefill then steps, foo
   REQUIRE(tr_a->greedy_decode(src.data(), 8, 1, 2, out.data(), out_len) == Status::ok);
   CHECK(out_len >= 1);
 }
+
+// ---- files of the int8 models with a K/V cache ----------------------------------------------------
+
+namespace {
+/// The safetensors file of a bound parameter struct (every tensor as its model reads it, I8 or F32)
+/// with statiformer's metadata and the struct's hyperparameters: what tools/export.py writes.
+template <class Params>
+std::vector<unsigned char> file_of(Params& params) {
+  std::string header = "{\"__metadata__\": {\"format\": \"statiformer\", \"layout\": \"2\"";
+  for_each_hparam(hparam_table<Params>, [&](const char* key, const char* value) {
+    header += std::string(", \"") + key + "\": \"" + value + "\"";
+  });
+  header += "}";
+  std::vector<unsigned char> body;
+  params.visit(
+      [&](const Name& name, ParamRef ref) {
+        index_t rows = 0, cols = 0;
+        stored_shape(ref, rows, cols);
+        const std::size_t begin = body.size();
+        const auto* bytes = ref.is_int8() ? reinterpret_cast<const unsigned char*>(*ref.data_i8)
+                                          : reinterpret_cast<const unsigned char*>(*ref.data);
+        body.insert(body.end(), bytes, bytes + ref.bytes());
+        header += std::string(", \"") + name.c_str() + "\": {\"dtype\": \"" + (ref.is_int8() ? "I8" : "F32") +
+                  "\", \"shape\": [" + std::to_string(rows) + (cols ? ", " + std::to_string(cols) : "") +
+                  "], \"data_offsets\": [" + std::to_string(begin) + ", " + std::to_string(body.size()) + "]}";
+      },
+      Name{});
+  header += "}";
+  while ((8 + header.size()) % 8) header += ' ';
+  std::vector<unsigned char> file(8 + header.size() + body.size());
+  for (int b = 0; b < 8; ++b) file[b] = static_cast<unsigned char>((header.size() >> (8 * b)) & 0xff);
+  std::memcpy(file.data() + 8, header.data(), header.size());
+  std::memcpy(file.data() + 8 + header.size(), body.data(), body.size());
+  return file;
+}
+
+/// The value of a hyperparameter key of P's table ("" when absent).
+template <class P>
+std::string hparam(const char* key) {
+  std::string found;
+  for_each_hparam(hparam_table<P>, [&](const char* k, const char* v) {
+    if (std::string(k) == key) found = v;
+  });
+  return found;
+}
+}  // namespace
+
+TEST_CASE("int8 decoder-only and encoder-decoder files: the number format in the hyperparameters, loaded and run",
+          "[io][int8][kv_cache]") {
+  using G8 = Gpt<12, 13, 16, 2, 32, 2, kW8A8>;
+  using G8A = Gpt<12, 13, 16, 2, 32, 2, kW8A8Attention>;
+  using G32 = Gpt<12, 13, 16, 2, 32, 2>;
+  using T8 = Transformer<6, 7, 11, 13, 16, 2, 32, 1, kW8A32>;
+  // number_format (and int8_attention) only on the int8 modules: the float files are unchanged
+  CHECK(hparam<G8::Params>("layers.1.number_format") == "w8a8");
+  CHECK(hparam<G8::Params>("layers.1.int8_attention").empty());
+  CHECK(hparam<G8A::Params>("layers.1.int8_attention") == "true");
+  CHECK(hparam<G8::Params>("layers.1.causal") == "true");
+  CHECK(hparam<G32::Params>("layers.1.number_format").empty());
+  CHECK(hparam<T8::Params>("decoder.layers.0.number_format") == "w8a32");
+  CHECK(hparam<T8::Params>("encoder.layers.0.number_format") == "w8a32");
+
+  ModelWeights w;
+  auto written = std::make_unique<G8A>();
+  w.bind(written->params);
+  const std::vector<unsigned char> file = file_of(written->params);
+  auto loaded = std::make_unique<G8A>();
+  const LoadResult r = load_safetensors(loaded->params, file.data(), file.size(), nullptr, 0);
+  INFO(r.message);
+  REQUIRE(r);
+  const std::vector<int> prompt{3, 1, 4, 1, 5, 9};
+  std::vector<float> a(13), b(13);
+  REQUIRE(written->prefill(prompt.data(), 6, a.data()) == Status::ok);
+  REQUIRE(loaded->prefill(prompt.data(), 6, b.data()) == Status::ok);
+  CHECK(same_bits(a, b));
+
+  // the file of the float attention's model lacks int8_attention: not loaded by the int8 attention's
+  auto float_attention = std::make_unique<G8>();
+  w.bind(float_attention->params);
+  const std::vector<unsigned char> file8 = file_of(float_attention->params);
+  auto other = std::make_unique<G8A>();
+  const LoadResult r8 = load_safetensors(other->params, file8.data(), file8.size(), nullptr, 0);
+  CHECK(r8.error == LoadError::hyperparameter);
+  CHECK(std::string(r8.message).find("int8_attention") != std::string::npos);
+  // nor does a float model load an int8 file
+  auto f32 = std::make_unique<G32>();
+  CHECK(load_safetensors(f32->params, file8.data(), file8.size(), nullptr, 0).error != LoadError::ok);
+
+  ModelWeights wt;
+  auto t_written = std::make_unique<T8>();
+  wt.bind(t_written->params);
+  const std::vector<unsigned char> tfile = file_of(t_written->params);
+  auto t_loaded = std::make_unique<T8>();
+  const LoadResult rt = load_safetensors(t_loaded->params, tfile.data(), tfile.size(), nullptr, 0);
+  INFO(rt.message);
+  REQUIRE(rt);
+  const std::vector<int> src{1, 2, 3, 4, 5, 6};
+  std::vector<int> out_a(7), out_b(7);
+  std::vector<float> lp_a(7), lp_b(7);
+  index_t len_a = 0, len_b = 0;
+  REQUIRE(t_written->greedy_decode(src.data(), 5, 0, -1, out_a.data(), len_a, lp_a.data()) == Status::ok);
+  REQUIRE(t_loaded->greedy_decode(src.data(), 5, 0, -1, out_b.data(), len_b, lp_b.data()) == Status::ok);
+  CHECK(out_a == out_b);
+  CHECK(same_bits(lp_a, lp_b));
+}
