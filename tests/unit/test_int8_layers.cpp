@@ -887,3 +887,37 @@ TEST_CASE("int8 decoder-only and encoder-decoder files: the number format in the
   CHECK(out_a == out_b);
   CHECK(same_bits(lp_a, lp_b));
 }
+
+TEST_CASE("the int8 decoder-only file tools/export.py --emit-model --quantize writes loads and runs",
+          "[io][int8][kv_cache]") {
+  // tests/fuzz/seeds/gpt_w8a8.safetensors: tests/fuzz/make_seeds.py, a seeded tools/stf_torch.py GPT
+  // exported as tools/schema/models.hpp's GptW8a8
+  using Model =
+      Gpt<3, 5, 8, 2, 10, 1,
+          LayerOptions{.norm = NormPlacement::pre, .activation = Activation::gelu, .format = NumberFormat::w8a8}, true>;
+  std::vector<unsigned char> file;
+  if (std::FILE* f = std::fopen(STF_FUZZ_SEEDS "/gpt_w8a8.safetensors", "rb")) {
+    unsigned char chunk[4096];
+    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) file.insert(file.end(), chunk, chunk + n);
+    std::fclose(f);
+  }
+  REQUIRE(!file.empty());
+  auto model = std::make_unique<Model>();
+  const LoadResult r = load_safetensors(model->params, file.data(), file.size(), nullptr, 0);
+  INFO(r.message);
+  REQUIRE(r);
+  // linear2's reduction of 10 is stored padded to 12 (zeros in the padding)
+  const auto& layer = model->params.stack.layers[0];
+  for (index_t o = 0; o < 8; ++o)
+    for (index_t k = 10; k < 12; ++k) CHECK(layer.ff.linear2.weight[qweight_index(10, 8, k, o)] == 0);
+  const int prompt[2] = {3, 1};
+  std::vector<float> lp(2 * 5), steps(5);
+  REQUIRE(model->prefill(prompt, 2, lp.data(), PrefillOutput::every_row) == Status::ok);
+  for (float v : lp) CHECK(std::isfinite(v));
+  // prefill then a step: the step alone's bits
+  REQUIRE(model->step(4, steps.data()) == Status::ok);
+  model->reset();
+  std::vector<float> alone(5);
+  for (int t : {3, 1, 4}) REQUIRE(model->step(t, alone.data()) == Status::ok);
+  CHECK(same_bits(steps, alone));
+}
