@@ -729,6 +729,12 @@ static_assert(Gpt8::weight_bytes ==
 static_assert(Tr8::weight_bytes == Tr32::weight_bytes - 2 * (4 * Enc32::Params::param_count) -
                                        2 * (4 * Dec32::Params::param_count) + 2 * param_bytes_of<Enc8::Params>() +
                                        2 * param_bytes_of<Dec8::Params>());
+// the summaries' rows count the same bytes (each layer's param_bytes_of)
+static_assert(Gpt8::summary_table().param_bytes() == Gpt8::weight_bytes);
+static_assert(Tr8::summary_table().param_bytes() == Tr8::weight_bytes);
+static_assert(Gpt32::summary_table().param_bytes() == Gpt32::weight_bytes);
+static_assert(Sequential<64, Named<"encoder", EncoderStack<Enc8, 2, true>>>::summary_table().param_bytes() ==
+              2 * param_bytes_of<Enc8::Params>() + 2 * 64 * 4);
 }  // namespace
 
 TEST_CASE("int8 decoder-only and encoder-decoder models: prefill then steps, footprints", "[models][int8][kv_cache]") {

@@ -233,7 +233,10 @@ class DecoderOnly {
                      row,
                      row,
                      Layer::Params::param_count,
-                     cost::multi_head(1, 1, seq_len, d_model) + cost::feed_forward(1, d_model, Layer::d_ff)};
+                     cost::multi_head(1, 1, seq_len, d_model) + cost::feed_forward(1, d_model, Layer::d_ff),
+                     true,
+                     false,
+                     param_bytes_of<typename Layer::Params>()};
     if constexpr (Stack::final_norm)
       s.rows[r++] = {"norm", Stack::Norm::name, "step", row, row, Stack::Norm::Params::param_count, 0};
     s.rows[r++] = {"generator",

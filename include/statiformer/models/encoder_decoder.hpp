@@ -370,9 +370,16 @@ class EncoderDecoder {
     s.rows[r++] = {
         "src_embed", "Embedding+PE", "encode", RowShape::token_ids(src_len), src, SrcEmbed::Params::param_count, 0};
     for (index_t l = 0; l < Encoder::n_layers; ++l)
-      s.rows[r++] = {
-          LayerPath("encoder") / "layers" / l,    EncLayer::name, "encode", src, src, EncLayer::Params::param_count,
-          LayerCost<EncLayer>::mult_adds(src_len)};
+      s.rows[r++] = {LayerPath("encoder") / "layers" / l,
+                     EncLayer::name,
+                     "encode",
+                     src,
+                     src,
+                     EncLayer::Params::param_count,
+                     LayerCost<EncLayer>::mult_adds(src_len),
+                     true,
+                     false,
+                     param_bytes_of<typename EncLayer::Params>()};
     if constexpr (Encoder::final_norm)
       s.rows[r++] = {LayerPath("encoder") / "norm",
                      Encoder::Norm::name,
@@ -399,7 +406,10 @@ class EncoderDecoder {
                      row,
                      row,
                      DecLayer::Params::param_count,
-                     cost::decoder_step(tgt_len, src_len, d_model, DecLayer::d_ff)};
+                     cost::decoder_step(tgt_len, src_len, d_model, DecLayer::d_ff),
+                     true,
+                     false,
+                     param_bytes_of<typename DecLayer::Params>()};
     if constexpr (Decoder::final_norm)
       s.rows[r++] = {
           LayerPath("decoder") / "norm", Decoder::Norm::name, "step", row, row, Decoder::Norm::Params::param_count, 0};
