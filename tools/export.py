@@ -793,7 +793,7 @@ def derived_schema(spec, seq_len, model_name, quantize=None):
     weight stored transposed in column panels, hparams as io/hparams.hpp derives them). quantize
     ("w8a32", "w8a8"): the layers' int8 number format (I8 weights in k-quads and their scales)."""
     if spec["kind"] == "encdec":
-        return derived_encdec_schema(spec, seq_len, model_name)
+        return derived_encdec_schema(spec, seq_len, model_name, quantize)
     lay = spec["layer"]
     d, f = lay["d_model"], lay["dim_feedforward"]
     params, hp = [], {}
@@ -846,7 +846,7 @@ def derived_schema(spec, seq_len, model_name, quantize=None):
 
 def cpp_model_type(spec, seq_len, quantize=None):
     if spec["kind"] == "encdec":
-        return cpp_encdec_type(spec, seq_len)
+        return cpp_encdec_type(spec, seq_len, quantize)
     lay = spec["layer"]
     eps = lay["layer_norm_eps"]
     eps_opt = "" if eps == TORCH_LAYER_NORM_EPS else f", .layer_norm_eps = {cpp_float(float(eps))}"
@@ -1033,18 +1033,16 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
         raise ExportError([f"--tgt-len/--start-token: for the encoder-decoder, not {type(module).__name__}"])
     if quantize is not None and quantize not in NUMBER_FORMATS:
         raise ExportError([f"--quantize {quantize!r}: one of {', '.join(NUMBER_FORMATS)}"])
-    if quantize and (is_decoder_only(module) or type(module) is stf_torch.TorchEncoderDecoder):
-        raise ExportError([f"--quantize {quantize}: for nn.TransformerEncoder and nn.TransformerEncoderLayer; the layers "
-                           "with a K/V cache (decoder, decoder-only) run float32 only yet"])
     if is_decoder_only(module):
-        return emit_decoder_only(module, state, name, seq_len, header, seed, safetensors, source, prompt, new_tokens)
+        return emit_decoder_only(module, state, name, seq_len, header, seed, safetensors, source, prompt, new_tokens,
+                                 quantize)
     if prompt is not None or new_tokens is not None:
         raise ExportError([f"--prompt-tokens/--new-tokens: for a decoder-only model, not {type(module).__name__}"])
     spec = describe_module(module)
     _check_expressible(spec)
     if spec["kind"] == "encdec":
         return emit_encdec(module, spec, state, name, seq_len, tgt_len, 1 if start_token is None else start_token,
-                           header, seed, source, safetensors)
+                           header, seed, source, safetensors, quantize)
     schema = derived_schema(spec, seq_len, name, quantize)
     tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
     x, y = reference_io(module, spec, seq_len, seed)
@@ -1156,9 +1154,10 @@ def describe_encdec(module):
             "src_vocab": src.num_embeddings, "tgt_vocab": tgt.num_embeddings, "tgt_len": None}
 
 
-def derived_encdec_schema(spec, src_len, model_name):
-    """What stf_schema prints for cpp_encdec_type(spec, src_len) (the order of EncoderDecoder::Params::
-    visit, the keys of io/hparams.hpp)."""
+def derived_encdec_schema(spec, src_len, model_name, quantize=None):
+    """What stf_schema prints for cpp_encdec_type(spec, src_len, quantize) (the order of EncoderDecoder::
+    Params::visit, the keys of io/hparams.hpp). quantize: the encoder's and decoder's layers' int8 number
+    format (the embeddings and the generator stay float)."""
     lay, n, tgt_len = spec["layer"], spec["num_layers"], spec["tgt_len"]
     d, f = lay["d_model"], lay["dim_feedforward"]
     params, hp = [], {}
@@ -1167,9 +1166,16 @@ def derived_encdec_schema(spec, src_len, model_name):
         params.append({"name": name, "dtype": "F32", "shape": [size], "transposed": False, "stored_shape": [size],
                        "panel": 0})
 
-    def linear(prefix, out_f, in_f):
-        params.append({"name": prefix + "weight", "dtype": "F32", "shape": [out_f, in_f], "transposed": True,
-                       "stored_shape": [in_f, out_f], "panel": stf_torch.WEIGHT_PANEL})
+    def linear(prefix, out_f, in_f, int8=False):
+        if int8:
+            in4 = (in_f + stf_torch.QUAD_K - 1) // stf_torch.QUAD_K * stf_torch.QUAD_K
+            params.append({"name": prefix + "weight", "dtype": "I8", "shape": [out_f, in_f], "transposed": True,
+                           "stored_shape": [in4, out_f], "panel": stf_torch.WEIGHT_PANEL, "k_quads": True})
+            params.append({"name": prefix + "weight_scale", "dtype": "F32", "shape": [out_f], "transposed": False,
+                           "stored_shape": [out_f], "panel": 0, "scale": True})
+        else:
+            params.append({"name": prefix + "weight", "dtype": "F32", "shape": [out_f, in_f], "transposed": True,
+                           "stored_shape": [in_f, out_f], "panel": stf_torch.WEIGHT_PANEL})
         vector(prefix + "bias", out_f)
 
     def norm(prefix):
@@ -1182,15 +1188,18 @@ def derived_encdec_schema(spec, src_len, model_name):
             p = f"{prefix}layers.{i}."
             for a in attentions:
                 for x in "qkvo":
-                    linear(f"{p}{a}.{x}.", d, d)
-            linear(f"{p}ff.linear1.", f, d)
-            linear(f"{p}ff.linear2.", d, f)
+                    linear(f"{p}{a}.{x}.", d, d, bool(quantize))
+            linear(f"{p}ff.linear1.", f, d, bool(quantize))
+            linear(f"{p}ff.linear2.", d, f, bool(quantize))
             for k in range(1, norms + 1):
                 norm(f"{p}norm{k}.")
             hp.update({p + "d_model": str(d), p + "nhead": str(lay["nhead"]), p + "dim_feedforward": str(f),
                        p + "norm_first": str(lay["norm_first"]).lower(), p + "activation": lay["activation"],
                        p + "layer_norm": "torch", p + "layer_norm_eps": lay["layer_norm_eps"], p + "bias": "true",
-                       p + "mask_fill": "-inf", p + "seq_len": str(seq_len)})
+                       p + "mask_fill": "-inf"})
+            if quantize:
+                hp[p + "number_format"] = quantize
+            hp[p + "seq_len"] = str(seq_len)
             if mem_len is not None:
                 hp[p + "mem_len"] = str(mem_len)
         norm(prefix + "norm.")
@@ -1211,12 +1220,13 @@ def derived_encdec_schema(spec, src_len, model_name):
             "param_count": sum(math.prod(p["shape"]) for p in params), "hparams": hp, "params": params}
 
 
-def cpp_encdec_type(spec, src_len):
+def cpp_encdec_type(spec, src_len, quantize=None):
     lay = spec["layer"]
     eps = lay["layer_norm_eps"]
     eps_opt = "" if eps == TORCH_LAYER_NORM_EPS else f", .layer_norm_eps = {cpp_float(float(eps))}"
+    fmt_opt = f", .format = stf::NumberFormat::{quantize}" if quantize else ""
     opts = (f"stf::LayerOptions{{.norm = stf::NormPlacement::{'pre' if lay['norm_first'] else 'post'}, "
-            f".activation = {CPP_ACTIVATION[lay['activation']]}{eps_opt}}}")
+            f".activation = {CPP_ACTIVATION[lay['activation']]}{eps_opt}{fmt_opt}}}")
     return (f"stf::Transformer<{src_len}, {spec['tgt_len']}, {spec['src_vocab']}, {spec['tgt_vocab']}, "
             f"{lay['d_model']}, {lay['nhead']}, {lay['dim_feedforward']}, {spec['num_layers']}, {opts}>")
 
@@ -1243,22 +1253,29 @@ def encdec_reference_io(module, spec, src_len, start_token, seed):
     return src, ys[0], logprobs
 
 
-def encdec_header_text(name, spec, src_len, tensors, schema, src, tokens, logprobs, seed, source):
+def encdec_header_text(name, spec, src_len, tensors, schema, src, tokens, logprobs, seed, source, quantize=None):
+    flag = f" --quantize {quantize}" if quantize else ""
+    count_note = ("the int8 weights' elements, their scales and the float parameters" if quantize
+                  else "PyTorch's parameter count")
+    int8_note = (f"/// Its layers' linears are int8 ({quantize}, kernels/QUANTIZATION.md; the attention and the K/V cache\n"
+                 "/// float): check() measures them against PyTorch's float module.\n" if quantize else "")
     weights = header_text(tensors, name, "", schema["hparams"])
     body = weights[weights.index(f"namespace {name} {{\n") + len(f"namespace {name} {{\n"):
                    weights.rindex("}  // namespace")]
     # the model holds its decoding state (arena, K/V caches), so it cannot be a constant: the
     # parameters are, and a static model takes them by assignment (no name lookup)
-    binding = binding_text([entry["name"] for entry, _ in tensors], schema["hparams"]) + "\n"
+    int8_sizes = {entry["name"]: math.prod(entry["stored_shape"]) for entry, _ in tensors if entry.get("dtype") == "I8"}
+    binding = binding_text([entry["name"] for entry, _ in tensors], schema["hparams"], int8_sizes=int8_sizes) + "\n"
     t, v = spec["tgt_len"], spec["tgt_vocab"]
-    out = [f"// generated by tools/export.py --emit-model {name} --seq-len {src_len} --tgt-len {t} from {source} "
+    out = [f"// generated by tools/export.py --emit-model {name} --seq-len {src_len} --tgt-len {t}{flag} from {source} "
            "— do not edit\n",
            f"// PyTorch: {encdec_description(spec)}\n",
            "#pragma once\n\n#include <statiformer/io/bind.hpp>\n#include <statiformer/statiformer.hpp>\n\n",
            f"namespace {name} {{\n\n",
            f"/// The C++ model of the module above: sources of {src_len} tokens, up to {t} target tokens.\n",
-           f"using Model = {cpp_encdec_type(spec, src_len)};\n",
-           f"static_assert(Model::Params::param_count == {schema['param_count']});  // PyTorch's parameter count\n\n",
+           int8_note,
+           f"using Model = {cpp_encdec_type(spec, src_len, quantize)};\n",
+           f"static_assert(Model::Params::param_count == {schema['param_count']});  // {count_note}\n\n",
            body,
            "\n/// Binds the weights above to `params` by name at run time (names, sizes and hyperparameters\n",
            "/// checked; all or nothing). `bound_model_params` below needs no binding.\n",
@@ -1308,18 +1325,20 @@ def encdec_header_text(name, spec, src_len, tensors, schema, src, tokens, logpro
     return "".join(out)
 
 
-def emit_encdec(module, spec, state, name, src_len, tgt_len, start_token, header, seed, source, safetensors):
-    """--emit-model for a TorchEncoderDecoder. Returns (spec, schema, max |PyTorch log-prob|)."""
+def emit_encdec(module, spec, state, name, src_len, tgt_len, start_token, header, seed, source, safetensors,
+                quantize=None):
+    """--emit-model for a TorchEncoderDecoder. Returns (spec, schema, max |PyTorch log-prob|). quantize: the
+    layers' int8 number format (the reference stays PyTorch's float model)."""
     tgt_len = src_len if tgt_len is None else tgt_len
     if not isinstance(tgt_len, int) or tgt_len < 2:
         raise ExportError([f"--tgt-len {tgt_len}: at least 2 target tokens are needed (the start and one decoded)"])
     if not isinstance(start_token, int) or not 0 <= start_token < spec["tgt_vocab"]:
         raise ExportError([f"--start-token {start_token}: not in the target vocabulary [0, {spec['tgt_vocab']})"])
     spec = dict(spec, tgt_len=tgt_len)
-    schema = derived_encdec_schema(spec, src_len, name)
+    schema = derived_encdec_schema(spec, src_len, name, quantize)
     tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
     src, tokens, logprobs = encdec_reference_io(module, spec, src_len, start_token, seed)
-    text = encdec_header_text(name, spec, src_len, tensors, schema, src, tokens, logprobs, seed, source)
+    text = encdec_header_text(name, spec, src_len, tensors, schema, src, tokens, logprobs, seed, source, quantize)
     with open(header, "w", newline="\n") as f:
         f.write(text)
     if safetensors:
@@ -1405,12 +1424,13 @@ def describe_decoder_only(module, capacity):
             "vocab": vocab}
 
 
-def decoder_only_schema(spec, capacity, model_name):
+def decoder_only_schema(spec, capacity, model_name, quantize=None):
     """The schema stf_schema prints for stf::Gpt of `spec` (io/hparams.hpp's keys: embed,
-    positional_encoding, the stack's at the root with layers.<i>.causal, generator)."""
+    positional_encoding, the stack's at the root with layers.<i>.causal, generator). quantize
+    ("w8a32", "w8a8"): the causal layers' int8 number format (the embedding and generator stay float)."""
     d, v = spec["layer"]["d_model"], spec["vocab"]
     stack = derived_schema({"kind": "stack", "layer": spec["layer"], "num_layers": spec["num_layers"],
-                            "final_norm": spec["final_norm"]}, capacity, model_name)
+                            "final_norm": spec["final_norm"]}, capacity, model_name, quantize)
     hp = embedding_hparams(v, d, "embed.") | {"positional_encoding.max_len": str(capacity),
                                               "positional_encoding.d_model": str(d)}
     for k, val in stack["hparams"].items():
@@ -1434,8 +1454,8 @@ def decoder_only_hparams(module, capacity):
     return decoder_only_schema(describe_decoder_only(module, capacity), capacity, "")["hparams"]
 
 
-def decoder_only_cpp_type(spec, capacity):
-    layer_type = cpp_model_type({"kind": "layer", "layer": spec["layer"]}, capacity)
+def decoder_only_cpp_type(spec, capacity, quantize=None):
+    layer_type = cpp_model_type({"kind": "layer", "layer": spec["layer"]}, capacity, quantize)
     opts = layer_type[layer_type.index("stf::LayerOptions"):-1]
     lay = spec["layer"]
     return (f"stf::Gpt<{capacity}, {spec['vocab']}, {lay['d_model']}, {lay['nhead']}, {lay['dim_feedforward']}, "
@@ -1491,8 +1511,13 @@ def _cpp_ints(name, values, per_line=16):
     return f"inline constexpr int {name}[{len(values)}] = {{\n    " + ",\n    ".join(rows) + "};\n"
 
 
-def decoder_only_header_text(name, spec, capacity, tensors, schema, io_, seed, source, prompt_given):
+def decoder_only_header_text(name, spec, capacity, tensors, schema, io_, seed, source, prompt_given, quantize=None):
     prompt, prompt_lp, tokens, step_lp, margin = io_
+    flag = f" --quantize {quantize}" if quantize else ""
+    count_note = ("the int8 weights' elements, their scales and the float parameters" if quantize
+                  else "PyTorch's parameter count")
+    int8_note = (f"/// Its causal layers' linears are int8 ({quantize}, kernels/QUANTIZATION.md; the attention and the K/V\n"
+                 "/// cache float): check() measures them against PyTorch's float module.\n" if quantize else "")
     weights = header_text(tensors, name, "", schema["hparams"])
     body = weights[weights.index(f"namespace {name} {{\n") + len(f"namespace {name} {{\n"):
                    weights.rindex("}  // namespace")]
@@ -1507,13 +1532,15 @@ def decoder_only_header_text(name, spec, capacity, tensors, schema, io_, seed, s
         "/// copies these views: no name lookup, no binding code.\n"
         "inline constexpr Model::Params bound_model_params = bound_params();\n\n")
     origin = "the given token ids" if prompt_given else f"torch.randint, seed {seed}"
-    out = [f"// generated by tools/export.py --emit-model {name} --seq-len {capacity} from {source} — do not edit\n",
+    out = [f"// generated by tools/export.py --emit-model {name} --seq-len {capacity}{flag} from {source} — do not "
+           "edit\n",
            f"// PyTorch: {decoder_only_description(spec)}\n",
            "#pragma once\n\n#include <statiformer/io/bind.hpp>\n#include <statiformer/statiformer.hpp>\n\n",
            f"namespace {name} {{\n\n",
            f"/// The C++ model of the module above, with a capacity of {capacity} positions.\n",
-           f"using Model = {decoder_only_cpp_type(spec, capacity)};\n",
-           f"static_assert(Model::Params::param_count == {schema['param_count']});  // PyTorch's parameter count\n\n",
+           int8_note,
+           f"using Model = {decoder_only_cpp_type(spec, capacity, quantize)};\n",
+           f"static_assert(Model::Params::param_count == {schema['param_count']});  // {count_note}\n\n",
            body,
            "\n/// Binds the weights above to `params` by name at run time (names, sizes and hyperparameters\n",
            "/// checked; all or nothing). `bound_model_params` below needs no binding.\n",
@@ -1572,15 +1599,18 @@ def decoder_only_header_text(name, spec, capacity, tensors, schema, io_, seed, s
     return "".join(out)
 
 
-def emit_decoder_only(module, state, name, capacity, header, seed, safetensors, source, prompt=None, new_tokens=None):
-    """--emit-model for a TorchDecoderOnly. Returns (spec, schema, the stored prompt's length)."""
+def emit_decoder_only(module, state, name, capacity, header, seed, safetensors, source, prompt=None, new_tokens=None,
+                      quantize=None):
+    """--emit-model for a TorchDecoderOnly. Returns (spec, schema, the stored prompt's length). quantize: the
+    causal layers' int8 number format (their linears' weights quantized; the reference stays PyTorch's float model)."""
     spec = describe_decoder_only(module, capacity)
     _check_expressible(spec)
-    schema = decoder_only_schema(spec, capacity, name)
+    schema = decoder_only_schema(spec, capacity, name, quantize)
     named = [(n, n, t) for n, t in stf_torch.canonical_from_decoder_only(module)]
     tensors = match(schema, named)
     io_ = decoder_only_reference(module, spec, capacity, seed, prompt, new_tokens)
-    text = decoder_only_header_text(name, spec, capacity, tensors, schema, io_, seed, source, prompt is not None)
+    text = decoder_only_header_text(name, spec, capacity, tensors, schema, io_, seed, source, prompt is not None,
+                                    quantize)
     with open(header, "w", newline="\n") as f:
         f.write(text)
     if safetensors:
@@ -1616,7 +1646,8 @@ def main(argv=None):
                       "--seq-len, the source length)")
     ap.add_argument("--quantize", choices=NUMBER_FORMATS,
                     help="int8 linears (kernels/QUANTIZATION.md): w8a32 int8 weights, w8a8 also int8 inputs of the "
-                    "linears; with a SCHEMA, its model's number format; with --emit-model, encoder layers and stacks")
+                    "linears; with a SCHEMA, its model's number format; with --emit-model, the layers of every model "
+                    "(embeddings and generators stay float)")
     emit.add_argument("--start-token", type=int,
                       help="the encoder-decoder's start token for the stored greedy decoding (default 1)")
     args = ap.parse_args(argv)
@@ -1645,13 +1676,13 @@ def main(argv=None):
         except ExportError as e:
             print(f"export: {'; '.join(e.problems)}", file=sys.stderr)
             return 2
-        if spec["kind"] == "decoder_only":
-            print(f"export: {args.header}: {args.emit_model}::Model = {decoder_only_description(spec)} with a "
-                  f"capacity of {args.seq_len}, {schema['param_count']} floats; test prompt of {len(ref[0])} tokens, "
-                  f"{len(ref[2])} greedy tokens")
-            return 0
         what = (f"{args.quantize}: {sum(math.prod(p['stored_shape']) for p in schema['params'] if p['dtype'] == 'I8')}"
                 f" int8 weights" if args.quantize else f"{schema['param_count']} floats")
+        if spec["kind"] == "decoder_only":
+            print(f"export: {args.header}: {args.emit_model}::Model = {decoder_only_description(spec)} with a "
+                  f"capacity of {args.seq_len}, {what}; test prompt of {len(ref[0])} tokens, "
+                  f"{len(ref[2])} greedy tokens")
+            return 0
         print(f"export: {args.header}: {args.emit_model}::Model = {torch_description(spec)} over {args.seq_len} "
               f"tokens, {what}")
         return 0

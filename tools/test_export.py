@@ -755,11 +755,132 @@ class Quantize(unittest.TestCase):
             export.export(bad, schema, map_name="torch", quantize="w8a8")
         self.assertIn("cannot be quantized", "; ".join(e.exception.problems))
 
-    def test_emit_model_quantize_refuses_models_with_a_kv_cache(self):
-        gpt = st.TorchDecoderOnly(13, 1, 16, 32, 2, final_norm=True)
-        with self.assertRaises(export.ExportError) as e:
-            export.emit_model(gpt, "g", 8, self.tmp.path("g.hpp"), quantize="w8a8")
-        self.assertIn("K/V cache", e.exception.problems[0])
+    def test_derived_int8_decoder_only_schema_is_stf_schemas(self):
+        # tests/io/schemas/gpt_w8a8.json: stf_schema's for the int8 Gpt of tools/schema/models.hpp
+        with open(os.path.join(self.SCHEMAS, "gpt_w8a8.json")) as f:
+            want = json.load(f)
+        gpt = st.TorchDecoderOnly(5, 1, 8, 10, 2, final_norm=True, block="gpt")
+        spec = export.describe_decoder_only(gpt, 3)
+        got = export.decoder_only_schema(spec, 3, "gpt_w8a8", quantize="w8a8")
+        self.assertEqual(got, want)
+        self.assertEqual(list(got["hparams"]), list(want["hparams"]))
+        self.assertEqual(export.decoder_only_cpp_type(spec, 3, "w8a8"),
+                         "stf::Gpt<3, 5, 8, 2, 10, 1, stf::LayerOptions{.norm = stf::NormPlacement::pre, "
+                         ".activation = stf::Activation::gelu, .format = stf::NumberFormat::w8a8}, true>")
+
+    def test_emit_model_quantizes_the_decoder_only_model(self):
+        # the header compiled and run: bound by name and at compile time, its log-probabilities against
+        # PyTorch's float model's
+        t = self.tmp
+        torch.manual_seed(6)
+        gpt = st.TorchDecoderOnly(13, 2, 32, 64, 4, final_norm=True, block="gpt")
+        for fmt in ("w8a32", "w8a8"):
+            d = t.path(fmt)
+            os.makedirs(d)
+            hpp, sft = os.path.join(d, "g.hpp"), os.path.join(d, "g.safetensors")
+            _, schema, _ = export.emit_model(gpt, "g", 16, hpp, safetensors=sft, quantize=fmt, prompt=[3, 1, 4, 1, 5],
+                                             new_tokens=8)
+            text = read(hpp, "r")
+            self.assertIn(f"--quantize {fmt}", text.split("\n", 1)[0])
+            self.assertIn(f".format = stf::NumberFormat::{fmt}}}, true>;", text)
+            self.assertIn("detail::int8_view<", text)
+            with open(sft, "rb") as f:
+                data = f.read()
+            header = json.loads(data[8:8 + struct.unpack("<Q", data[:8])[0]])
+            self.assertEqual(header["layers.1.ff.linear1.weight"]["dtype"], "I8")
+            self.assertEqual(header["embed.weight"]["dtype"], "F32")
+            self.assertEqual(header["__metadata__"]["layers.1.number_format"], fmt)
+            self.assertNotIn("embed.number_format", header["__metadata__"])
+            main_cpp, exe = os.path.join(d, "main.cpp"), os.path.join(d, "main")
+            with open(main_cpp, "w") as f:
+                f.write(GPT_INT8_MAIN)
+            cxx = os.environ.get("CXX", "g++")
+            subprocess.run([cxx, "-std=c++20", "-O2", "-ffp-contract=off", "-DSTF_NO_DISPATCH", "-Wall", "-Wextra",
+                            "-Wpedantic", "-Werror", "-I" + os.path.join(ROOT, "include"), "-I" + d, main_cpp,
+                            os.path.join(ROOT, "src/kernels/reference.cpp"),
+                            os.path.join(ROOT, "src/kernels/variant_scalar.cpp"), "-o", exe], check=True)
+            r = subprocess.run([exe], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            err = float(r.stdout.split()[1])
+            # log-probabilities (|lp| of a few units): measured 0.0014 (w8a8) and 0.00064 (w8a32), and
+            # PyTorch's greedy tokens
+            self.assertLess(err, 0.02 if fmt == "w8a8" else 0.005, r.stdout)
+            self.assertIn("tokens equal", r.stdout)
+
+    def test_emit_model_quantizes_the_encoder_decoder(self):
+        # the header compiled and run: bound by name and at compile time (the same bits), its
+        # teacher-forced log-probabilities against PyTorch's float model's, its greedy tokens
+        t = self.tmp
+        model = small_encdec()
+        for fmt in ("w8a32", "w8a8"):
+            d = t.path("encdec_" + fmt)
+            os.makedirs(d)
+            hpp, sft = os.path.join(d, "m.hpp"), os.path.join(d, "m.safetensors")
+            _, schema, _ = export.emit_model(model, "m", 6, hpp, tgt_len=7, seed=2, safetensors=sft, quantize=fmt)
+            text = read(hpp, "r")
+            self.assertIn(f"--tgt-len 7 --quantize {fmt}", text.split("\n", 1)[0])
+            self.assertIn(f".format = stf::NumberFormat::{fmt}}}>;", text)
+            with open(sft, "rb") as f:
+                data = f.read()
+            header = json.loads(data[8:8 + struct.unpack("<Q", data[:8])[0]])
+            self.assertEqual(header["decoder.layers.1.cross_attn.k.weight"]["dtype"], "I8")
+            self.assertEqual(header["generator.proj.weight"]["dtype"], "F32")
+            self.assertEqual(header["__metadata__"]["decoder.layers.1.number_format"], fmt)
+            self.assertEqual(header["__metadata__"]["encoder.layers.0.number_format"], fmt)
+            main_cpp, exe = os.path.join(d, "main.cpp"), os.path.join(d, "main")
+            with open(main_cpp, "w") as f:
+                f.write(ENCDEC_INT8_MAIN)
+            cxx = os.environ.get("CXX", "g++")
+            subprocess.run([cxx, "-std=c++20", "-O2", "-ffp-contract=off", "-DSTF_NO_DISPATCH", "-Wall", "-Wextra",
+                            "-Wpedantic", "-Werror", "-I" + os.path.join(ROOT, "include"), "-I" + d, main_cpp,
+                            os.path.join(ROOT, "src/kernels/reference.cpp"),
+                            os.path.join(ROOT, "src/kernels/variant_scalar.cpp"), "-o", exe], check=True)
+            r = subprocess.run([exe], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            err = float(r.stdout.split()[1])  # measured 0.00040 (w8a8), 0.00026 (w8a32)
+            self.assertLess(err, 0.02 if fmt == "w8a8" else 0.005, r.stdout)
+            self.assertIn("tokens equal", r.stdout)
+
+
+# The int8 encoder-decoder header's check (tools/export.py --emit-model --quantize): bound by name and
+# at compile time, the same bits; prints the largest |log-prob - PyTorch's| over max |log-prob|
+ENCDEC_INT8_MAIN = """#include <cstdio>
+#include <cstring>
+
+#include "m.hpp"
+
+int main() {
+  static m::Model by_name, bound;
+  if (!m::bind(by_name.params)) return 2;
+  bound.params = m::bound_model_params;
+  const m::CheckResult a = m::check(by_name), b = m::check(bound);
+  std::printf("relative_error %.6g tokens %s\\n", static_cast<double>(a.max_abs_error / m::test_logprobs_max_abs),
+              a.tokens_equal ? "equal" : "DIFFER");
+  const bool same = std::memcmp(&a.max_abs_error, &b.max_abs_error, sizeof(float)) == 0 &&
+                    a.tokens_equal == b.tokens_equal;
+  return same ? 0 : 1;
+}
+"""
+
+
+# The int8 decoder-only header's check (tools/export.py --emit-model --quantize): bound by name and at
+# compile time, the same bits; prints the largest |log-prob - PyTorch's|
+GPT_INT8_MAIN = """#include <cstdio>
+#include <cstring>
+
+#include "g.hpp"
+
+int main() {
+  static g::Model by_name, bound;
+  if (!g::bind(by_name.params)) return 2;
+  bound.params = g::bound_model_params;
+  const g::CheckResult a = g::check(by_name), b = g::check(bound);
+  std::printf("max_error %.6g tokens %s status %d\\n", static_cast<double>(a.max_error),
+              a.tokens_equal ? "equal" : "DIFFER", static_cast<int>(a.status));
+  const bool same = std::memcmp(&a.max_error, &b.max_error, sizeof(float)) == 0 && a.tokens == b.tokens;
+  return a.status == stf::Status::ok && same ? 0 : 1;
+}
+"""
 
 
 def small_encdec(norm_first=True):

@@ -117,8 +117,8 @@ enum class MaskFill : std::uint8_t { neg_inf, neg_1e9 };
 ///   f32    float32 weights and activations (the default);
 ///   w8a32  int8 weights, one scale per output channel; activations float;
 ///   w8a8   int8 weights and int8 inputs of the linears, one scale per row computed at run time.
-/// Softmax, LayerNorm, activations, residual adds and the attention's Q·Kᵀ and P·V stay float32
-/// in every format (today; the scheme's int8 attention is not built yet).
+/// Softmax, LayerNorm, activations and residual adds stay float32 in every format; the attention's
+/// Q·Kᵀ and P·V (and a K/V cache) too, unless LayerOptions::int8_attention (w8a8) makes them int8.
 enum class NumberFormat : std::uint8_t { f32, w8a32, w8a8 };
 constexpr bool is_int8(NumberFormat f) { return f != NumberFormat::f32; }
 

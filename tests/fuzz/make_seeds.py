@@ -43,6 +43,7 @@ for dtype, values in EDGES.items():
 # committed schema. Needs Debian's python3-torch; skipped without it.
 try:
     import sys
+    import tempfile
 
     import torch
 
@@ -55,5 +56,13 @@ try:
     module = torch.nn.TransformerEncoder(layer, 1, norm=torch.nn.LayerNorm(8))
     export.export(module.state_dict(), os.path.join(root, "tests", "io", "schemas", "enc_w8a8.json"),
                   map_name="torch", safetensors=os.path.join(here, "enc_w8a8.safetensors"), quantize="w8a8")
+
+    # An int8 decoder-only model (tools/schema/models.hpp GptW8a8): a seeded GPT of tools/stf_torch.py
+    # through tools/export.py --emit-model --quantize w8a8 (its header is not kept)
+    torch.manual_seed(9)
+    gpt = export.stf_torch.TorchDecoderOnly(5, 1, 8, 10, 2, final_norm=True, block="gpt")
+    with tempfile.TemporaryDirectory() as tmp:
+        export.emit_model(gpt, "gpt_w8a8", 3, os.path.join(tmp, "gpt_w8a8.hpp"), quantize="w8a8",
+                          safetensors=os.path.join(here, "gpt_w8a8.safetensors"))
 except ImportError:
     print("make_seeds: no torch: the int8 seed is not written")

@@ -7,13 +7,17 @@
 //    quantized from (on this test's data);
 //  - footprints are the int8 ones at compile time;
 //  - binding (bind_table) and loading (safetensors: I8 weights + F32 scales) check dtypes, ranges
-//    and the number format, all-or-nothing.
+//    and the number format, all-or-nothing;
+//  - the layers with a K/V cache (CausalLayer, DecoderLayer) and their models in an int8 format:
+//    prefill then steps (or the whole-sequence forward) give the bits of steps alone, and they stay
+//    within the issue's accuracy targets of the float layer they were quantized from.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,13 +45,19 @@ struct TestLinear {
   TestLinear(index_t in_, index_t out_, std::uint32_t seed, float scale = 0.2f)
       : in(in_), out(out_), w(in_ * out_), b(data(out_, seed + 1000, 0.1f)), q(quad_padded(in_) * out_), s(out_) {
     const auto torch = data(in * out, seed, scale);  // [out, in]
+    for (index_t o = 0; o < out; ++o)
+      for (index_t k = 0; k < in; ++k) w[weight_index(in, out, k, o)] = torch[o * in + k];
+    quantize(in, out, w.data(), q.data(), s.data());
+  }
+  /// The quantization of a float weight Wᵀ [in, out] stored in panels (weight_index) into q (k-quads,
+  /// qweight_index; quad_padded(in) · out bytes, the padding left as it is) and s [out].
+  static void quantize(index_t in, index_t out, const float* w, std::int8_t* q, float* s) {
     for (index_t o = 0; o < out; ++o) {
       float a = 0.0f;
-      for (index_t k = 0; k < in; ++k) a = std::fmax(a, std::fabs(torch[o * in + k]));
+      for (index_t k = 0; k < in; ++k) a = std::fmax(a, std::fabs(w[weight_index(in, out, k, o)]));
       s[o] = a / 127.0f;
       for (index_t k = 0; k < in; ++k) {
-        w[weight_index(in, out, k, o)] = torch[o * in + k];
-        float v = a == 0.0f ? 0.0f : std::nearbyint(torch[o * in + k] / s[o]);
+        float v = a == 0.0f ? 0.0f : std::nearbyint(w[weight_index(in, out, k, o)] / s[o]);
         v = std::fmin(127.0f, std::fmax(-127.0f, v));
         q[qweight_index(in, out, k, o)] = static_cast<std::int8_t>(v);
       }
@@ -499,4 +509,421 @@ TEST_CASE("the int8 file tools/export.py --quantize writes loads and runs", "[io
   std::vector<float> y(3 * 8), scratch(Stack::scratch_floats);
   REQUIRE(stack->forward(CMat<3, 8>(x.data()), Mat<3, 8>(y.data()), 3, scratch.data()) == Status::ok);
   for (float v : y) CHECK(std::isfinite(v));
+}
+
+// ---- the layers with a K/V cache and their models -------------------------------------------------
+
+namespace {
+/// Deterministic float weights of any model, bound by name (linears in the range of PyTorch's
+/// initialization, bound 1/√in; norm gains around 1), and the same weights quantized by
+/// TestLinear::quantize for the model's int8 twin (whose other parameters are the same floats).
+struct ModelWeights {
+  std::map<std::string, std::vector<float>> floats;
+  std::vector<std::vector<std::int8_t>> int8;
+  std::vector<std::vector<float>> scales;
+  std::uint32_t seed = 300;
+
+  const std::vector<float>& values(const std::string& name, const ParamRef& ref) {
+    auto it = floats.find(name);
+    if (it != floats.end()) return it->second;
+    const bool gain = name.find("norm") != std::string::npos && name.find("weight") != std::string::npos;
+    const bool embedding = name.find("embed") != std::string::npos;
+    const float scale = gain ? 0.2f : (ref.cols && !embedding ? 1.0f / std::sqrt(float(ref.cols)) : 0.1f);
+    std::vector<float> v = data(ref.rows * (ref.cols ? ref.cols : 1), seed++, scale);
+    if (gain)
+      for (float& x : v) x += 1.0f;
+    if (embedding) v = data(v.size(), seed++, 1.0f);
+    return floats.emplace(name, std::move(v)).first->second;
+  }
+  template <class Params>
+  void bind(Params& params) {
+    const float* last_scales = nullptr;
+    params.visit(
+        [&](const Name& name, ParamRef ref) {
+          const std::string n = name.c_str();
+          if (ref.is_int8()) {  // PyTorch's [out, in]: rows out, cols in
+            const std::vector<float>& w = values(n, ref);
+            int8.emplace_back(quad_padded(ref.cols) * ref.rows, std::int8_t{0});
+            scales.emplace_back(ref.rows);
+            TestLinear::quantize(ref.cols, ref.rows, w.data(), int8.back().data(), scales.back().data());
+            *ref.data_i8 = int8.back().data();
+            last_scales = scales.back().data();
+          } else if (ref.scale) {
+            *ref.data = last_scales;
+          } else {
+            *ref.data = values(n, ref).data();
+          }
+        },
+        Name{});
+  }
+};
+
+template <LayerOptions Opt>
+constexpr LayerOptions float_of() {
+  LayerOptions o = Opt;
+  o.format = NumberFormat::f32;
+  o.int8_attention = false;
+  return o;
+}
+
+/// A causal layer of format Opt: prefill then steps (and a run continuing a prefill) give the bits
+/// of steps alone; the int8 layer's prefill equals the encoder layer of the same parameters under a
+/// causal mask, and is within the issue's accuracy targets of the float layer.
+template <index_t S, index_t D, index_t H, index_t F, LayerOptions Opt>
+Agreement check_causal_layer(std::uint32_t input_seed) {
+  using L = CausalLayer<S, D, H, F, Opt>;
+  using L32 = CausalLayer<S, D, H, F, float_of<Opt>()>;
+  ModelWeights w;
+  auto layer = std::make_unique<L>();
+  auto layer32 = std::make_unique<L32>();
+  w.bind(layer32->params);
+  w.bind(layer->params);
+  const auto x = data(S * D, input_seed, 1.7320508f);
+  auto cache = std::make_unique<typename L::Cache>();
+  std::vector<float> scratch(L::scratch_floats);
+  // steps alone
+  std::vector<float> steps(S * D);
+  for (index_t i = 0; i < S; ++i)
+    REQUIRE(layer->step(x.data() + i * D, i, *cache, steps.data() + i * D, scratch.data()) == Status::ok);
+  for (index_t p : {index_t{1}, index_t{2}, S / 2 + 1, S - 1, S}) {
+    std::vector<float> got(S * D, -1.0f);
+    REQUIRE(layer->prefill(x.data(), p, *cache, got.data(), scratch.data()) == Status::ok);
+    for (index_t i = p; i < S; ++i)
+      REQUIRE(layer->step(x.data() + i * D, i, *cache, got.data() + i * D, scratch.data()) == Status::ok);
+    INFO("format " << int(Opt.format) << ", int8_attention " << Opt.int8_attention << ": prefill of " << p
+                   << " positions, then steps");
+    CHECK(same_bits(got, steps));
+  }
+  // a prefill of 3, a run over rows [3, S - 2) at once, then steps; in place (y aliasing x)
+  std::vector<float> xy = x;
+  REQUIRE(layer->prefill(xy.data(), 3, *cache, xy.data(), scratch.data()) == Status::ok);
+  layer->run(xy.data() + 3 * D, 3, S - 5, *cache, xy.data() + 3 * D, scratch.data());
+  for (index_t i = S - 2; i < S; ++i)
+    REQUIRE(layer->step(xy.data() + i * D, i, *cache, xy.data() + i * D, scratch.data()) == Status::ok);
+  CHECK(same_bits(xy, steps));
+
+  // the encoder layer of the same parameters under a causal mask: the same bits
+  using Enc = EncoderLayer<S, D, H, F, Opt>;
+  auto enc = std::make_unique<Enc>();
+  enc->params = layer->params;
+  std::vector<float> ye(S * D), se(Enc::scratch_floats);
+  REQUIRE(enc->forward(CMat<S, D>(x.data()), Mat<S, D>(ye.data()), typename Enc::Masks{.is_causal = true}, se.data()) ==
+          Status::ok);
+  CHECK(same_bits(ye, steps));
+
+  auto cache32 = std::make_unique<typename L32::Cache>();
+  std::vector<float> y32(S * D), scratch32(L32::scratch_floats);
+  REQUIRE(layer32->prefill(x.data(), S, *cache32, y32.data(), scratch32.data()) == Status::ok);
+  return agreement(steps, y32, D);
+}
+
+/// A decoder layer of format Opt: its steps (after prepare_memory) give the bits of the
+/// whole-sequence forward's rows, with and without memory masks; within the accuracy targets of the
+/// float layer.
+template <index_t T, index_t M, index_t D, index_t H, index_t F, LayerOptions Opt>
+Agreement check_decoder_layer(std::uint32_t input_seed) {
+  using L = DecoderLayer<T, M, D, H, F, Opt>;
+  using L32 = DecoderLayer<T, M, D, H, F, float_of<Opt>()>;
+  ModelWeights w;
+  auto layer = std::make_unique<L>();
+  auto layer32 = std::make_unique<L32>();
+  w.bind(layer32->params);
+  w.bind(layer->params);
+  const auto x = data(T * D, input_seed, 1.7320508f), memory = data(M * D, input_seed + 1, 1.7320508f);
+  constexpr index_t valid = M - 2;
+  KeyPaddingMask<M> pad{};
+  pad.pad[1] = 1;
+  std::vector<float> scratch(L::scratch_floats), step_scratch(L::step_scratch_floats),
+      memory_scratch(L::memory_scratch_floats + 1);
+  for (bool masked : {false, true}) {
+    std::vector<float> whole(T * D), steps(T * D);
+    typename L::Masks masks{.memory_key_padding_mask = masked ? &pad : nullptr, .mem_valid_len = valid};
+    REQUIRE(layer->forward(CMat<T, D>(x.data()), CMat<M, D>(memory.data()), Mat<T, D>(whole.data()), masks,
+                           scratch.data()) == Status::ok);
+    auto cache = std::make_unique<typename L::Cache>();
+    layer->prepare_memory(memory.data(), *cache, memory_scratch.data());
+    for (index_t i = 0; i < T; ++i)
+      layer->step(x.data() + i * D, i, valid, *cache, steps.data() + i * D, step_scratch.data(),
+                  masked ? &pad : nullptr);
+    INFO("format " << int(Opt.format) << ", int8_attention " << Opt.int8_attention << ", memory padding mask "
+                   << masked);
+    CHECK(same_bits(steps, whole));
+  }
+  std::vector<float> y(T * D), y32(T * D), scratch32(L32::scratch_floats);
+  REQUIRE(layer->forward(CMat<T, D>(x.data()), CMat<M, D>(memory.data()), Mat<T, D>(y.data()), valid, scratch.data()) ==
+          Status::ok);
+  REQUIRE(layer32->forward(CMat<T, D>(x.data()), CMat<M, D>(memory.data()), Mat<T, D>(y32.data()), valid,
+                           scratch32.data()) == Status::ok);
+  return agreement(y, y32, D);
+}
+
+void check_targets(const Agreement& a, NumberFormat f) {
+  INFO("max error / max|y| " << a.rel << ", smallest row cosine " << a.min_cos);
+  if (f == NumberFormat::w8a8) {
+    CHECK(a.rel <= 0.02);
+    CHECK(a.min_cos >= 0.999);
+  } else {
+    CHECK(a.rel <= 0.005);
+    CHECK(a.min_cos >= 0.9999);
+  }
+}
+
+constexpr LayerOptions kW8A8Pre{
+    .norm = NormPlacement::pre, .activation = Activation::gelu, .format = NumberFormat::w8a8};
+constexpr LayerOptions kW8A32Pre{.norm = NormPlacement::pre, .format = NumberFormat::w8a32};
+constexpr LayerOptions kW8A8PreAttention{
+    .norm = NormPlacement::pre, .activation = Activation::gelu, .format = NumberFormat::w8a8, .int8_attention = true};
+}  // namespace
+
+TEST_CASE("an int8 causal layer: prefill then steps give the bits of steps alone, within the accuracy targets",
+          "[layers][int8][kv_cache]") {
+  // 40 positions: more rows than an int8 row block (32) and keys past an attention block (32)
+  check_targets(check_causal_layer<40, 64, 4, 128, kW8A8>(81), NumberFormat::w8a8);
+  check_targets(check_causal_layer<40, 64, 4, 128, kW8A32>(82), NumberFormat::w8a32);
+  check_targets(check_causal_layer<12, 16, 2, 32, kW8A8Pre>(83), NumberFormat::w8a8);
+  check_targets(check_causal_layer<12, 18, 3, 30, kW8A32Pre>(84), NumberFormat::w8a32);  // reductions not in k-quads
+  // the int8 attention over the int8 K/V cache
+  check_targets(check_causal_layer<40, 64, 4, 128, kW8A8Attention>(85), NumberFormat::w8a8);
+  check_targets(check_causal_layer<12, 16, 2, 32, kW8A8PreAttention>(86), NumberFormat::w8a8);
+  check_targets(check_causal_layer<13, 128, 4, 64, kW8A8Attention>(87), NumberFormat::w8a8);  // head_dim 32
+}
+
+TEST_CASE("an int8 decoder layer: steps give the bits of the whole-sequence forward, within the accuracy targets",
+          "[layers][int8][kv_cache]") {
+  check_targets(check_decoder_layer<40, 36, 64, 4, 128, kW8A8>(91), NumberFormat::w8a8);
+  check_targets(check_decoder_layer<40, 36, 64, 4, 128, kW8A32>(92), NumberFormat::w8a32);
+  check_targets(check_decoder_layer<12, 9, 16, 2, 32, kW8A8Pre>(93), NumberFormat::w8a8);
+  check_targets(check_decoder_layer<12, 9, 18, 3, 30, kW8A32Pre>(94), NumberFormat::w8a32);
+  // the int8 attention over the int8 K/V caches (the target's and the memory's)
+  check_targets(check_decoder_layer<40, 36, 64, 4, 128, kW8A8Attention>(95), NumberFormat::w8a8);
+  check_targets(check_decoder_layer<12, 9, 16, 2, 32, kW8A8PreAttention>(96), NumberFormat::w8a8);
+}
+
+namespace {
+using Dec32 = DecoderLayer<64, 48, 64, 4, 256>;
+using Dec8 = DecoderLayer<64, 48, 64, 4, 256, kW8A8>;
+using Causal8 = CausalLayer<64, 64, 4, 256, kW8A32>;
+// a decoder layer: ten linears (eight 64 × 64, 64 → 256, 256 → 64), their scales and biases, three norms
+static_assert(param_bytes_of<Dec32::Params>() == 4 * Dec32::Params::param_count);
+static_assert(param_bytes_of<Dec8::Params>() == (8 * 64 * 64 + 2 * 64 * 256) + 4 * (2 * (8 * 64 + 256 + 64) + 6 * 64));
+static_assert(param_bytes_of<Causal8::Params>() == param_bytes_of<Enc8::Params>());
+
+// the int8 K/V cache: int8 K and V rows (a quarter of the float cache's bytes) and a float scale per
+// head and key for each
+using Causal8A = CausalLayer<64, 64, 4, 256, kW8A8Attention>;
+using Dec8A = DecoderLayer<64, 48, 64, 4, 256, kW8A8Attention>;
+static_assert(Causal8::cache_bytes == 4 * 2 * 64 * 64 && Causal8::cache_floats == 2 * 64 * 64);
+static_assert(Causal8A::cache_bytes == 2 * 64 * 64 + 4 * 2 * 4 * 64);
+static_assert(Dec8::cache_bytes == 4 * 2 * (64 + 48) * 64);
+static_assert(Dec8A::cache_bytes == 2 * (64 + 48) * 64 + 4 * 2 * 4 * (64 + 48));
+static_assert(Dec8A::cache_bytes * 16 == Dec8::cache_bytes * 5);  // head_dim 16: 3.2 times smaller
+static_assert(Gpt<64, 100, 64, 4, 256, 2, kW8A8Attention>::state_bytes == 2 * Causal8A::cache_bytes);
+
+using Gpt8 = Gpt<64, 100, 64, 4, 256, 2, kW8A8>;
+using Gpt32 = Gpt<64, 100, 64, 4, 256, 2>;
+using Tr8 = Transformer<48, 64, 90, 100, 64, 4, 256, 2, kW8A32>;
+using Tr32 = Transformer<48, 64, 90, 100, 64, 4, 256, 2>;
+// int8 linears in the stacks; embeddings, generator and norms float
+static_assert(Gpt8::weight_bytes ==
+              Gpt32::weight_bytes - 2 * (4 * Enc32::Params::param_count) + 2 * param_bytes_of<Enc8::Params>());
+static_assert(Tr8::weight_bytes == Tr32::weight_bytes - 2 * (4 * Enc32::Params::param_count) -
+                                       2 * (4 * Dec32::Params::param_count) + 2 * param_bytes_of<Enc8::Params>() +
+                                       2 * param_bytes_of<Dec8::Params>());
+// the summaries' rows count the same bytes (each layer's param_bytes_of)
+static_assert(Gpt8::summary_table().param_bytes() == Gpt8::weight_bytes);
+static_assert(Tr8::summary_table().param_bytes() == Tr8::weight_bytes);
+static_assert(Gpt32::summary_table().param_bytes() == Gpt32::weight_bytes);
+static_assert(Sequential<64, Named<"encoder", EncoderStack<Enc8, 2, true>>>::summary_table().param_bytes() ==
+              2 * param_bytes_of<Enc8::Params>() + 2 * 64 * 4);
+}  // namespace
+
+TEST_CASE("int8 decoder-only and encoder-decoder models: prefill then steps, footprints", "[models][int8][kv_cache]") {
+  using Model = Gpt<40, 13, 32, 4, 64, 2, kW8A8Pre>;
+  constexpr index_t S = Model::seq_len, V = Model::vocab;
+  ModelWeights w;
+  auto model = std::make_unique<Model>();
+  w.bind(model->params);
+  std::vector<int> tokens(S);
+  for (index_t i = 0; i < S; ++i) tokens[i] = static_cast<int>((i * 7 + 3) % V);
+  std::vector<float> steps(S * V);
+  model->reset();
+  for (index_t i = 0; i < S; ++i) REQUIRE(model->step(tokens[i], steps.data() + i * V) == Status::ok);
+  for (index_t p : {index_t{1}, index_t{33}, S}) {
+    std::vector<float> got(S * V, -1.0f);
+    REQUIRE(model->prefill(tokens.data(), p, got.data(), PrefillOutput::every_row) == Status::ok);
+    for (index_t i = p; i < S; ++i) REQUIRE(model->step(tokens[i], got.data() + i * V) == Status::ok);
+    INFO("prefill of " << p << " positions, then steps");
+    CHECK(same_bits(got, steps));
+  }
+  STATIC_REQUIRE(Gpt8::weight_bytes * 10 <= Gpt32::weight_bytes * 4);  // (the float embedding and generator stay)
+
+  // with the int8 attention over int8 K/V caches
+  using ModelA = Gpt<40, 13, 32, 4, 64, 2, kW8A8Attention>;
+  auto model_a = std::make_unique<ModelA>();
+  w.bind(model_a->params);
+  model_a->reset();
+  for (index_t i = 0; i < S; ++i) REQUIRE(model_a->step(tokens[i], steps.data() + i * V) == Status::ok);
+  for (index_t p : {index_t{1}, index_t{33}, S}) {
+    std::vector<float> got(S * V, -1.0f);
+    REQUIRE(model_a->prefill(tokens.data(), p, got.data(), PrefillOutput::every_row) == Status::ok);
+    for (index_t i = p; i < S; ++i) REQUIRE(model_a->step(tokens[i], got.data() + i * V) == Status::ok);
+    INFO("int8 attention: prefill of " << p << " positions, then steps");
+    CHECK(same_bits(got, steps));
+  }
+
+  // an int8 encoder-decoder decodes (its decoder's memory keys and values through prepare_memory's scratch)
+  using Tr = Transformer<10, 12, 17, 19, 32, 4, 64, 2, kW8A8>;
+  ModelWeights wt;
+  auto tr = std::make_unique<Tr>();
+  wt.bind(tr->params);
+  std::vector<int> src(10);
+  for (index_t i = 0; i < 10; ++i) src[i] = static_cast<int>(i * 5 % 17);
+  std::vector<int> out(12);
+  index_t out_len = 0;
+  REQUIRE(tr->greedy_decode(src.data(), 8, 1, 2, out.data(), out_len) == Status::ok);
+  CHECK(out_len >= 1);
+  using TrA = Transformer<10, 12, 17, 19, 32, 4, 64, 2, kW8A8Attention>;
+  auto tr_a = std::make_unique<TrA>();
+  wt.bind(tr_a->params);
+  REQUIRE(tr_a->greedy_decode(src.data(), 8, 1, 2, out.data(), out_len) == Status::ok);
+  CHECK(out_len >= 1);
+}
+
+// ---- files of the int8 models with a K/V cache ----------------------------------------------------
+
+namespace {
+/// The safetensors file of a bound parameter struct (every tensor as its model reads it, I8 or F32)
+/// with statiformer's metadata and the struct's hyperparameters: what tools/export.py writes.
+template <class Params>
+std::vector<unsigned char> file_of(Params& params) {
+  std::string header = "{\"__metadata__\": {\"format\": \"statiformer\", \"layout\": \"2\"";
+  for_each_hparam(hparam_table<Params>, [&](const char* key, const char* value) {
+    header += std::string(", \"") + key + "\": \"" + value + "\"";
+  });
+  header += "}";
+  std::vector<unsigned char> body;
+  params.visit(
+      [&](const Name& name, ParamRef ref) {
+        index_t rows = 0, cols = 0;
+        stored_shape(ref, rows, cols);
+        const std::size_t begin = body.size();
+        const auto* bytes = ref.is_int8() ? reinterpret_cast<const unsigned char*>(*ref.data_i8)
+                                          : reinterpret_cast<const unsigned char*>(*ref.data);
+        body.insert(body.end(), bytes, bytes + ref.bytes());
+        header += std::string(", \"") + name.c_str() + "\": {\"dtype\": \"" + (ref.is_int8() ? "I8" : "F32") +
+                  "\", \"shape\": [" + std::to_string(rows) + (cols ? ", " + std::to_string(cols) : "") +
+                  "], \"data_offsets\": [" + std::to_string(begin) + ", " + std::to_string(body.size()) + "]}";
+      },
+      Name{});
+  header += "}";
+  while ((8 + header.size()) % 8) header += ' ';
+  std::vector<unsigned char> file(8 + header.size() + body.size());
+  for (int b = 0; b < 8; ++b) file[b] = static_cast<unsigned char>((header.size() >> (8 * b)) & 0xff);
+  std::memcpy(file.data() + 8, header.data(), header.size());
+  std::memcpy(file.data() + 8 + header.size(), body.data(), body.size());
+  return file;
+}
+
+/// The value of a hyperparameter key of P's table ("" when absent).
+template <class P>
+std::string hparam(const char* key) {
+  std::string found;
+  for_each_hparam(hparam_table<P>, [&](const char* k, const char* v) {
+    if (std::string(k) == key) found = v;
+  });
+  return found;
+}
+}  // namespace
+
+TEST_CASE("int8 decoder-only and encoder-decoder files: the number format in the hyperparameters, loaded and run",
+          "[io][int8][kv_cache]") {
+  using G8 = Gpt<12, 13, 16, 2, 32, 2, kW8A8>;
+  using G8A = Gpt<12, 13, 16, 2, 32, 2, kW8A8Attention>;
+  using G32 = Gpt<12, 13, 16, 2, 32, 2>;
+  using T8 = Transformer<6, 7, 11, 13, 16, 2, 32, 1, kW8A32>;
+  // number_format (and int8_attention) only on the int8 modules: the float files are unchanged
+  CHECK(hparam<G8::Params>("layers.1.number_format") == "w8a8");
+  CHECK(hparam<G8::Params>("layers.1.int8_attention").empty());
+  CHECK(hparam<G8A::Params>("layers.1.int8_attention") == "true");
+  CHECK(hparam<G8::Params>("layers.1.causal") == "true");
+  CHECK(hparam<G32::Params>("layers.1.number_format").empty());
+  CHECK(hparam<T8::Params>("decoder.layers.0.number_format") == "w8a32");
+  CHECK(hparam<T8::Params>("encoder.layers.0.number_format") == "w8a32");
+
+  ModelWeights w;
+  auto written = std::make_unique<G8A>();
+  w.bind(written->params);
+  const std::vector<unsigned char> file = file_of(written->params);
+  auto loaded = std::make_unique<G8A>();
+  const LoadResult r = load_safetensors(loaded->params, file.data(), file.size(), nullptr, 0);
+  INFO(r.message);
+  REQUIRE(r);
+  const std::vector<int> prompt{3, 1, 4, 1, 5, 9};
+  std::vector<float> a(13), b(13);
+  REQUIRE(written->prefill(prompt.data(), 6, a.data()) == Status::ok);
+  REQUIRE(loaded->prefill(prompt.data(), 6, b.data()) == Status::ok);
+  CHECK(same_bits(a, b));
+
+  // the file of the float attention's model lacks int8_attention: not loaded by the int8 attention's
+  auto float_attention = std::make_unique<G8>();
+  w.bind(float_attention->params);
+  const std::vector<unsigned char> file8 = file_of(float_attention->params);
+  auto other = std::make_unique<G8A>();
+  const LoadResult r8 = load_safetensors(other->params, file8.data(), file8.size(), nullptr, 0);
+  CHECK(r8.error == LoadError::hyperparameter);
+  CHECK(std::string(r8.message).find("int8_attention") != std::string::npos);
+  // nor does a float model load an int8 file
+  auto f32 = std::make_unique<G32>();
+  CHECK(load_safetensors(f32->params, file8.data(), file8.size(), nullptr, 0).error != LoadError::ok);
+
+  ModelWeights wt;
+  auto t_written = std::make_unique<T8>();
+  wt.bind(t_written->params);
+  const std::vector<unsigned char> tfile = file_of(t_written->params);
+  auto t_loaded = std::make_unique<T8>();
+  const LoadResult rt = load_safetensors(t_loaded->params, tfile.data(), tfile.size(), nullptr, 0);
+  INFO(rt.message);
+  REQUIRE(rt);
+  const std::vector<int> src{1, 2, 3, 4, 5, 6};
+  std::vector<int> out_a(7), out_b(7);
+  std::vector<float> lp_a(7), lp_b(7);
+  index_t len_a = 0, len_b = 0;
+  REQUIRE(t_written->greedy_decode(src.data(), 5, 0, -1, out_a.data(), len_a, lp_a.data()) == Status::ok);
+  REQUIRE(t_loaded->greedy_decode(src.data(), 5, 0, -1, out_b.data(), len_b, lp_b.data()) == Status::ok);
+  CHECK(out_a == out_b);
+  CHECK(same_bits(lp_a, lp_b));
+}
+
+TEST_CASE("the int8 decoder-only file tools/export.py --emit-model --quantize writes loads and runs",
+          "[io][int8][kv_cache]") {
+  // tests/fuzz/seeds/gpt_w8a8.safetensors: tests/fuzz/make_seeds.py, a seeded tools/stf_torch.py GPT
+  // exported as tools/schema/models.hpp's GptW8a8
+  using Model =
+      Gpt<3, 5, 8, 2, 10, 1,
+          LayerOptions{.norm = NormPlacement::pre, .activation = Activation::gelu, .format = NumberFormat::w8a8}, true>;
+  std::vector<unsigned char> file;
+  if (std::FILE* f = std::fopen(STF_FUZZ_SEEDS "/gpt_w8a8.safetensors", "rb")) {
+    unsigned char chunk[4096];
+    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) file.insert(file.end(), chunk, chunk + n);
+    std::fclose(f);
+  }
+  REQUIRE(!file.empty());
+  auto model = std::make_unique<Model>();
+  const LoadResult r = load_safetensors(model->params, file.data(), file.size(), nullptr, 0);
+  INFO(r.message);
+  REQUIRE(r);
+  // linear2's reduction of 10 is stored padded to 12 (zeros in the padding)
+  const auto& layer = model->params.stack.layers[0];
+  for (index_t o = 0; o < 8; ++o)
+    for (index_t k = 10; k < 12; ++k) CHECK(layer.ff.linear2.weight[qweight_index(10, 8, k, o)] == 0);
+  const int prompt[2] = {3, 1};
+  std::vector<float> lp(2 * 5), steps(5);
+  REQUIRE(model->prefill(prompt, 2, lp.data(), PrefillOutput::every_row) == Status::ok);
+  for (float v : lp) CHECK(std::isfinite(v));
+  // prefill then a step: the step alone's bits
+  REQUIRE(model->step(4, steps.data()) == Status::ok);
+  model->reset();
+  std::vector<float> alone(5);
+  for (int t : {3, 1, 4}) REQUIRE(model->step(t, alone.data()) == Status::ok);
+  CHECK(same_bits(steps, alone));
 }

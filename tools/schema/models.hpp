@@ -3,7 +3,8 @@
 // every Linear weight stored transposed (the layout the kernels are moving to), a tiny model for
 // the malformed-file corpus, the mutation tests and the fuzzer, a small encoder-decoder for the
 // hyperparameter corpus, a small decoder-only model with its stack and an encoder stack of
-// the same shapes for the `causal` marker's corpus, and a small int8 encoder stack.
+// the same shapes for the `causal` marker's corpus, a small int8 encoder stack and a small int8
+// decoder-only model.
 #pragma once
 
 #include <statiformer/statiformer.hpp>
@@ -38,6 +39,14 @@ using EncStackHp = stf::EncoderStack<stf::EncoderLayer<3, 4, 2, 8>, 1, true>;
 /// padded to 12. The loader's int8 paths (tests/unit/test_int8_layers.cpp, the fuzzer).
 using EncStackW8a8 =
     stf::EncoderStack<stf::EncoderLayer<3, 8, 2, 10, stf::LayerOptions{.format = stf::NumberFormat::w8a8}>, 1, true>;
+/// An int8 decoder-only model (NumberFormat::w8a8 in its causal layers; embedding and generator
+/// float): tools/stf_torch.TorchDecoderOnly(5, 1, 8, 10, 2, block="gpt") as tools/export.py
+/// --emit-model --quantize w8a8 --seq-len 3 types it; linear2's reduction of 10 padded to 12.
+using GptW8a8 = stf::Gpt<3, 5, 8, 2, 10, 1,
+                         stf::LayerOptions{.norm = stf::NormPlacement::pre,
+                                           .activation = stf::Activation::gelu,
+                                           .format = stf::NumberFormat::w8a8},
+                         true>;
 
 /// Tiny: a Linear(4 → 3) and a LayerNorm(3): 4 tensors, 21 floats, a ~300-byte header. Its layout
 /// is spelled out here (proj.weight stored as PyTorch's [3, 4]) rather than taken from LinearParams,

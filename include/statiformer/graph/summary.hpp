@@ -147,7 +147,10 @@ struct SummaryRow {
   index_t mult_adds = 0;
   bool mult_adds_known = true;          ///< false: a layer type whose mult-adds the library does not know
   bool reads_params_elsewhere = false;  ///< it uses parameters another row owns (printed "-")
-  constexpr index_t param_bytes() const { return params * sizeof(float); }
+  /// Bytes of those parameters where they are not 4 each (a layer with int8 weights: its
+  /// param_bytes_of<Params>()); 0: 4 bytes a parameter.
+  index_t weight_bytes = 0;
+  constexpr index_t param_bytes() const { return weight_bytes ? weight_bytes : params * sizeof(float); }
   constexpr index_t output_bytes() const { return out.elements() * (out.tokens ? sizeof(int) : sizeof(float)); }
 };
 
@@ -172,7 +175,11 @@ struct ModelSummary {
     for (const SummaryRow& r : rows) n += r.params;
     return n;
   }
-  constexpr index_t param_bytes() const { return params() * sizeof(float); }
+  constexpr index_t param_bytes() const {
+    index_t n = 0;
+    for (const SummaryRow& r : rows) n += r.param_bytes();
+    return n;
+  }
   /// Summed over the rows of one phase (all rows: null).
   constexpr index_t mult_adds(const char* phase = nullptr) const {
     index_t n = 0;
@@ -233,7 +240,9 @@ constexpr void node_summary(SummaryRow* out, const LayerPath& path, index_t rows
                 x,
                 Layer::Params::param_count,
                 LayerCost<Layer>::mult_adds(rows),
-                LayerCost<Layer>::known};
+                LayerCost<Layer>::known,
+                false,
+                param_bytes_of<typename Layer::Params>()};
     if constexpr (L::final_norm)
       out[L::n_layers] = {path / "norm", Norm::name, "forward", x, x, Norm::Params::param_count, 0, true};
   } else {
@@ -245,7 +254,9 @@ constexpr void node_summary(SummaryRow* out, const LayerPath& path, index_t rows
               RowShape::matrix(rows, L::out_cols),
               L::Params::param_count,
               LayerCost<L>::mult_adds(rows),
-              LayerCost<L>::known};
+              LayerCost<L>::known,
+              false,
+              param_bytes_of<typename L::Params>()};
   }
 }
 
@@ -371,7 +382,7 @@ inline void summary_table(const SummaryRow* rows, index_t n, const Footprint& fp
   Line line;
   line.left("layer", kName).left("type", kType).left("phase", kPhase).left("input", kShape).left("output", kShape);
   line.right("params", kNum).right("param B", kNum).right("mult-adds", kNum).right("output B", kNum).send(sink);
-  index_t params = 0, out_bytes = 0;
+  index_t params = 0, param_bytes = 0, out_bytes = 0;
   const char* phases[4] = {};
   index_t phase_adds[4] = {}, n_phases = 0;
   for (index_t i = 0; i < n; ++i) {
@@ -398,6 +409,7 @@ inline void summary_table(const SummaryRow* rows, index_t n, const Footprint& fp
       line.right("?", kNum);
     line.number(r.output_bytes(), kNum).send(sink);
     params += r.params;
+    param_bytes += r.reads_params_elsewhere ? 0 : r.param_bytes();
     out_bytes += r.output_bytes();
     index_t p = 0;
     while (p < n_phases && !ModelSummary<1>::same_text(phases[p], r.phase)) ++p;
@@ -405,7 +417,7 @@ inline void summary_table(const SummaryRow* rows, index_t n, const Footprint& fp
     if (p < 4) phase_adds[p] += r.mult_adds;
   }
   line.left("total", kName + kType + kPhase + 2 * kShape);
-  line.number(params, kNum).number(params * sizeof(float), kNum);
+  line.number(params, kNum).number(param_bytes, kNum);
   if (n_phases == 1)
     line.number(phase_adds[0], kNum);
   else
@@ -428,7 +440,7 @@ inline void summary_table(const SummaryRow* rows, index_t n, const Footprint& fp
 inline void summary_csv(const SummaryRow* rows, index_t n, const LineSink& sink) {
   Line line;
   line.text("layer,type,phase,input,output,params,param_bytes,mult_adds,output_bytes").send(sink);
-  index_t params = 0;
+  index_t params = 0, param_bytes = 0;
   for (index_t i = 0; i < n; ++i) {
     const SummaryRow& r = rows[i];
     char name[160];
@@ -438,8 +450,9 @@ inline void summary_csv(const SummaryRow* rows, index_t n, const LineSink& sink)
     if (r.mult_adds_known) line.number(r.mult_adds);
     line.put(',').number(r.output_bytes()).send(sink);
     params += r.params;
+    param_bytes += r.param_bytes();
   }
-  line.text("total,,,,,").number(params).put(',').number(params * sizeof(float)).text(",,").send(sink);
+  line.text("total,,,,,").number(params).put(',').number(param_bytes).text(",,").send(sink);
 }
 
 // column widths of the profile table

@@ -15,29 +15,37 @@ namespace stf {
 /// self_attn.{q,k,v,o}, ff.linear{1,2}, norm{1,2}); its hyperparameters add `causal = true`.
 /// `prefill` runs positions [0, n) at once, `step` one position; both append the positions' keys
 /// and values to the cache, and prefill then steps give the same bits as steps alone.
+/// Opt.format: the number format of its six linears (NumberFormat); Opt.int8_attention (w8a8): the
+/// int8 attention over an int8 K/V cache (Int8AttentionCache), else the attention and cache are float.
 template <index_t SeqLen, index_t DModel, index_t NHeads, index_t DFf, LayerOptions Opt = LayerOptions{}>
 struct CausalLayer {
-  static_assert(check::float_format_only<is_int8(Opt.format)>());
-  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
-  using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;
+  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias, Opt.format, Opt.int8_attention>;
+  using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation, false, Opt.format>;
   using Norm = LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>;
   /// EncoderLayer's parameters (the same names and shapes), owned by CausalLayer: its
   /// hyperparameters (io/hparams.hpp) say `causal`, so an encoder layer's file does not bind silently.
   struct Params : EncoderLayer<SeqLen, DModel, NHeads, DFf, Opt>::Params {
     using Owner = CausalLayer;  ///< whose hyperparameters these are (io/hparams.hpp)
   };
-  using Cache = SelfAttentionCache<SeqLen, DModel>;
+  using Cache = SelfAttentionCacheOf<SeqLen, DModel, NHeads, Opt.int8_attention>;
 
   static constexpr index_t seq_len = SeqLen, d_model = DModel, n_heads = NHeads, d_ff = DFf,
                            head_dim = SelfAttention::head_dim;
   static constexpr LayerOptions options = Opt;
   static constexpr const char* name = "CausalLayer";
-  static constexpr index_t cache_floats = 2 * SeqLen * DModel;
+  /// Bytes of one layer's cache (sizeof(Cache); float: Kᵀ and V, 2 · SeqLen · DModel floats; int8:
+  /// K and V rows in a quarter of those bytes, and one float scale per head and position for each).
+  static constexpr index_t cache_bytes = sizeof(Cache);
+  /// The float cache's elements (2 · SeqLen · DModel); the int8 cache's bytes as whole floats.
+  static constexpr index_t cache_floats =
+      Opt.int8_attention ? (cache_bytes + sizeof(float) - 1) / sizeof(float) : 2 * SeqLen * DModel;
 
   /// Scratch of `run` over n rows: the sublayer output [n, DModel], then the attention's queries
   /// and streaming scratch, or the FF's.
   static constexpr index_t scratch_floats_for(index_t n) {
-    return n * DModel + max_of(detail::cached_attention_floats(n, SeqLen, DModel, head_dim), FF::scratch_floats);
+    return n * DModel +
+           max_of(detail::cached_attention_floats<Opt.format, Opt.int8_attention>(n, SeqLen, DModel, head_dim),
+                  FF::scratch_floats);
   }
   static constexpr index_t scratch_floats = scratch_floats_for(SeqLen);  ///< prefill of up to SeqLen rows
   static constexpr index_t step_scratch_floats = scratch_floats_for(1);
@@ -71,8 +79,8 @@ struct CausalLayer {
     if (x != y)
       for (index_t i = 0; i < len; ++i) y[i] = x[i];
     auto attend = [&](const float* in, float* out) {
-      detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.bias>(params.self_attn, in, first, n, cache, Opt.fill,
-                                                                      inner, out);
+      detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.format>(params.self_attn, in, first, n, cache, Opt.fill,
+                                                                        inner, out);
     };
     if constexpr (Opt.norm == NormPlacement::post) {
       attend(y, t);

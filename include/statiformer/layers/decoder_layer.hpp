@@ -2,6 +2,9 @@
 // pre-norm, with a fixed-capacity key/value cache for incremental decoding.
 #pragma once
 
+#include <cstdint>
+#include <type_traits>
+
 #include <statiformer/layers/attention.hpp>
 #include <statiformer/layers/feed_forward.hpp>
 #include <statiformer/layers/kv_cache.hpp>
@@ -12,14 +15,15 @@ namespace stf {
 
 /// post-norm: x = LN1(x + SelfAttn(x)); x = LN2(x + CrossAttn(x, m)); y = LN3(x + FF(x))
 /// pre-norm:  x = x + SelfAttn(LN1(x)); x = x + CrossAttn(LN2(x), m); y = x + FF(LN3(x))
-/// SeqLen is the target capacity, MemLen the memory (encoder output) length.
+/// SeqLen is the target capacity, MemLen the memory (encoder output) length. Opt.format: the number
+/// format of its ten linears (NumberFormat); Opt.int8_attention (w8a8): both attentions in int8, over
+/// int8 caches of the target's and the memory's keys and values (Int8AttentionCache); else float.
 template <index_t SeqLen, index_t MemLen, index_t DModel, index_t NHeads, index_t DFf,
           LayerOptions Opt = LayerOptions{}>
 struct DecoderLayer {
-  static_assert(check::float_format_only<is_int8(Opt.format)>());
-  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias>;
-  using CrossAttention = MultiHeadAttention<SeqLen, MemLen, DModel, NHeads, Opt.bias>;
-  using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation>;
+  using SelfAttention = MultiHeadAttention<SeqLen, SeqLen, DModel, NHeads, Opt.bias, Opt.format, Opt.int8_attention>;
+  using CrossAttention = MultiHeadAttention<SeqLen, MemLen, DModel, NHeads, Opt.bias, Opt.format, Opt.int8_attention>;
+  using FF = FeedForward<SeqLen, DModel, DFf, Opt.activation, false, Opt.format>;
   using Norm = LayerNorm<DModel, Opt.layer_norm, Opt.layer_norm_eps>;
 
   static constexpr index_t seq_len = SeqLen, mem_len = MemLen, d_model = DModel, n_heads = NHeads, d_ff = DFf,
@@ -30,10 +34,20 @@ struct DecoderLayer {
       SeqLen * DModel +
       max_of(max_of(SelfAttention::scratch_floats, CrossAttention::scratch_floats), FF::scratch_floats);
   /// Scratch of one incremental step: a residual row, a query/context row, one row's streaming
-  /// attention scratch, FF.
-  static constexpr index_t step_attention_floats = max_of(attention_scratch_floats(1, SeqLen, DModel / NHeads),
-                                                          attention_scratch_floats(1, MemLen, DModel / NHeads));
-  static constexpr index_t step_scratch_floats = 2 * DModel + step_attention_floats + FF::scratch_floats;
+  /// attention scratch (int8 attention: the query's scales and the w8a8 attention's scratch), then
+  /// FF's or the int8 projections' of one row (and the int8 query row).
+  static constexpr index_t step_attention_floats = Opt.int8_attention
+                                                       ? NHeads + attention_w8a8_scratch_floats()
+                                                       : max_of(attention_scratch_floats(1, SeqLen, DModel / NHeads),
+                                                                attention_scratch_floats(1, MemLen, DModel / NHeads));
+  static constexpr index_t step_scratch_floats =
+      2 * DModel + step_attention_floats +
+      max_of(FF::scratch_floats,
+             linear_scratch_floats<Opt.format>(1, DModel) + (Opt.int8_attention ? (DModel + 3) / 4 : 0));
+  /// Scratch of prepare_memory: the int8 projections' over MemLen rows (none in f32), after the
+  /// keys' and values' float rows with the int8 attention.
+  static constexpr index_t memory_scratch_floats =
+      (Opt.int8_attention ? MemLen * DModel : 0) + linear_scratch_floats<Opt.format>(MemLen, DModel);
 
   struct Params {
     using Owner = DecoderLayer;  ///< whose hyperparameters these are (io/hparams.hpp)
@@ -43,6 +57,9 @@ struct DecoderLayer {
     typename Norm::Params norm1, norm2, norm3;
     static constexpr index_t param_count = SelfAttention::Params::param_count + CrossAttention::Params::param_count +
                                            FF::Params::param_count + 3 * Norm::Params::param_count;
+    static constexpr index_t param_bytes =
+        param_bytes_of<typename SelfAttention::Params>() + param_bytes_of<typename CrossAttention::Params>() +
+        param_bytes_of<typename FF::Params>() + 3 * param_bytes_of<typename Norm::Params>();
     template <class F>
     void visit(F&& f, const Name& prefix) {
       self_attn.visit(f, prefix / "self_attn");
@@ -58,12 +75,21 @@ struct DecoderLayer {
   /// Key/value cache of one layer: self-attention keys/values of the positions decoded so far,
   /// and the cross-attention keys/values of the memory, computed once per memory. Keys are kept
   /// transposed (Kᵀ, [DModel, capacity]), as the attention kernels read them.
-  struct Cache {
+  struct FloatCache {
     SelfAttentionCache<SeqLen, DModel> self;
     Tensor<DModel, MemLen> cross_kt;
     Tensor<MemLen, DModel> cross_v;
   };
-  static constexpr index_t cache_floats = 2 * SeqLen * DModel + 2 * MemLen * DModel;
+  /// With the int8 attention: both in int8, one scale per head and key (Int8AttentionCache).
+  struct Int8Cache {
+    Int8AttentionCache<SeqLen, DModel, NHeads> self;
+    Int8AttentionCache<MemLen, DModel, NHeads> cross;
+  };
+  using Cache = std::conditional_t<Opt.int8_attention, Int8Cache, FloatCache>;
+  static constexpr index_t cache_bytes = sizeof(Cache);
+  /// The float cache's elements; the int8 cache's bytes as whole floats.
+  static constexpr index_t cache_floats = Opt.int8_attention ? (cache_bytes + sizeof(float) - 1) / sizeof(float)
+                                                             : 2 * SeqLen * DModel + 2 * MemLen * DModel;
 
   /// The masks nn.TransformerDecoderLayer takes (all optional; each attention's masked set is the
   /// union of its masks): tgt_mask [SeqLen, SeqLen] and memory_mask [SeqLen, MemLen] (bool, True
@@ -162,12 +188,22 @@ struct DecoderLayer {
   }
 
   /// Computes the cross-attention keys and values of a memory [MemLen, DModel] into the cache.
-  void prepare_memory(const float* memory, Cache& cache) const {
+  /// scratch: memory_scratch_floats (none in f32: may be null there).
+  void prepare_memory(const float* memory, Cache& cache, float* scratch = nullptr) const {
     const auto& ca = params.cross_attn;
-    // K goes through cross_v (free until V) into Kᵀ
-    ActiveKernels::linear(memory, MemLen, DModel, ca.k.weight.data, ca.k.bias_or_null(), DModel, cache.cross_v.data);
-    detail::transpose(cache.cross_v.data, MemLen, DModel, DModel, cache.cross_kt.data, MemLen);
-    ActiveKernels::linear(memory, MemLen, DModel, ca.v.weight.data, ca.v.bias_or_null(), DModel, cache.cross_v.data);
+    if constexpr (Opt.int8_attention) {  // float rows in the scratch, quantized per head into the cache
+      float* rows = scratch;
+      float* lin = rows + MemLen * DModel;
+      linear_rows<Opt.format>(ca.k, memory, MemLen, rows, lin);
+      detail::quantize_heads<DModel, NHeads>(rows, MemLen, cache.cross.k, cache.cross.k_scale, MemLen);
+      linear_rows<Opt.format>(ca.v, memory, MemLen, rows, lin);
+      detail::quantize_heads<DModel, NHeads>(rows, MemLen, cache.cross.v, cache.cross.v_scale, MemLen);
+    } else {
+      // K goes through cross_v (free until V) into Kᵀ
+      linear_rows<Opt.format>(ca.k, memory, MemLen, cache.cross_v.data, scratch);
+      detail::transpose(cache.cross_v.data, MemLen, DModel, DModel, cache.cross_kt.data, MemLen);
+      linear_rows<Opt.format>(ca.v, memory, MemLen, cache.cross_v.data, scratch);
+    }
   }
 
   /// One incremental step: row x (the target at position pos) → row y, appending this position's
@@ -182,18 +218,19 @@ struct DecoderLayer {
             const KeyPaddingMask<MemLen>* memory_key_padding_mask = nullptr,
             const TorchBoolMask<SeqLen, MemLen>* memory_mask = nullptr,
             const TorchFloatMask<SeqLen, MemLen>* memory_float_mask = nullptr) const {
-    float* t = scratch;     // [DModel] sublayer output
-    float* q = t + DModel;  // [DModel] query, then context
-    float* p = q + DModel;  // streaming attention scratch
-    float* inner = p + step_attention_floats;
+    float* t = scratch;                        // [DModel] sublayer output
+    float* q = t + DModel;                     // [DModel] query, then context
+    float* p = q + DModel;                     // streaming attention scratch
+    float* inner = p + step_attention_floats;  // FF's scratch, or the int8 projections'
+
     const FF ff{params.ff};
     const Norm norm1{params.norm1}, norm2{params.norm2}, norm3{params.norm3};
     if (x != y)
       for (index_t i = 0; i < DModel; ++i) y[i] = x[i];
 
     auto self_attend = [&](const float* in, float* out) {
-      detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.bias>(params.self_attn, in, pos, 1, cache.self,
-                                                                      Opt.fill, q, out);
+      detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.format>(params.self_attn, in, pos, 1, cache.self,
+                                                                        Opt.fill, q, out);
     };
     const ref::MaskArrays memory_arrays{nullptr, memory_mask ? memory_mask->masked + pos * MemLen : nullptr,
                                         memory_key_padding_mask ? memory_key_padding_mask->pad : nullptr,
@@ -202,13 +239,27 @@ struct DecoderLayer {
         mem_valid_len, memory_mask || memory_key_padding_mask || memory_float_mask ? &memory_arrays : nullptr};
     auto cross_attend = [&](const float* in, float* out) {
       const auto& ca = params.cross_attn;
-      ActiveKernels::linear(in, 1, DModel, ca.q.weight.data, ca.q.bias_or_null(), DModel, q);
-      for (index_t h = 0; h < NHeads; ++h) {
-        const index_t off = h * head_dim;
-        ActiveKernels::attention_row(q + off, cache.cross_kt.data + off * MemLen, MemLen, cache.cross_v.data + off,
-                                     DModel, head_dim, MemLen, memory_row, Opt.fill, p, q + off);
+      linear_rows<Opt.format>(ca.q, in, 1, q, inner);
+      if constexpr (Opt.int8_attention) {  // the query quantized per head, the w8a8 attention
+        float* s_q = p;                    // [NHeads]
+        float* p8 = s_q + NHeads;          // the w8a8 attention's scratch
+        auto* q8 = reinterpret_cast<std::int8_t*>(inner + linear_scratch_floats<Opt.format>(1, DModel));
+        detail::quantize_heads<DModel, NHeads>(q, 1, q8, s_q, 1);
+        const auto& c = cache.cross;
+        for (index_t h = 0; h < NHeads; ++h) {
+          const index_t off = h * head_dim;
+          ActiveKernels::attention_rows_w8a8(q8 + off, DModel, s_q + h, 1, c.k + off, DModel, c.k_scale + h * MemLen,
+                                             c.v + off, DModel, c.v_scale + h * MemLen, head_dim, MemLen, &memory_row,
+                                             Opt.fill, p8, q + off, DModel);
+        }
+      } else {
+        for (index_t h = 0; h < NHeads; ++h) {
+          const index_t off = h * head_dim;
+          ActiveKernels::attention_row(q + off, cache.cross_kt.data + off * MemLen, MemLen, cache.cross_v.data + off,
+                                       DModel, head_dim, MemLen, memory_row, Opt.fill, p, q + off);
+        }
       }
-      ActiveKernels::linear(q, 1, DModel, ca.o.weight.data, ca.o.bias_or_null(), DModel, out);
+      linear_rows<Opt.format>(ca.o, q, 1, out, inner);
     };
 
     if constexpr (Opt.norm == NormPlacement::post) {

@@ -21,8 +21,10 @@ struct LayerOptions {
   NumberFormat format = NumberFormat::f32;
   /// w8a8 only: Q·Kᵀ and P·V in int8 too (the whole scheme of kernels/QUANTIZATION.md, "Attention":
   /// Q, K and V rows quantized per head and row, int32 sums, the softmax float). Off, the attention
-  /// of a w8a8 layer is float. Its kernels (the generic code; x86's int8_x86) are slower than the
-  /// float attention's on every target today (ARCHITECTURE.md, "Number formats").
+  /// of a w8a8 layer is float. On DecoderLayer and CausalLayer it also makes their K/V caches int8
+  /// (Int8AttentionCache, about 3.2-3.6x smaller). Its kernels (int8_x86, int8_cortex_m4f, int8_helium,
+  /// the generic code elsewhere) are slower than the float attention's on every target measured
+  /// (ARCHITECTURE.md, "Number formats").
   bool int8_attention = false;
 };
 

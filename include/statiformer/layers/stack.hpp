@@ -118,6 +118,7 @@ struct DecoderStack {
   static constexpr const char* name = "DecoderStack";
   static constexpr index_t scratch_floats = Layer::scratch_floats;
   static constexpr index_t step_scratch_floats = Layer::step_scratch_floats;
+  static constexpr index_t memory_scratch_floats = Layer::memory_scratch_floats;
 
   using Params = StackParams<Layer, NLayers, FinalNorm>;
   Params params;
@@ -159,8 +160,10 @@ struct DecoderStack {
     return Status::ok;
   }
 
-  void prepare_memory(const float* memory, Cache* caches) const {
-    for (index_t i = 0; i < NLayers; ++i) Layer{params.layers[i]}.prepare_memory(memory, caches[i]);
+  /// Every layer's cross-attention keys and values of the memory. scratch: memory_scratch_floats
+  /// (none in f32: may be null there).
+  void prepare_memory(const float* memory, Cache* caches, float* scratch = nullptr) const {
+    for (index_t i = 0; i < NLayers; ++i) Layer{params.layers[i]}.prepare_memory(memory, caches[i], scratch);
   }
   /// One target row at position pos through every layer (and the final norm). y may alias x. The
   /// masks as DecoderLayer::step's (memory_mask, memory_float_mask: row pos is read).

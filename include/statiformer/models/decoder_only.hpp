@@ -95,6 +95,9 @@ class DecoderOnly {
     typename Gen::Params generator;
     static constexpr index_t param_count =
         Embed::Params::param_count + Stack::Params::param_count + Gen::Params::param_count;
+    static constexpr index_t param_bytes = param_bytes_of<typename Embed::Params>() +
+                                           param_bytes_of<typename Stack::Params>() +
+                                           param_bytes_of<typename Gen::Params>();
     template <class F>
     void visit(F&& f, const Name& prefix = {}) {
       embed.visit(f, prefix / "embed");
@@ -230,7 +233,10 @@ class DecoderOnly {
                      row,
                      row,
                      Layer::Params::param_count,
-                     cost::multi_head(1, 1, seq_len, d_model) + cost::feed_forward(1, d_model, Layer::d_ff)};
+                     cost::multi_head(1, 1, seq_len, d_model) + cost::feed_forward(1, d_model, Layer::d_ff),
+                     true,
+                     false,
+                     param_bytes_of<typename Layer::Params>()};
     if constexpr (Stack::final_norm)
       s.rows[r++] = {"norm", Stack::Norm::name, "step", row, row, Stack::Norm::Params::param_count, 0};
     s.rows[r++] = {"generator",

@@ -79,11 +79,12 @@ class EncoderDecoder {
   // ---- memory plan: steps 0 = encode, 1 = decode ---------------------------------------------
   enum Buffer : index_t { kMemory, kEncScratch, kRow, kStepScratch, kLogits, kBuffers };
   static constexpr MemoryPlan<kBuffers> plan = plan_memory<kBuffers>({{
-      {src_len * d_model, 0, 1},             // memory: the encoder output, read while decoding
-      {Encoder::scratch_floats, 0, 0},       // encoder scratch
-      {d_model, 1, 1},                       // the target row being decoded
-      {Decoder::step_scratch_floats, 1, 1},  // decoder step scratch
-      {tgt_vocab, 1, 1},                     // log-probabilities of the step
+      {src_len * d_model, 0, 1},  // memory: the encoder output, read while decoding
+      {max_of(Encoder::scratch_floats, Decoder::memory_scratch_floats), 0, 0},  // encoder scratch (and
+                                                                                // prepare_memory's)
+      {d_model, 1, 1},                                                          // the target row being decoded
+      {Decoder::step_scratch_floats, 1, 1},                                     // decoder step scratch
+      {tgt_vocab, 1, 1},                                                        // log-probabilities of the step
   }});
 
   // ---- footprint (all constexpr) ----------------------------------------------------------------
@@ -211,7 +212,7 @@ class EncoderDecoder {
     for (index_t l = 0; l < Decoder::n_layers; ++l) {
       const LayerPath path = LayerPath("decoder") / "layers" / l / "cross_attn";
       prof.begin(path);
-      typename Decoder::Layer{params.decoder.layers[l]}.prepare_memory(memory, caches_[l]);
+      typename Decoder::Layer{params.decoder.layers[l]}.prepare_memory(memory, caches_[l], buffer(kEncScratch));
       prof.end(path);
     }
   }
@@ -369,9 +370,16 @@ class EncoderDecoder {
     s.rows[r++] = {
         "src_embed", "Embedding+PE", "encode", RowShape::token_ids(src_len), src, SrcEmbed::Params::param_count, 0};
     for (index_t l = 0; l < Encoder::n_layers; ++l)
-      s.rows[r++] = {
-          LayerPath("encoder") / "layers" / l,    EncLayer::name, "encode", src, src, EncLayer::Params::param_count,
-          LayerCost<EncLayer>::mult_adds(src_len)};
+      s.rows[r++] = {LayerPath("encoder") / "layers" / l,
+                     EncLayer::name,
+                     "encode",
+                     src,
+                     src,
+                     EncLayer::Params::param_count,
+                     LayerCost<EncLayer>::mult_adds(src_len),
+                     true,
+                     false,
+                     param_bytes_of<typename EncLayer::Params>()};
     if constexpr (Encoder::final_norm)
       s.rows[r++] = {LayerPath("encoder") / "norm",
                      Encoder::Norm::name,
@@ -398,7 +406,10 @@ class EncoderDecoder {
                      row,
                      row,
                      DecLayer::Params::param_count,
-                     cost::decoder_step(tgt_len, src_len, d_model, DecLayer::d_ff)};
+                     cost::decoder_step(tgt_len, src_len, d_model, DecLayer::d_ff),
+                     true,
+                     false,
+                     param_bytes_of<typename DecLayer::Params>()};
     if constexpr (Decoder::final_norm)
       s.rows[r++] = {
           LayerPath("decoder") / "norm", Decoder::Norm::name, "step", row, row, Decoder::Norm::Params::param_count, 0};

@@ -163,14 +163,4 @@ constexpr bool int8_attention_format() {
   return true;
 }
 
-/// The layers that keep a K/V cache (DecoderLayer, CausalLayer) run float32 only: their int8
-/// format (and the int8 cache of kernels/QUANTIZATION.md) is not built yet.
-template <bool Int8>
-constexpr bool float_format_only() {
-  static_assert(!Int8,
-                "number format: DecoderLayer and CausalLayer (K/V cache) run NumberFormat::f32 only; int8 formats "
-                "are for EncoderLayer, MultiHeadAttention and FeedForward");
-  return true;
-}
-
 }  // namespace stf::check
