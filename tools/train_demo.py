@@ -14,6 +14,12 @@ CPU thread); the script then requires greedy decoding to be 100% correct on a he
 Writes examples/demo/demo_weights.hpp, tests/golden/data/demo_reference.txt and
 tools/demo_model.pt (state_dict without the PE table).  With --reuse it skips training, loads
 tools/demo_model.pt, re-checks the accuracy and rewrites the first two (same bytes).
+
+Also writes the int8 models (issue 23; kernels/QUANTIZATION.md): examples/demo/demo_weights_w8a8.hpp and
+demo_weights_w8a32.hpp (tools/export.py --emit-model --quantize of the same trained model: namespaces
+stf_demo_w8a8, stf_demo_w8a32), and the held-out set (the sequences training never saw) as
+tests/golden/data/demo_held_out.txt, one sequence of digits per line, on which tests/e2e/test_demo.cpp
+measures how often the int8 models' greedy decodings equal the float model's.
 """
 
 import argparse
@@ -34,6 +40,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = os.path.join(ROOT, "examples", "demo", "demo_weights.hpp")
 REFERENCE = os.path.join(ROOT, "tests", "golden", "data", "demo_reference.txt")
 STATE = os.path.join(ROOT, "tools", "demo_model.pt")
+INT8_HEADER = os.path.join(ROOT, "examples", "demo", "demo_weights_{}.hpp")
+HELD_OUT = os.path.join(ROOT, "tests", "golden", "data", "demo_held_out.txt")
 
 SEED = 1234
 VOCAB, SRC_LEN, TGT_LEN = 13, 10, 12
@@ -262,6 +270,16 @@ def write_reference(model):
           f"smallest min_margin {min(margins):.3f}")
 
 
+def write_int8(model, held_out):
+    """The int8 headers (export.emit_model: the trained model's weights quantized per output channel,
+    its test source and PyTorch's float decoding of it) and the held-out set's file."""
+    for fmt in export.NUMBER_FORMATS:
+        export.emit_model(model, f"stf_demo_{fmt}", SRC_LEN, INT8_HEADER.format(fmt), tgt_len=TGT_LEN,
+                          start_token=BOS, quantize=fmt)
+    with open(HELD_OUT, "w", newline="\n") as f:
+        f.write("".join("".join(str(d) for d in seq) + "\n" for seq in held_out))
+
+
 def main():
     parser = argparse.ArgumentParser(description="train and export the statiformer demo model")
     parser.add_argument("--reuse", action="store_true",
@@ -289,6 +307,7 @@ def main():
             f"held-out sequences")
     write_header(named, note, export.encdec_hparams(model, SRC_LEN, TGT_LEN))
     write_reference(model)
+    write_int8(model, held_out)
     if not args.reuse:
         state = {k: v for k, v in model.state_dict().items() if not k.startswith("pos.")}
         torch.save(state, STATE)

@@ -6,6 +6,9 @@
 //   demo --input "3 1 4 1 5"  decode one input (1 to 10 digits)
 //   demo --repeat N           run every inference N times (same output; latency averaged)
 //   demo --csv                the summary and the per-layer latency as CSV instead of tables
+//   demo --int8               the same model with int8 linears (w8a8: weights and the linears' inputs
+//                             int8; demo_weights_w8a8.hpp), --w8a32 with int8 weights only
+//                             (kernels/QUANTIZATION.md)
 //
 // Prints each decoding (and fails if it is not the reversed input), the model summary with the
 // weight and arena bytes, and the per-layer latency on this machine (the library's printers,
@@ -18,6 +21,8 @@
 #include <statiformer/statiformer.hpp>
 
 #include "demo_model.hpp"
+#include "demo_weights_w8a32.hpp"
+#include "demo_weights_w8a8.hpp"
 #include "logprob_hash.hpp"
 
 namespace {
@@ -25,15 +30,20 @@ using namespace stf;
 namespace dm = stf_demo;
 
 using dm::Input;
-using dm::Model;
 using dm::parse_digits;
-Model model;  // static: arena and caches live in .bss
+// static: arenas and caches live in .bss
+dm::Model model_f32;
+stf_demo_w8a8::Model model_w8a8;
+stf_demo_w8a32::Model model_w8a32;
 
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
           .count());
 }
+template <class Model>
+int run(Model& model, BindResult bound, const char* format, std::uint64_t committed_hash, const Input* inputs,
+        index_t n_inputs, long repeat, bool csv);
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -41,6 +51,7 @@ int main(int argc, char** argv) {
   index_t n_inputs = 0;
   long repeat = 1;
   bool csv = false;
+  const char* format = "float32";
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
       if (n_inputs == 8 || !parse_digits(argv[++i], inputs[n_inputs])) {
@@ -50,6 +61,10 @@ int main(int argc, char** argv) {
       ++n_inputs;
     } else if (std::strcmp(argv[i], "--csv") == 0) {
       csv = true;
+    } else if (std::strcmp(argv[i], "--int8") == 0) {
+      format = "w8a8";
+    } else if (std::strcmp(argv[i], "--w8a32") == 0) {
+      format = "w8a32";
     } else if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
       char* end = nullptr;
       repeat = std::strtol(argv[++i], &end, 10);
@@ -58,7 +73,7 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: demo [--input \"3 1 4 1 5\"]... [--repeat N] [--csv]\n");
+      std::fprintf(stderr, "usage: demo [--input \"3 1 4 1 5\"]... [--repeat N] [--csv] [--int8 | --w8a32]\n");
       return 2;
     }
   }
@@ -67,14 +82,30 @@ int main(int argc, char** argv) {
     for (const char* d : defaults) (void)parse_digits(d, inputs[n_inputs++]);
   }
 
-  if (const BindResult r = bind_table(model.params, dm::weights::table); !r) {
-    std::fprintf(stderr, "demo: binding weights failed at %s: %s\n", r.name.c_str(), to_string(r.status));
+  if (std::strcmp(format, "w8a8") == 0)
+    return run(model_w8a8, stf_demo_w8a8::bind(model_w8a8.params), format, dm::kCommittedLogprobHashW8a8, inputs,
+               n_inputs, repeat, csv);
+  if (std::strcmp(format, "w8a32") == 0)
+    return run(model_w8a32, stf_demo_w8a32::bind(model_w8a32.params), format, dm::kCommittedLogprobHashW8a32, inputs,
+               n_inputs, repeat, csv);
+  return run(model_f32, bind_table(model_f32.params, dm::weights::table), format, dm::kCommittedLogprobHash, inputs,
+             n_inputs, repeat, csv);
+}
+
+namespace {
+/// Binds, decodes each input, checks the hash of the first (when it is the reference input "3 1 4 1
+/// 5"), prints the summary and the per-layer latency: the demo in one number format.
+template <class Model>
+int run(Model& model, BindResult bound, const char* number_format, std::uint64_t committed_hash, const Input* inputs,
+        index_t n_inputs, long repeat, bool csv) {
+  if (!bound) {
+    std::fprintf(stderr, "demo: binding weights failed at %s: %s\n", bound.name.c_str(), to_string(bound.status));
     return 1;
   }
 
   std::printf(
-      "statiformer demo: reverse a digit sequence (encoder-decoder, %zu+%zu layers, d_model %zu, %zu heads)\n\n",
-      dm::kNLayers, dm::kNLayers, dm::kDModel, dm::kNHeads);
+      "statiformer demo: reverse a digit sequence (encoder-decoder, %zu+%zu layers, d_model %zu, %zu heads; %s)\n\n",
+      dm::kNLayers, dm::kNLayers, dm::kDModel, dm::kNHeads, number_format);
   Profiler prof(now_ns);
   int wrong = 0;
   for (index_t k = 0; k < n_inputs; ++k) {
@@ -127,9 +158,9 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(hash));
     const bool reference_input = inputs[0].len == 5 && inputs[0].digits[0] == 3 && inputs[0].digits[1] == 1 &&
                                  inputs[0].digits[2] == 4 && inputs[0].digits[3] == 1 && inputs[0].digits[4] == 5;
-    if (reference_input && hash != dm::kCommittedLogprobHash) {
+    if (reference_input && hash != committed_hash) {
       std::printf("the log-probabilities differ from the committed hash 0x%016llx\n",
-                  static_cast<unsigned long long>(dm::kCommittedLogprobHash));
+                  static_cast<unsigned long long>(committed_hash));
       return 1;
     }
   }
@@ -154,3 +185,4 @@ int main(int argc, char** argv) {
   std::printf("\n%s\n", wrong ? "SOME DECODINGS ARE WRONG" : "all decodings correct");
   return wrong ? 1 : 0;
 }
+}  // namespace

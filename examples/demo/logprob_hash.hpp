@@ -16,6 +16,11 @@ inline constexpr std::uint64_t kFnv1aOffset = 14695981039346656037ull, kFnv1aPri
 /// armv7, riscv64 and Cortex-M4/M7/M55, because every kernel variant follows one canonical order
 /// (include/statiformer/kernels/api.hpp). A change here is a change of the arithmetic.
 inline constexpr std::uint64_t kCommittedLogprobHash = 0x79fc619f2f7fc2abull;
+/// The same for the int8 models (demo_weights_w8a8.hpp, demo_weights_w8a32.hpp; kernels/QUANTIZATION.md):
+/// integer sums are exact and every float step keeps the canonical order, so they too are the same on
+/// every target.
+inline constexpr std::uint64_t kCommittedLogprobHashW8a8 = 0x572a7d5205436543ull,
+                               kCommittedLogprobHashW8a32 = 0xc76c1af1dac780acull;
 
 inline std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = kFnv1aOffset) {
   const auto* p = static_cast<const unsigned char*>(data);

@@ -30,6 +30,16 @@ std::vector<int> GoldenCase::ints(const std::string& tensor) const {
   return out;
 }
 
+std::vector<std::string> golden_lines(const std::string& file) {
+  const std::string path = std::string(STF_GOLDEN_DIR) + "/" + file;
+  INFO("data file " << path);
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 GoldenCase load_golden(const std::string& name) {
   const std::string path = std::string(STF_GOLDEN_DIR) + "/" + name + ".txt";
   INFO("golden file " << path);

@@ -33,6 +33,9 @@ struct GoldenCase {
 
 /// Loads tests/golden/data/<name>.txt (the directory comes from STF_GOLDEN_DIR).
 GoldenCase load_golden(const std::string& name);
+/// The lines of tests/golden/data/<file> (a data file that is not a golden case); fails the test if it
+/// cannot be read.
+std::vector<std::string> golden_lines(const std::string& file);
 
 struct Comparison {
   index_t n = 0, bad = 0, first_bad = 0;
