@@ -82,8 +82,10 @@ struct AttentionRegisterBlock : AttentionSpans<Tag> {
 #pragma GCC unroll 16
       for (index_t b = 0; b < NB; ++b) {
         const index_t c = sub_count(e[r], b);
-        // (lanes past the allowed keys -inf, as load_partial_or fills them)
-        s[r][b] = c ? vscale.divide(I::select_gt(I::set1(static_cast<float>(c)), lane, s[r][b], ninf)) : ninf;
+        // (lanes past the allowed keys -inf, as load_partial_or fills them: -inf / scale is -inf,
+        // set after the division of the allowed lanes, whose lanes only are divided where a
+        // narrower division is cheaper)
+        s[r][b] = c ? I::select_gt(I::set1(static_cast<float>(c)), lane, vscale.divide_first(s[r][b], c), ninf) : ninf;
         if (c) vm[r] = I::max(s[r][b], vm[r]);
       }
     }
