@@ -89,14 +89,39 @@ struct AttentionRegisterBlock : AttentionSpans<Tag> {
         if (c) vm[r] = I::max(s[r][b], vm[r]);
       }
     }
+    // A tall group's horizontal maxima and canonical sums folded across its rows (the
+    // vocabulary's reduce_max_rows and reduce16_rows: the same bits as a row's reduce_max and
+    // reduce16, in half the shuffles; rows past R fold -inf and zeros)
+    constexpr bool kFoldRows = R > kAttentionRowGroup;
+    if constexpr (kFoldRows) {
+      static_assert(R <= I::reduce_rows && kSub == 1);
+      V pad[I::reduce_rows];
+      alignas(64) float mx[I::reduce_rows];
 #pragma GCC unroll 16
-    for (index_t r = 0; r < R; ++r) vm[r] = I::set1(I::reduce_max(vm[r]));
+      for (index_t r = 0; r < I::reduce_rows; ++r) pad[r] = r < R ? vm[r] : ninf;
+      I::reduce_max_rows(pad, mx);
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) vm[r] = I::set1(mx[r]);
+    } else {
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) vm[r] = I::set1(I::reduce_max(vm[r]));
+    }
     V acc[R][kSub];
 #pragma GCC unroll 16
     for (index_t r = 0; r < R; ++r)
       AttentionStreaming<Tag>::template block_exps<NB>(s[r], e[r], vm[r], p + r * ps, acc[r]);
+    if constexpr (kFoldRows) {
+      V pad[I::reduce_rows];
 #pragma GCC unroll 16
-    for (index_t r = 0; r < R; ++r) l[r] = I::reduce16(acc[r]);
+      for (index_t r = 0; r < I::reduce_rows; ++r) pad[r] = r < R ? acc[r][0] : I::zero();
+      alignas(64) float sums[I::reduce_rows];
+      I::reduce16_rows(pad, sums);
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) l[r] = sums[r];
+    } else {
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) l[r] = I::reduce16(acc[r]);
+    }
     float ones[kScoreBlocks][kTallRowGroup];
     for (index_t r = 0; r < R; ++r) ones[0][r] = 1.0f;  // (a first block rescales nothing)
     AttentionSpans<Tag>::template span_values<(R > kAttentionRowGroup)>(p, ps, R, e, v, v_stride, head_dim, ones, true,
