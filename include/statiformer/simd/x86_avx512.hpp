@@ -97,7 +97,7 @@ struct Vocabulary<avx512> {
   /// of rows share a vector after the first fold, four after the second): 15 additions and 30
   /// shuffles where 16 reduce16 take 64 additions and shuffles in 16 chains of 4 dependent steps.
   static constexpr index_t reduce_rows = 16;
-  static void reduce16_rows(const V* acc, float* sums) {
+  [[gnu::always_inline]] static void reduce16_rows(const V* acc, float* sums) {
     V b[8], c[4], d[2];
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j)  // rows 2j, 2j+1: lanes i and i + 8 (i < 8)
@@ -127,7 +127,7 @@ struct Vocabulary<avx512> {
   /// same first and second operands (the second is returned when either is NaN), taken across the
   /// rows as reduce16_rows takes its folds: 15 maxima and 30 shuffles for 16 rows where 16
   /// reduce_max take 64 maxima and shuffles.
-  static void reduce_max_rows(const V* v, float* maxs) {
+  [[gnu::always_inline]] static void reduce_max_rows(const V* v, float* maxs) {
     V b[8], c[4], d[2];
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j)  // rows 2j, 2j+1: max(lane i + 8, lane i) (i < 8)
