@@ -353,8 +353,11 @@ struct MultiHeadAttention {
     // K goes through vb (free until V) into Kᵀ
     ActiveKernels::linear(xkv, SeqK, DModel, P.k.weight.data, P.k.bias_or_null(), DModel, vb);
     detail::transpose(vb, SeqK, DModel, DModel, kt, SeqK);
-    ActiveKernels::linear_block(xkv, DModel, SeqK, DModel, {P.v.weight.data, DModel, DModel}, DModel, vb, v_stride,
-                                P.v.bias_or_null(), false);
+    if constexpr (v_stride == DModel)  // (the same call as linear_block's below: linear passes these arguments)
+      ActiveKernels::linear(xkv, SeqK, DModel, P.v.weight.data, P.v.bias_or_null(), DModel, vb);
+    else
+      ActiveKernels::linear_block(xkv, DModel, SeqK, DModel, {P.v.weight.data, DModel, DModel}, DModel, vb, v_stride,
+                                  P.v.bias_or_null(), false);
     heads(qb, kt, vb, mask, p, weights);
     ActiveKernels::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
   }
