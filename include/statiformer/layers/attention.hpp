@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/layers/linear.hpp>
@@ -133,16 +134,22 @@ inline void transpose(const float* src, index_t rows, index_t cols, index_t ld_s
   ActiveKernels::transpose(src, rows, cols, ld_src, dst, ld_dst);
 }
 
-/// The RowMasks of query rows [i, i + n) over seq_k keys (arrays: the rows' MaskArrays, where the
-/// mask has arrays).
+/// Room for the MaskArrays of one kernel call's rows, without their members' default initialization:
+/// row_masks constructs the ones it uses, where the mask has arrays (a prefix mask, the common case,
+/// then costs no stores; a layer whose run was not inlined into its caller zeroed the whole array
+/// for every call, 360 instructions a forward of EncoderLayer<16, 32, 4, 64> on AVX2).
+struct MaskArraysRoom {
+  alignas(ref::MaskArrays) unsigned char bytes[kAttentionCallRows * sizeof(ref::MaskArrays)];
+  void* at(index_t r) { return bytes + r * sizeof(ref::MaskArrays); }
+};
+
+/// The RowMasks of query rows [i, i + n) over seq_k keys (their MaskArrays constructed in room,
+/// where the mask has arrays).
 inline void row_masks(const AttentionMask& mask, index_t i, index_t n, index_t seq_k, ref::RowMask* rows,
-                      ref::MaskArrays* arrays) {
+                      MaskArraysRoom& room) {
   for (index_t r = 0; r < n; ++r) rows[r] = {mask.key_end(i + r, seq_k), nullptr};
   if (mask.has_arrays())
-    for (index_t r = 0; r < n; ++r) {
-      arrays[r] = mask.arrays(i + r, seq_k);
-      rows[r].arrays = &arrays[r];
-    }
+    for (index_t r = 0; r < n; ++r) rows[r].arrays = ::new (room.at(r)) ref::MaskArrays(mask.arrays(i + r, seq_k));
 }
 
 /// Scaled dot-product attention of one head over all query rows (shape-erased), kAttentionCallRows
@@ -156,7 +163,7 @@ inline void attention_head(const float* q, index_t q_stride, const float* kt, in
   for (index_t i = 0; i < seq_q; i += kAttentionCallRows) {
     const index_t n = seq_q - i < kAttentionCallRows ? seq_q - i : kAttentionCallRows;
     ref::RowMask rows[kAttentionCallRows];
-    ref::MaskArrays arrays[kAttentionCallRows];
+    MaskArraysRoom arrays;
     row_masks(mask, i, n, seq_k, rows, arrays);
     if (weights)
       ActiveKernels::attention_rows_weights(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k,
@@ -177,7 +184,7 @@ inline void attention_head_w8a8(const std::int8_t* q, index_t q_stride, const fl
   for (index_t i = 0; i < seq_q; i += kAttentionCallRows) {
     const index_t n = seq_q - i < kAttentionCallRows ? seq_q - i : kAttentionCallRows;
     ref::RowMask rows[kAttentionCallRows];
-    ref::MaskArrays arrays[kAttentionCallRows];
+    MaskArraysRoom arrays;
     row_masks(mask, i, n, seq_k, rows, arrays);
     ActiveKernels::attention_rows_w8a8(q + i * q_stride, q_stride, s_q + i, n, k, k_stride, s_k, v, v_stride, s_v,
                                        head_dim, seq_k, rows, mask.fill, p, out + i * out_stride, out_stride);
@@ -353,8 +360,11 @@ struct MultiHeadAttention {
     // K goes through vb (free until V) into Kᵀ
     ActiveKernels::linear(xkv, SeqK, DModel, P.k.weight.data, P.k.bias_or_null(), DModel, vb);
     detail::transpose(vb, SeqK, DModel, DModel, kt, SeqK);
-    ActiveKernels::linear_block(xkv, DModel, SeqK, DModel, {P.v.weight.data, DModel, DModel}, DModel, vb, v_stride,
-                                P.v.bias_or_null(), false);
+    if constexpr (v_stride == DModel)  // (the same call as linear_block's below: linear passes these arguments)
+      ActiveKernels::linear(xkv, SeqK, DModel, P.v.weight.data, P.v.bias_or_null(), DModel, vb);
+    else
+      ActiveKernels::linear_block(xkv, DModel, SeqK, DModel, {P.v.weight.data, DModel, DModel}, DModel, vb, v_stride,
+                                  P.v.bias_or_null(), false);
     heads(qb, kt, vb, mask, p, weights);
     ActiveKernels::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
   }

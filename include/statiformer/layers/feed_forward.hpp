@@ -83,6 +83,16 @@ struct FeedForward {
     float* hidden = scratch;
     float* out = scratch + kRowBlock * kChunk;
     const auto& p = params;
+    if constexpr (SeqLen <= kRowBlock && DFf <= kChunk) {
+      // one block of rows and one chunk: the two calls of the loop below with the same arguments,
+      // as linear passes them, and the second one's rows straight into y (x is read whole before:
+      // y may alias it). No struct on the stack per call (x86: its copy into the call's arguments
+      // waited for a store-forwarding of its fields) and no copy of the outputs.
+      ActiveKernels::linear(x, rows, DModel, p.linear1.weight.data, p.linear1.bias.data, DFf, hidden, fuse(Act));
+      ActiveKernels::linear(hidden, rows, DFf, p.linear2.weight.data, p.linear2.bias.data, DModel, y,
+                            OutActivation ? fuse(Act) : Fuse::none);
+      return;
+    }
     for (index_t r = 0; r < rows; r += kRowBlock) {
       const index_t n = rows - r < kRowBlock ? rows - r : kRowBlock;
       for (index_t c0 = 0; c0 < DFf; c0 += kChunk) {

@@ -37,6 +37,13 @@ struct Vocabulary<avx512> {
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  /// div in the first n lanes (n <= 16), the others unspecified: a ymm division where n <= 8 (the
+  /// same IEEE division of each lane at half a zmm division's cost: one divider, fed a lane at a
+  /// time).
+  static V div_first(V a, V b, index_t n) {
+    if (n <= 8) return _mm512_zextps256_ps512(_mm256_div_ps(_mm512_castps512_ps256(a), _mm512_castps512_ps256(b)));
+    return _mm512_div_ps(a, b);
+  }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V fma_n(float a, V b, V c) { return fma(set1(a), b, c); }  ///< a·b + c with a scalar a
   static V max(V a, V b) { return _mm512_max_ps(a, b); }            // b when unordered
@@ -90,7 +97,7 @@ struct Vocabulary<avx512> {
   /// of rows share a vector after the first fold, four after the second): 15 additions and 30
   /// shuffles where 16 reduce16 take 64 additions and shuffles in 16 chains of 4 dependent steps.
   static constexpr index_t reduce_rows = 16;
-  static void reduce16_rows(const V* acc, float* sums) {
+  [[gnu::always_inline]] static void reduce16_rows(const V* acc, float* sums) {
     V b[8], c[4], d[2];
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j)  // rows 2j, 2j+1: lanes i and i + 8 (i < 8)
@@ -114,6 +121,34 @@ struct Vocabulary<avx512> {
   }
   /// The largest lane (a tree of maxima: for values that are not NaN, the order does not matter).
   static float reduce_max(V v) { return _mm512_reduce_max_ps(v); }
+  /// reduce_max of 16 rows at once: maxs[r] = reduce_max(v[r]) bit for bit for r < 16, NaN lanes
+  /// included: the tree of _mm512_reduce_max_ps (GCC's avx512fintrin.h: max(upper 8, lower 8),
+  /// max(upper 4, lower 4), max(lanes 0 1, lanes 2 3), max(lane 0, lane 1)), each vmaxps with the
+  /// same first and second operands (the second is returned when either is NaN), taken across the
+  /// rows as reduce16_rows takes its folds: 15 maxima and 30 shuffles for 16 rows where 16
+  /// reduce_max take 64 maxima and shuffles.
+  [[gnu::always_inline]] static void reduce_max_rows(const V* v, float* maxs) {
+    V b[8], c[4], d[2];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j)  // rows 2j, 2j+1: max(lane i + 8, lane i) (i < 8)
+      b[j] = _mm512_max_ps(_mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0xEE),
+                           _mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0x44));
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {  // quarter k: row 4j + k, max(lane i + 4, lane i) (i < 4)
+      V lo, hi;
+      split_quarters(b[2 * j], b[2 * j + 1], lo, hi);
+      c[j] = _mm512_max_ps(hi, lo);
+    }
+#pragma GCC unroll 2
+    for (int j = 0; j < 2; ++j)  // quarter k: rows 8j + k and 8j + 4 + k, max(lane i, lane i + 2) (i < 2)
+      d[j] = _mm512_max_ps(_mm512_shuffle_ps(c[2 * j], c[2 * j + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                           _mm512_shuffle_ps(c[2 * j], c[2 * j + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    // lane 4k + p: row k + 4p, max(lane 0, lane 1)
+    const V e = _mm512_max_ps(_mm512_shuffle_ps(d[0], d[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                              _mm512_shuffle_ps(d[0], d[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    _mm512_storeu_ps(maxs, _mm512_permutexvar_ps(order, e));
+  }
   /// lo: quarters 0 and 2 of a, then of b; hi: quarters 1 and 3 of a, then of b.
   static void split_quarters(V a, V b, V& lo, V& hi) {
     lo = _mm512_shuffle_f32x4(a, b, 0x88);

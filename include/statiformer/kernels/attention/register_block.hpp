@@ -82,19 +82,46 @@ struct AttentionRegisterBlock : AttentionSpans<Tag> {
 #pragma GCC unroll 16
       for (index_t b = 0; b < NB; ++b) {
         const index_t c = sub_count(e[r], b);
-        // (lanes past the allowed keys -inf, as load_partial_or fills them)
-        s[r][b] = c ? vscale.divide(I::select_gt(I::set1(static_cast<float>(c)), lane, s[r][b], ninf)) : ninf;
+        // (lanes past the allowed keys -inf, as load_partial_or fills them: -inf / scale is -inf,
+        // set after the division of the allowed lanes, whose lanes only are divided where a
+        // narrower division is cheaper)
+        s[r][b] = c ? I::select_gt(I::set1(static_cast<float>(c)), lane, vscale.divide_first(s[r][b], c), ninf) : ninf;
         if (c) vm[r] = I::max(s[r][b], vm[r]);
       }
     }
+    // A tall group's horizontal maxima and canonical sums folded across its rows (the
+    // vocabulary's reduce_max_rows and reduce16_rows: the same bits as a row's reduce_max and
+    // reduce16, in half the shuffles; rows past R fold -inf and zeros)
+    constexpr bool kFoldRows = R > kAttentionRowGroup;
+    if constexpr (kFoldRows) {
+      static_assert(R <= I::reduce_rows && kSub == 1);
+      V pad[I::reduce_rows];
+      alignas(64) float mx[I::reduce_rows];
 #pragma GCC unroll 16
-    for (index_t r = 0; r < R; ++r) vm[r] = I::set1(I::reduce_max(vm[r]));
+      for (index_t r = 0; r < I::reduce_rows; ++r) pad[r] = r < R ? vm[r] : ninf;
+      I::reduce_max_rows(pad, mx);
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) vm[r] = I::set1(mx[r]);
+    } else {
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) vm[r] = I::set1(I::reduce_max(vm[r]));
+    }
     V acc[R][kSub];
 #pragma GCC unroll 16
     for (index_t r = 0; r < R; ++r)
       AttentionStreaming<Tag>::template block_exps<NB>(s[r], e[r], vm[r], p + r * ps, acc[r]);
+    if constexpr (kFoldRows) {
+      V pad[I::reduce_rows];
 #pragma GCC unroll 16
-    for (index_t r = 0; r < R; ++r) l[r] = I::reduce16(acc[r]);
+      for (index_t r = 0; r < I::reduce_rows; ++r) pad[r] = r < R ? acc[r][0] : I::zero();
+      alignas(64) float sums[I::reduce_rows];
+      I::reduce16_rows(pad, sums);
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) l[r] = sums[r];
+    } else {
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) l[r] = I::reduce16(acc[r]);
+    }
     float ones[kScoreBlocks][kTallRowGroup];
     for (index_t r = 0; r < R; ++r) ones[0][r] = 1.0f;  // (a first block rescales nothing)
     AttentionSpans<Tag>::template span_values<(R > kAttentionRowGroup)>(p, ps, R, e, v, v_stride, head_dim, ones, true,

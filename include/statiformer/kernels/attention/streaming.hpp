@@ -135,6 +135,8 @@ struct AttentionStreaming : Product<Tag> {
       power_of_two = s >= 1.0f && s <= 0x1p100f && (bits & 0x007fffffu) == 0;  // (1/s normal too)
     }
     V divide(V x) const { return power_of_two ? I::mul(x, inverse) : I::div(x, scale); }
+    /// divide in the first n lanes, the others unspecified (the vocabulary's div_first: x86).
+    V divide_first(V x, index_t n) const { return power_of_two ? I::mul(x, inverse) : I::div_first(x, scale, n); }
   };
   /// stream_block for the rows of a group whose masks are prefixes (allowed keys [0, key_end)),
   /// in stages over all the rows (divisions and maxima, then rescaling, then exponentials and

@@ -84,7 +84,8 @@ struct AttentionSpans : AttentionStreaming<Tag> {
       for (index_t r = 0; r < R; ++r) {
         const V lv = I::set1(a.l[r]);
 #pragma GCC unroll 16
-        for (index_t i = 0; i < NV; ++i) acc[r][i] = I::div(acc[r][i], lv);
+        for (index_t i = 0; i < NV; ++i)  // (a partial vector: the vocabulary's division of its lanes)
+          acc[r][i] = (i + 1 == NV && a.tail != L) ? I::div_first(acc[r][i], lv, a.tail) : I::div(acc[r][i], lv);
       }
     }
 #pragma GCC unroll 16

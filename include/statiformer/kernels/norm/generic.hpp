@@ -93,6 +93,13 @@ struct Norm : Elementwise<Tag> {
     static_assert(G % RR == 0 && RR % L == 0);
     const index_t group = rows <= G ? G : 8;  // (long rows: 8 at a time stay in L1 between the stages)
     const V vn = I::set1(static_cast<float>(n));
+    // s / n as s · (1 / n) where n is a power of two: both are the rounding of the same real number
+    // (as the attention's ScoreScale), so the same bits, and a multiplication instead of a division
+    // on each statistic's dependent chain, which short rows wait for (a vdivps takes several times
+    // a vmulps' latency)
+    const bool n_pow2 = (n & (n - 1)) == 0;
+    const V vinv_n = I::set1(1.0f / static_cast<float>(n));
+    auto per_n = [&](V s) { return n_pow2 ? I::mul(s, vinv_n) : I::div(s, vn); };
     for (index_t r0 = 0; r0 < rows; r0 += group) {
       const index_t g = rows - r0 < group ? rows - r0 : group;
       const index_t gr = (g + RR - 1) / RR * RR;  // rows of whole folds (the others' sums are 0)
@@ -112,7 +119,7 @@ struct Norm : Elementwise<Tag> {
         }
         I::reduce16_rows(acc, mean + b);
       }
-      for (index_t r = 0; r < gr; r += L) I::store(mean + r, I::div(I::load(mean + r), vn));
+      for (index_t r = 0; r < gr; r += L) I::store(mean + r, per_n(I::load(mean + r)));
       for (index_t b = 0; b < gr; b += RR) {
         V acc[RR * kSub];
 #pragma GCC unroll 16
@@ -131,7 +138,7 @@ struct Norm : Elementwise<Tag> {
       if (kind == LayerNormKind::torch) {
         const V ve = I::set1(eps), one = I::set1(1.0f);
         for (index_t r = 0; r < gr; r += L)
-          I::store(scale + r, I::div(one, I::sqrt(I::add(I::div(I::load(scale + r), vn), ve))));
+          I::store(scale + r, I::div(one, I::sqrt(I::add(per_n(I::load(scale + r)), ve))));
       } else {
         const V ve = I::set1(eps), vn1 = I::set1(static_cast<float>(n - 1));
         for (index_t r = 0; r < gr; r += L) I::store(scale + r, I::add(I::sqrt(I::div(I::load(scale + r), vn1)), ve));
