@@ -18,7 +18,7 @@ tools/demo_model.pt, re-checks the accuracy and rewrites the first two (same byt
 Also writes the int8 models (issue 23; kernels/QUANTIZATION.md): examples/demo/demo_weights_w8a8.hpp and
 demo_weights_w8a32.hpp (tools/export.py --emit-model --quantize of the same trained model: namespaces
 stf_demo_w8a8, stf_demo_w8a32), and the held-out set (the sequences training never saw) as
-tests/golden/data/demo_held_out.txt, one sequence of digits per line, on which tests/e2e/test_demo.cpp
+tests/golden/data/demo_held_out.seq (not a golden case: one sequence of digits per line), on which tests/e2e/test_demo.cpp
 measures how often the int8 models' greedy decodings equal the float model's.
 """
 
@@ -41,7 +41,7 @@ HEADER = os.path.join(ROOT, "examples", "demo", "demo_weights.hpp")
 REFERENCE = os.path.join(ROOT, "tests", "golden", "data", "demo_reference.txt")
 STATE = os.path.join(ROOT, "tools", "demo_model.pt")
 INT8_HEADER = os.path.join(ROOT, "examples", "demo", "demo_weights_{}.hpp")
-HELD_OUT = os.path.join(ROOT, "tests", "golden", "data", "demo_held_out.txt")
+HELD_OUT = os.path.join(ROOT, "tests", "golden", "data", "demo_held_out.seq")
 
 SEED = 1234
 VOCAB, SRC_LEN, TGT_LEN = 13, 10, 12

@@ -186,7 +186,7 @@ TEST_CASE("the int8 demo models decode the held-out set as the float model does"
   REQUIRE(bind_table(model.params, dm::weights::table).status == Status::ok);
   REQUIRE(stf_demo_w8a8::bind(model_w8a8.params).status == Status::ok);
   REQUIRE(stf_demo_w8a32::bind(model_w8a32.params).status == Status::ok);
-  const std::vector<std::string> held_out = stf::test::golden_lines("demo_held_out.txt");
+  const std::vector<std::string> held_out = stf::test::golden_lines("demo_held_out.seq");
   REQUIRE(held_out.size() == 10000);
   index_t same8 = 0, same32 = 0, correct_f32 = 0, correct8 = 0;
   std::string differ8, differ32;  // the first sequence each decodes otherwise than float32
