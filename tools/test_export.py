@@ -518,6 +518,11 @@ class EmitModel(unittest.TestCase):
         self.emit_error([t.path("m.pt"), "--emit-model", "my-model", "--seq-len", "5"], "a C++ identifier is needed")
         self.emit_error([t.path("m.pt"), "--emit-model", "m"], "--emit-model needs --header and --seq-len")
         self.emit_error([t.path("m.pt"), "s.json"] + emit, "SCHEMA not with --emit-model")
+        self.emit_error([t.path("m.pt"), "--int8-attention"] + emit, "--int8-attention: an option of --quantize "
+                        "w8a8 (int8 inputs of every product), not float32")
+        self.emit_error([t.path("m.pt"), "--quantize", "w8a32", "--int8-attention"] + emit,
+                        "--int8-attention: an option of --quantize w8a8 (int8 inputs of every product), not w8a32")
+        self.emit_error([t.path("m.pt"), "s.json", "--int8-attention"], "--int8-attention is for --emit-model")
 
     def test_files_it_cannot_read(self):
         t = self.tmp
@@ -774,15 +779,16 @@ class Quantize(unittest.TestCase):
         t = self.tmp
         torch.manual_seed(6)
         gpt = st.TorchDecoderOnly(13, 2, 32, 64, 4, final_norm=True, block="gpt")
-        for fmt in ("w8a32", "w8a8"):
-            d = t.path(fmt)
+        for fmt, att8 in (("w8a32", False), ("w8a8", False), ("w8a8", True)):
+            d = t.path(fmt + ("_int8_attention" if att8 else ""))
             os.makedirs(d)
             hpp, sft = os.path.join(d, "g.hpp"), os.path.join(d, "g.safetensors")
             _, schema, _ = export.emit_model(gpt, "g", 16, hpp, safetensors=sft, quantize=fmt, prompt=[3, 1, 4, 1, 5],
-                                             new_tokens=8)
+                                             new_tokens=8, int8_attention=att8)
             text = read(hpp, "r")
-            self.assertIn(f"--quantize {fmt}", text.split("\n", 1)[0])
-            self.assertIn(f".format = stf::NumberFormat::{fmt}}}, true>;", text)
+            self.assertIn(f"--quantize {fmt}" + (" --int8-attention" if att8 else " from"), text.split("\n", 1)[0])
+            opts = f".format = stf::NumberFormat::{fmt}" + (", .int8_attention = true" if att8 else "")
+            self.assertIn(opts + "}, true>;", text)
             self.assertIn("detail::int8_view<", text)
             with open(sft, "rb") as f:
                 data = f.read()
@@ -790,6 +796,7 @@ class Quantize(unittest.TestCase):
             self.assertEqual(header["layers.1.ff.linear1.weight"]["dtype"], "I8")
             self.assertEqual(header["embed.weight"]["dtype"], "F32")
             self.assertEqual(header["__metadata__"]["layers.1.number_format"], fmt)
+            self.assertEqual(header["__metadata__"].get("layers.1.int8_attention"), "true" if att8 else None)
             self.assertNotIn("embed.number_format", header["__metadata__"])
             main_cpp, exe = os.path.join(d, "main.cpp"), os.path.join(d, "main")
             with open(main_cpp, "w") as f:
@@ -812,14 +819,17 @@ class Quantize(unittest.TestCase):
         # teacher-forced log-probabilities against PyTorch's float model's, its greedy tokens
         t = self.tmp
         model = small_encdec()
-        for fmt in ("w8a32", "w8a8"):
-            d = t.path("encdec_" + fmt)
+        for fmt, att8 in (("w8a32", False), ("w8a8", False), ("w8a8", True)):
+            d = t.path("encdec_" + fmt + ("_int8_attention" if att8 else ""))
             os.makedirs(d)
             hpp, sft = os.path.join(d, "m.hpp"), os.path.join(d, "m.safetensors")
-            _, schema, _ = export.emit_model(model, "m", 6, hpp, tgt_len=7, seed=2, safetensors=sft, quantize=fmt)
+            _, schema, _ = export.emit_model(model, "m", 6, hpp, tgt_len=7, seed=2, safetensors=sft, quantize=fmt,
+                                             int8_attention=att8)
             text = read(hpp, "r")
-            self.assertIn(f"--tgt-len 7 --quantize {fmt}", text.split("\n", 1)[0])
-            self.assertIn(f".format = stf::NumberFormat::{fmt}}}>;", text)
+            self.assertIn(f"--tgt-len 7 --quantize {fmt}" + (" --int8-attention" if att8 else " from"),
+                          text.split("\n", 1)[0])
+            opts = f".format = stf::NumberFormat::{fmt}" + (", .int8_attention = true" if att8 else "")
+            self.assertIn(opts + "}>;", text)
             with open(sft, "rb") as f:
                 data = f.read()
             header = json.loads(data[8:8 + struct.unpack("<Q", data[:8])[0]])
@@ -827,6 +837,8 @@ class Quantize(unittest.TestCase):
             self.assertEqual(header["generator.proj.weight"]["dtype"], "F32")
             self.assertEqual(header["__metadata__"]["decoder.layers.1.number_format"], fmt)
             self.assertEqual(header["__metadata__"]["encoder.layers.0.number_format"], fmt)
+            for key in ("encoder.layers.0.int8_attention", "decoder.layers.1.int8_attention"):
+                self.assertEqual(header["__metadata__"].get(key), "true" if att8 else None)
             main_cpp, exe = os.path.join(d, "main.cpp"), os.path.join(d, "main")
             with open(main_cpp, "w") as f:
                 f.write(ENCDEC_INT8_MAIN)

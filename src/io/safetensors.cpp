@@ -552,23 +552,34 @@ bool read_header(const u8* bytes, std::size_t size, Header& h, LoadResult& r, co
   return true;
 }
 
-/// Is the metadata key a `causal` marker (io/hparams.hpp: "causal" or "<module>.causal")?
-bool causal_marker(Str k) {
-  static constexpr char kCausal[] = "causal";
-  const std::size_t n = sizeof kCausal - 1;
-  if (k.n < n || std::memcmp(k.p + (k.n - n), kCausal, n) != 0) return false;
+/// Does the metadata key end in the field `field` ("field" or "<module>.field")?
+bool is_field(Str k, const char* field) {
+  const std::size_t n = std::strlen(field);
+  if (k.n < n || std::memcmp(k.p + (k.n - n), field, n) != 0) return false;
   return k.n == n || k.p[k.n - n - 1] == '.';
 }
 
+/// The hyperparameters a file may not carry where the model does not: each marks weights that
+/// compute something else in a model without it (io/hparams.hpp). What to do instead, for the error.
+const char* marker_advice(Str k) {
+  if (is_field(k, "causal"))
+    return "weights of causal layers: load them into a model with CausalLayer, e.g. stf::DecoderOnly";
+  if (is_field(k, "int8_attention"))
+    return "weights exported for int8 attention: load them into a model with LayerOptions::int8_attention, or "
+           "export them again without it";
+  return nullptr;
+}
+
 bool check_hparams(const Header& h, const char* table, index_t count, bool require, LoadResult& r) {
-  // A file's keys the model does not have are ignored (a dropout, a comment), except a `causal`
-  // marker: weights of causal layers into the same shapes without it compute something else.
+  // A file's keys the model does not have are ignored (a dropout, a comment), except the markers
+  // (`causal`, `int8_attention`): the same weights in a model without them compute something else.
   {
     Walker w{h.metadata, h.metadata + h.metadata_n};
     if (w.eat('{') && !w.at('}')) do {
         Str k, v;
         if (!w.string(k) || !w.eat(':') || !w.string(v)) break;
-        if (!causal_marker(k)) continue;
+        const char* advice = marker_advice(k);
+        if (!advice) continue;
         bool mine = false;
         const char* key = table;
         for (index_t i = 0; i < count && !mine; ++i) {
@@ -579,10 +590,8 @@ bool check_hparams(const Header& h, const char* table, index_t count, bool requi
         }
         if (mine) continue;
         r.tensor = printable(k);
-        say(r, LoadError::hyperparameter,
-            "hyperparameter %s: file %s, not in the model (weights of causal layers: load them into a model with "
-            "CausalLayer, e.g. stf::DecoderOnly)",
-            r.tensor.c_str(), printable(v).c_str());
+        say(r, LoadError::hyperparameter, "hyperparameter %s: file %s, not in the model (%s)", r.tensor.c_str(),
+            printable(v).c_str(), advice);
         return false;
       } while (w.eat(','));
   }

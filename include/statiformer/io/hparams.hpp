@@ -17,8 +17,9 @@
 //
 // A CausalLayer has an EncoderLayer's keys plus `causal = true`, so weights of causal layers and of
 // encoder layers (the same names and shapes) do not bind into each other: the loader rejects a file
-// without the model's `causal` key, and a file's `causal` key the model does not have (the one key
-// of a file it does not ignore); bind_table rejects both.
+// without the model's `causal` key, and a file's `causal` key the model does not have; bind_table
+// rejects both. `int8_attention = true` (a w8a8 layer whose Q·Kᵀ and P·V are int8, written only
+// where on) is the other key of a file the loader does not ignore when the model lacks it.
 //
 // Values: integers in decimal; bool as true/false; enums by name (norm_first true/false, activation
 // relu/gelu/gelu_tanh, layer_norm torch/annotated, mask_fill -inf/-1e9); eps as the shortest %.Ne text
