@@ -181,13 +181,20 @@ TEST_CASE("the int8 demo models' output hashes are the committed ones", "[e2e][d
 // Issue 23's accuracy targets for the demo: on the held-out set (the 10,000 sequences training never
 // saw, tools/train_demo.py), greedy decodings equal to the float model's for at least 99 % of them in
 // w8a8, and for all of them in w8a32. Measured: 99.99 % in both (one sequence each, printed), so the
-// test holds w8a32 to 99.9 %: the issue's 100 % is not met.
+// test holds w8a32 to 99.9 %: the issue's 100 % is not met. Under qemu-user (cross builds) it takes
+// every STF_HELD_OUT_STRIDE-th sequence: the whole set costs minutes there, and the bits are the same
+// on every target (the hash test above), so the native run measures the whole set.
+#ifndef STF_HELD_OUT_STRIDE
+#define STF_HELD_OUT_STRIDE 1
+#endif
 TEST_CASE("the int8 demo models decode the held-out set as the float model does", "[e2e][demo][int8]") {
   REQUIRE(bind_table(model.params, dm::weights::table).status == Status::ok);
   REQUIRE(stf_demo_w8a8::bind(model_w8a8.params).status == Status::ok);
   REQUIRE(stf_demo_w8a32::bind(model_w8a32.params).status == Status::ok);
-  const std::vector<std::string> held_out = stf::test::golden_lines("demo_held_out.seq");
-  REQUIRE(held_out.size() == 10000);
+  const std::vector<std::string> all = stf::test::golden_lines("demo_held_out.seq");
+  REQUIRE(all.size() == 10000);
+  std::vector<std::string> held_out;
+  for (std::size_t i = 0; i < all.size(); i += STF_HELD_OUT_STRIDE) held_out.push_back(all[i]);
   index_t same8 = 0, same32 = 0, correct_f32 = 0, correct8 = 0;
   std::string differ8, differ32;  // the first sequence each decodes otherwise than float32
   for (const std::string& digits : held_out) {
