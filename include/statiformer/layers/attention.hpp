@@ -190,6 +190,14 @@ inline void attention_head_w8a8(const std::int8_t* q, index_t q_stride, const fl
                                        head_dim, seq_k, rows, mask.fill, p, out + i * out_stride, out_stride);
   }
 }
+/// Quantizes rows [rows, DModel] (row stride DModel) head by head (ActiveKernels::quantize_rows over
+/// head_dim values): int8 rows at q (stride DModel), head h's scale of row r at s[h·s_stride + r].
+template <index_t DModel, index_t NHeads>
+void quantize_heads(const float* x, index_t rows, std::int8_t* q, float* s, index_t s_stride) {
+  constexpr index_t head_dim = DModel / NHeads;
+  for (index_t h = 0; h < NHeads; ++h)
+    ActiveKernels::quantize_rows(x + h * head_dim, DModel, rows, head_dim, q + h * head_dim, DModel, s + h * s_stride);
+}
 }  // namespace detail
 
 /// softmax(Q Kᵀ / √HeadDim, masked) V for one head: Q [SeqQ, HeadDim], K and V [SeqK, HeadDim].
@@ -385,12 +393,9 @@ struct MultiHeadAttention {
     float* s_k = s_q + NHeads * SeqQ;                                        // [NHeads][SeqK]
     float* s_v = s_k + NHeads * SeqK;
     float* p8 = s_v + NHeads * SeqK;
-    for (index_t h = 0; h < NHeads; ++h) {
-      const index_t off = h * head_dim;
-      ActiveKernels::quantize_rows(qb + off, DModel, SeqQ, head_dim, q8 + off, DModel, s_q + h * SeqQ);
-      ActiveKernels::quantize_rows(kr + off, DModel, SeqK, head_dim, k8 + off, DModel, s_k + h * SeqK);
-      ActiveKernels::quantize_rows(vr + off, DModel, SeqK, head_dim, v8 + off, DModel, s_v + h * SeqK);
-    }
+    detail::quantize_heads<DModel, NHeads>(qb, SeqQ, q8, s_q, SeqQ);
+    detail::quantize_heads<DModel, NHeads>(kr, SeqK, k8, s_k, SeqK);
+    detail::quantize_heads<DModel, NHeads>(vr, SeqK, v8, s_v, SeqK);
     for (index_t h = 0; h < NHeads; ++h) {
       const index_t off = h * head_dim;
       detail::attention_head_w8a8(q8 + off, DModel, s_q + h * SeqQ, k8 + off, DModel, s_k + h * SeqK, v8 + off, DModel,

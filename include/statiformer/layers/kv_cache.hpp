@@ -49,15 +49,6 @@ constexpr index_t cached_attention_floats(index_t n, index_t capacity, index_t d
     return n * d_model + attention_scratch_floats(n, capacity, head_dim) + linear_scratch_floats<F>(n, d_model);
 }
 
-/// Quantizes rows [rows, DModel] (row stride DModel) head by head (ActiveKernels::quantize_rows over
-/// head_dim values): int8 rows at q (stride DModel), head h's scale of row r at s[h·s_stride + r].
-template <index_t DModel, index_t NHeads>
-void quantize_heads(const float* x, index_t rows, std::int8_t* q, float* s, index_t s_stride) {
-  constexpr index_t head_dim = DModel / NHeads;
-  for (index_t h = 0; h < NHeads; ++h)
-    ActiveKernels::quantize_rows(x + h * head_dim, DModel, rows, head_dim, q + h * head_dim, DModel, s + h * s_stride);
-}
-
 /// Causal self-attention of the n rows x (positions first .. first + n - 1): appends their keys
 /// and values to the cache at those positions, then row i attends to the keys [0, first + i]. out
 /// may alias x (x is read only by the projections, before out is written). first + n <= Capacity
