@@ -1,10 +1,16 @@
 // The demo model (examples/demo: an encoder-decoder trained to reverse digit sequences) as
 // bare-metal firmware on qemu-system-arm, its weights bound at compile time: the same inputs and
-// output lines as the host demo, the log-probability hash, the per-layer instruction counts
-// (SysTick under qemu -icount, through stf::Profiler), the footprint, the model summary (the
-// library's printer) and the stack high-water mark. Exits 1 if a decoding is wrong.
+// output lines as the host demo, the log-probability hash (checked against the committed one), the
+// per-layer instruction counts (SysTick under qemu -icount, through stf::Profiler), the footprint,
+// the model summary (the library's printer) and the stack high-water mark. Exits 1 if a decoding
+// is wrong or the hash differs.
+//
+// One source for every number format, chosen by STF_DEMO_FORMAT (examples/firmware/CMakeLists.txt):
+// 0 float32 (fw_demo: demo_weights.hpp), 1 w8a8 (fw_demo_w8a8: demo_weights_w8a8.hpp, the host's
+// `demo --int8`), 2 w8a32 (fw_demo_w8a32: demo_weights_w8a32.hpp, `demo --w8a32`).
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <statiformer/statiformer.hpp>
 
@@ -14,13 +20,60 @@
 #include "firmware.h"
 #include "footprint.hpp"
 
+#ifndef STF_DEMO_FORMAT
+#define STF_DEMO_FORMAT 0
+#endif
+#if STF_DEMO_FORMAT == 1
+#include "../demo/demo_weights_w8a8.hpp"
+#elif STF_DEMO_FORMAT == 2
+#include "../demo/demo_weights_w8a32.hpp"
+#elif STF_DEMO_FORMAT != 0
+#error "STF_DEMO_FORMAT: 0 (float32), 1 (w8a8) or 2 (w8a32)"
+#endif
+
 namespace {
 using namespace stf;
 namespace dm = stf_demo;
 
+/// What differs between the number formats: the model type, its parameters bound at compile time,
+/// its committed log-probability hash (logprob_hash.hpp), and the bytes of the model object beyond
+/// its arena and K/V caches (its parameter views and decoding state, padded to the tensors'
+/// 64-byte alignment; measured: sizeof(Model) - arena_bytes - state_bytes, the same on the three
+/// cores), the first term of the runtime's RAM overhead band (runtime/footprint.hpp).
+struct Float32 {
+  using Model = dm::Model;
+  static constexpr const char* name = "float32";
+  static constexpr const Model::Params& params = dm::bound_model_params;
+  static constexpr std::uint64_t committed_hash = dm::kCommittedLogprobHash;
+  static constexpr std::size_t model_object_overhead = 448;  // 92 parameter views
+};
+#if STF_DEMO_FORMAT == 1
+struct W8a8 {
+  using Model = stf_demo_w8a8::Model;
+  static constexpr const char* name = "w8a8";
+  static constexpr const Model::Params& params = stf_demo_w8a8::bound_model_params;
+  static constexpr std::uint64_t committed_hash = dm::kCommittedLogprobHashW8a8;
+  static constexpr std::size_t model_object_overhead = 576;  // a weight-scale view more per linear
+};
+using Format = W8a8;
+#elif STF_DEMO_FORMAT == 2
+struct W8a32 {
+  using Model = stf_demo_w8a32::Model;
+  static constexpr const char* name = "w8a32";
+  static constexpr const Model::Params& params = stf_demo_w8a32::bound_model_params;
+  static constexpr std::uint64_t committed_hash = dm::kCommittedLogprobHashW8a32;
+  static constexpr std::size_t model_object_overhead = 576;  // a weight-scale view more per linear
+};
+using Format = W8a32;
+#else
+using Format = Float32;
+#endif
+
 using dm::Input;
-using dm::Model;
 using dm::parse_digits;
+using Model = Format::Model;
+static_assert(Model::src_len == dm::kSrcLen && Model::tgt_len == dm::kTgtLen && Model::tgt_vocab == dm::kVocab,
+              "the demo's number formats share one shape (demo_model.hpp)");
 Model model;  // static: arena and caches live in .bss
 
 void to_tokens(const Input& in, int (&src)[dm::kSrcLen]) {
@@ -145,8 +198,8 @@ void profile_layers(const Input& in) {
   FW_EXPORT_SYMBOL(stf_fw_arena_bytes, Model::arena_bytes);
   FW_EXPORT_SYMBOL(stf_fw_state_bytes, Model::state_bytes);
   FW_EXPORT_SYMBOL(stf_fw_model_object_bytes, sizeof(Model));
-  FW_EXPORT_SYMBOL(stf_fw_ram_overhead_min_bytes, fw::kRuntimeRamOverheadMinBytes);
-  FW_EXPORT_SYMBOL(stf_fw_ram_overhead_max_bytes, fw::kRuntimeRamOverheadMaxBytes);
+  FW_EXPORT_SYMBOL(stf_fw_ram_overhead_min_bytes, fw::runtime_ram_overhead_min(Format::model_object_overhead));
+  FW_EXPORT_SYMBOL(stf_fw_ram_overhead_max_bytes, fw::runtime_ram_overhead_max(Format::model_object_overhead));
 }
 }  // namespace
 
@@ -160,13 +213,15 @@ int main() {
   fw_put_u(dm::kDModel, 0);
   fw_puts(", ");
   fw_put_u(dm::kNHeads, 0);
-  fw_puts(" heads); kernels: ");
+  fw_puts(" heads; ");
+  fw_puts(Format::name);
+  fw_puts("); kernels: ");
   fw_puts(stf::kKernelsSizeFirst ? "size-first" : "speed-first");  // (kernels/api.hpp)
   fw_puts("\n\n");
 
   // the parameters bound at compile time (demo_model.hpp): views into the weights in flash, their
   // sizes and hyperparameters checked by the compiler; no name lookup, no binding code linked
-  model.params = dm::bound_model_params;
+  model.params = Format::params;
 
   // the host demo's default inputs
   const char* texts[] = {"3 1 4 1 5", "2 7 1 8 2 8 1 8 2 8", "9", "0 1 2 3 4 5 6 7 8 9", "6 6 6 0"};
@@ -201,9 +256,9 @@ int main() {
     fw_puts(" steps): 0x");
     fw_put_hex(hash, 16);
     fw_puts("\n");
-    if (hash != dm::kCommittedLogprobHash) {
+    if (hash != Format::committed_hash) {
       fw_puts("demo: the log-probabilities differ from the committed hash 0x");
-      fw_put_hex(dm::kCommittedLogprobHash, 16);
+      fw_put_hex(Format::committed_hash, 16);
       fw_puts("\n");
       return 1;
     }
@@ -216,7 +271,13 @@ int main() {
   fw_put_u(Model::weight_bytes, 0);
   fw_puts(" B + PE table ");
   fw_put_u(Model::const_bytes, 0);
-  fw_puts(" B (flash); arena ");
+  fw_puts(" B (flash");
+  if constexpr (!std::is_same_v<Model, dm::Model>) {
+    fw_puts("; the float32 model's weights: ");
+    fw_put_u(dm::Model::weight_bytes, 0);
+    fw_puts(" B");
+  }
+  fw_puts("); arena ");
   fw_put_u(Model::arena_bytes, 0);
   fw_puts(" B + K/V caches ");
   fw_put_u(Model::state_bytes, 0);
