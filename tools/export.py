@@ -1040,6 +1040,8 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
                            "--config CONFIG.json (module, d_model, nhead, dim_feedforward, num_layers, ...)"])
     if (tgt_len is not None or start_token is not None) and type(module) is not stf_torch.TorchEncoderDecoder:
         raise ExportError([f"--tgt-len/--start-token: for the encoder-decoder, not {type(module).__name__}"])
+    if tokens is not None and type(module) is not stf_torch.TorchTokenClassifier:
+        raise ExportError([f"tokens: the per-token classifier's test input, not {type(module).__name__}'s"])
     if quantize is not None and quantize not in NUMBER_FORMATS:
         raise ExportError([f"--quantize {quantize!r}: one of {', '.join(NUMBER_FORMATS)}"])
     if is_decoder_only(module):
@@ -1055,8 +1057,6 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
     if spec["kind"] == "classifier":
         return emit_classifier(module, spec, state, name, seq_len, header, seed, source, safetensors, quantize,
                                tokens)
-    if tokens is not None:
-        raise ExportError([f"tokens: the per-token classifier's test input, not {type(module).__name__}'s"])
     schema = derived_schema(spec, seq_len, name, quantize)
     tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
     x, y = reference_io(module, spec, seq_len, seed)

@@ -1053,6 +1053,7 @@ class EmitClassifier(unittest.TestCase):
         error(with_norm, "final norm")
         error(nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 1), "the per-token classifier's",
               tokens=[1])
+        error(st.TorchDecoderOnly(5, 1, 8, 10, 2, block="gpt"), "the per-token classifier's", tokens=[1])
 
 
 if __name__ == "__main__":
