@@ -803,12 +803,14 @@ def describe_module(module):
         return {"kind": "layer", "layer": _layer_spec(module, "the module"), "num_layers": 1, "final_norm": False}
     if type(module) is stf_torch.TorchEncoderDecoder:
         return describe_encdec(module)
+    if type(module) is stf_torch.TorchTokenClassifier:
+        return describe_classifier(module)
     if type(module) is not nn.TransformerEncoder:
         hint = " (export its encoder, model.encoder, or use the schema path)" if kind == "Transformer" else ""
         raise ExportError([f"{kind}: not a module --emit-model supports{hint}: nn.TransformerEncoder "
                            "(with an optional final nn.LayerNorm), nn.TransformerEncoderLayer, the "
-                           "encoder-decoder stf_torch.TorchEncoderDecoder or the decoder-only "
-                           "tools/stf_torch.TorchDecoderOnly"])
+                           "encoder-decoder stf_torch.TorchEncoderDecoder, the per-token classifier "
+                           "stf_torch.TorchTokenClassifier or the decoder-only tools/stf_torch.TorchDecoderOnly"])
     specs = [_layer_spec(layer, f"layers.{i}") for i, layer in enumerate(module.layers)]
     for i, s in enumerate(specs[1:], 1):
         for k, v in s.items():
@@ -840,6 +842,8 @@ def derived_schema(spec, seq_len, model_name, quantize=None):
     ("w8a32", "w8a8"): the layers' int8 number format (I8 weights in k-quads and their scales)."""
     if spec["kind"] == "encdec":
         return derived_encdec_schema(spec, seq_len, model_name, quantize)
+    if spec["kind"] == "classifier":
+        return derived_classifier_schema(spec, seq_len, model_name, quantize)
     lay = spec["layer"]
     d, f = lay["d_model"], lay["dim_feedforward"]
     params, hp = [], {}
@@ -892,6 +896,8 @@ def derived_schema(spec, seq_len, model_name, quantize=None):
 def cpp_model_type(spec, seq_len, quantize=None):
     if spec["kind"] == "encdec":
         return cpp_encdec_type(spec, seq_len, quantize)
+    if spec["kind"] == "classifier":
+        return cpp_classifier_type(spec, seq_len, quantize)
     lay = spec["layer"]
     eps = lay["layer_norm_eps"]
     eps_opt = "" if eps == TORCH_LAYER_NORM_EPS else f", .layer_norm_eps = {cpp_float(float(eps))}"
@@ -907,6 +913,8 @@ def cpp_model_type(spec, seq_len, quantize=None):
 def torch_description(spec):
     if spec["kind"] == "encdec":
         return encdec_description(spec)
+    if spec["kind"] == "classifier":
+        return classifier_description(spec)
     lay = spec["layer"]
     layer = (f"nn.TransformerEncoderLayer(d_model={lay['d_model']}, nhead={lay['nhead']}, "
              f"dim_feedforward={lay['dim_feedforward']}, activation={lay['activation']!r}, "
@@ -1054,11 +1062,13 @@ def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source, 
 
 
 def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetensors=None, tgt_len=None,
-               start_token=None, prompt=None, new_tokens=None, quantize=None, int8_attention=False):
+               start_token=None, prompt=None, new_tokens=None, quantize=None, int8_attention=False, tokens=None):
     """--emit-model: the whole path. Returns (spec, schema, max |PyTorch output|), for a decoder-only
     model (spec, schema, its reference: emit_decoder_only). tgt_len, start_token (default 1): the
-    encoder-decoder's; prompt, new_tokens: the decoder-only model's. int8_attention: with quantize
-    "w8a8", the layers' attention products int8 too (LayerOptions::int8_attention)."""
+    encoder-decoder's; prompt, new_tokens: the decoder-only model's; tokens: the per-token classifier's
+    test input (its valid tokens, at most seq_len; default: seeded random tokens, all valid).
+    int8_attention: with quantize "w8a8", the layers' attention products int8 too
+    (LayerOptions::int8_attention)."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name or ""):
         raise ExportError([f"--emit-model {name!r}: a C++ identifier is needed (the header's namespace)"])
     if not isinstance(seq_len, int) or seq_len < 1:
@@ -1077,6 +1087,8 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
                            "--config CONFIG.json (module, d_model, nhead, dim_feedforward, num_layers, ...)"])
     if (tgt_len is not None or start_token is not None) and type(module) is not stf_torch.TorchEncoderDecoder:
         raise ExportError([f"--tgt-len/--start-token: for the encoder-decoder, not {type(module).__name__}"])
+    if tokens is not None and type(module) is not stf_torch.TorchTokenClassifier:
+        raise ExportError([f"tokens: the per-token classifier's test input, not {type(module).__name__}'s"])
     if quantize is not None and quantize not in NUMBER_FORMATS:
         raise ExportError([f"--quantize {quantize!r}: one of {', '.join(NUMBER_FORMATS)}"])
     if int8_attention and quantize != "w8a8":
@@ -1094,6 +1106,9 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
     if spec["kind"] == "encdec":
         return emit_encdec(module, spec, state, name, seq_len, tgt_len, 1 if start_token is None else start_token,
                            header, seed, source, safetensors, quantize)
+    if spec["kind"] == "classifier":
+        return emit_classifier(module, spec, state, name, seq_len, header, seed, source, safetensors, quantize,
+                               tokens)
     schema = derived_schema(spec, seq_len, name, quantize)
     tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
     x, y = reference_io(module, spec, seq_len, seed)
@@ -1396,6 +1411,153 @@ def emit_encdec(module, spec, state, name, src_len, tgt_len, start_token, header
         with open(safetensors, "wb") as f:
             f.write(safetensors_bytes(tensors, metadata))
     return spec, schema, float(logprobs.abs().max())
+
+
+# ----------------------------------------------------------------------------------------------
+# --emit-model for the per-token classifier: stf_torch.TorchTokenClassifier (embedding·√D + the
+# sinusoidal PE, nn.TransformerEncoder without a final norm, an nn.Linear onto the classes) as
+# examples/classifier's stf::Sequential<S, Named<"src_embed", Embedding>, PositionalEncoding,
+# Named<"encoder", EncoderStack>, Named<"", Classifier>>. quantize: the encoder layers' linears int8
+# (the embedding and the classifier stay float, as the generator does).
+# ----------------------------------------------------------------------------------------------
+
+_CLASSIFIER_CHILDREN = {"src_embed", "pos", "encoder", "proj"}
+
+
+def describe_classifier(module):
+    """The spec of a stf_torch.TorchTokenClassifier, else one ExportError line."""
+    extra = sorted(set(dict(module.named_children())) - _CLASSIFIER_CHILDREN)
+    if extra:
+        raise ExportError([f"TorchTokenClassifier: custom sublayer(s) {', '.join(extra)}: not supported"])
+    if module.encoder.norm is not None:
+        raise ExportError(["TorchTokenClassifier: an encoder with a final norm: examples/classifier's stack has none"])
+    enc = describe_module(module.encoder)
+    d, emb, proj = enc["layer"]["d_model"], module.src_embed.lut, module.proj
+    if emb.embedding_dim != d or proj.in_features != d:
+        raise ExportError([f"src_embed {emb.embedding_dim} / proj.in_features {proj.in_features} differ from d_model {d}"])
+    if type(proj) is not torch.nn.Linear or proj.bias is None:
+        raise ExportError(["proj: an nn.Linear with bias is needed (stf::Classifier)"])
+    return dict(enc, kind="classifier", vocab=emb.num_embeddings, classes=proj.out_features)
+
+
+def derived_classifier_schema(spec, seq_len, model_name, quantize=None):
+    """What stf_schema prints for cpp_classifier_type(spec, seq_len, quantize): the Sequential's nodes in
+    order, each prefixed by its Named prefix (or its index: the positional encoding is node 1)."""
+    d, v, c = spec["layer"]["d_model"], spec["vocab"], spec["classes"]
+    stack = derived_schema(dict(spec, kind="stack"), seq_len, model_name, quantize)
+    params = [{"name": "src_embed.weight", "dtype": "F32", "shape": [v, d], "transposed": False,
+               "stored_shape": [v, d], "panel": 0}]
+    params += [dict(p, name="encoder." + p["name"]) for p in stack["params"]]
+    params += [{"name": "proj.weight", "dtype": "F32", "shape": [c, d], "transposed": True, "stored_shape": [d, c],
+                "panel": stf_torch.WEIGHT_PANEL},
+               {"name": "proj.bias", "dtype": "F32", "shape": [c], "transposed": False, "stored_shape": [c],
+                "panel": 0}]
+    hp = embedding_hparams(v, d, "src_embed.") | {"1.max_len": str(seq_len), "1.d_model": str(d)}
+    hp |= {"encoder." + k: val for k, val in stack["hparams"].items()}
+    hp |= {"in_features": str(d), "out_features": str(c), "log_softmax": "false"}
+    return {"format": "statiformer-schema", "version": SUPPORTED_SCHEMA_VERSION, "model": model_name,
+            "param_count": sum(math.prod(p["shape"]) for p in params), "hparams": hp, "params": params}
+
+
+def cpp_classifier_type(spec, seq_len, quantize=None):
+    d = spec["layer"]["d_model"]
+    stack = cpp_model_type(dict(spec, kind="stack"), seq_len, quantize)
+    return (f"stf::Sequential<{seq_len}, stf::Named<\"src_embed\", stf::Embedding<{spec['vocab']}, {d}>>, "
+            f"stf::PositionalEncoding<{seq_len}, {d}>, stf::Named<\"encoder\", {stack}>, "
+            f"stf::Named<\"\", stf::Classifier<{d}, {spec['classes']}>>>")
+
+
+def classifier_description(spec):
+    return (f"stf_torch.TorchTokenClassifier(vocab={spec['vocab']}, classes={spec['classes']}, "
+            f"encoder={torch_description(dict(spec, kind='stack'))})")
+
+
+def classifier_reference_io(module, spec, seq_len, seed, tokens=None):
+    """The test input (tokens [seq_len], PAD 0 after the valid ones) and PyTorch's logits [seq_len, C]."""
+    if tokens is None:
+        gen = torch.Generator().manual_seed(seed)
+        tokens = torch.randint(0, spec["vocab"], (seq_len,), generator=gen).tolist()
+    tokens = [int(t) for t in tokens]
+    if not 1 <= len(tokens) <= seq_len or not all(0 <= t < spec["vocab"] for t in tokens):
+        raise ExportError([f"tokens {tokens}: 1 to {seq_len} tokens in [0, {spec['vocab']}) are needed"])
+    valid = len(tokens)
+    src = torch.tensor(tokens + [0] * (seq_len - valid))
+    module = module.float().eval()
+    with torch.no_grad():
+        y = module(src[None], torch.tensor([valid]))[0]
+    if not bool(torch.isfinite(y[:valid]).all()):
+        raise ExportError(["PyTorch's logits for the test input hold NaN or Inf: nothing to check against"])
+    return src, valid, y
+
+
+def classifier_header_text(name, spec, seq_len, tensors, schema, src, valid, y, seed, source, quantize=None,
+                           seeded=True):
+    flag = format_flags(quantize)
+    count_note = ("the int8 weights' elements, their scales and the float parameters" if quantize
+                  else "PyTorch's parameter count")
+    floats = "the embedding and the\n/// classifier float, the attention int8 too" if int8_attention(quantize) else \
+        "the embedding, the\n/// attention and the classifier float"
+    int8_note = (f"/// Its encoder layers' linears are int8 ({quantize}, kernels/QUANTIZATION.md; {floats}): check() measures "
+                 "them against PyTorch's float module.\n" if quantize else "")
+    weights = header_text(tensors, name, "", schema["hparams"])
+    body = weights[weights.index(f"namespace {name} {{\n") + len(f"namespace {name} {{\n"):
+                   weights.rindex("}  // namespace")]
+    c = spec["classes"]
+    how = f"torch.randint, seed {seed}" if seeded else "given"
+    out = [f"// generated by tools/export.py --emit-model {name} --seq-len {seq_len}{flag} from {source} — do not "
+           "edit\n",
+           f"// PyTorch: {classifier_description(spec)}\n",
+           "#pragma once\n\n#include <statiformer/io/bind.hpp>\n#include <statiformer/statiformer.hpp>\n\n",
+           f"namespace {name} {{\n\n",
+           f"/// The C++ model of the module above, over sequences of {seq_len} tokens.\n",
+           int8_note,
+           f"using Model = {cpp_classifier_type(spec, seq_len, quantize)};\n",
+           f"static_assert(Model::param_count == {schema['param_count']});  // {count_note}\n\n",
+           body,
+           "\n/// Binds the weights above to `model` by name (names, sizes and hyperparameters checked; all or\n",
+           "/// nothing).\n",
+           "inline stf::BindResult bind(Model& model) { return stf::bind_table(model, table); }\n\n",
+           f"// A test input ({how}; its first {valid} tokens valid, PAD 0 after them) and PyTorch's\n",
+           "// logits for it (every position's; the padded ones are not checked).\n",
+           f"inline constexpr stf::index_t test_valid_len = {valid};\n",
+           _cpp_ints("test_tokens", src.tolist()),
+           _cpp_array("test_logits", y),
+           f"inline constexpr float test_logits_max_abs = {cpp_float(float(y[:valid].abs().max()))};\n\n",
+           "/// Runs `model` on test_tokens: the largest |statiformer - PyTorch| over the valid tokens' logits\n",
+           "/// (NaN if any is NaN), or +infinity if the forward pass refused to run.\n",
+           "inline float check(Model& model) {\n",
+           "  if (model.forward(nullptr, stf::RunContext{test_tokens, test_valid_len}) != stf::Status::ok)\n",
+           "    return __builtin_inff();\n",
+           f"  const stf::CMat<{seq_len}, {c}> logits = model.output();\n",
+           "  float err = 0.0f;\n",
+           "  for (stf::index_t s = 0; s < test_valid_len; ++s)\n",
+           f"    for (stf::index_t k = 0; k < {c}; ++k) {{\n",
+           f"      const float d = logits(s, k) - test_logits[s * {c} + k];\n",
+           "      const float e = d < 0.0f ? -d : d;\n",
+           "      if (!(e <= err)) err = e;  // a NaN sticks\n",
+           "    }\n",
+           "  return err;\n",
+           "}\n\n",
+           f"}}  // namespace {name}\n"]
+    return "".join(out)
+
+
+def emit_classifier(module, spec, state, name, seq_len, header, seed, source, safetensors, quantize=None,
+                    tokens=None):
+    """--emit-model for a TorchTokenClassifier. Returns (spec, schema, max |PyTorch logit|). quantize: the
+    encoder layers' int8 number format (the reference stays PyTorch's float model)."""
+    schema = derived_classifier_schema(spec, seq_len, name, quantize)
+    tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
+    src, valid, y = classifier_reference_io(module, spec, seq_len, seed, tokens)
+    text = classifier_header_text(name, spec, seq_len, tensors, schema, src, valid, y, seed, source, quantize,
+                                  seeded=tokens is None)
+    with open(header, "w", newline="\n") as f:
+        f.write(text)
+    if safetensors:
+        metadata = {"format": LAYOUT_FORMAT, "layout": str(schema["version"]), "model": name} | schema["hparams"]
+        with open(safetensors, "wb") as f:
+            f.write(safetensors_bytes(tensors, metadata))
+    return spec, schema, float(y[:valid].abs().max())
 
 
 # ----------------------------------------------------------------------------------------------

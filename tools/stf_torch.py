@@ -289,6 +289,26 @@ class TorchEncoderDecoder(nn.Module):
                             memory_key_padding_mask=pad)
 
 
+class TorchTokenClassifier(nn.Module):
+    """Embeddings*sqrt(D) + PE, nn.TransformerEncoder (post-norm, no final norm), a per-token nn.Linear
+    onto the classes: examples/classifier's Sequential (tools/train_classifier.py trains it,
+    tools/export.py --emit-model exports it). ``forward(tokens [B,S], valid_len [B])`` -> logits [B,S,C].
+    Use it in train() mode with dropout 0 (no fast path; identical maths to eval)."""
+
+    def __init__(self, vocab, n, d_model, d_ff, h, classes, max_len=5000):
+        super().__init__()
+        self.src_embed = Embeddings(d_model, vocab)
+        self.pos = PositionalEncoding(d_model, 0.0, max_len)
+        layer = nn.TransformerEncoderLayer(d_model, h, d_ff, 0.0, activation="relu", batch_first=True,
+                                           norm_first=False)
+        self.encoder = nn.TransformerEncoder(layer, n, enable_nested_tensor=False)
+        self.proj = nn.Linear(d_model, classes)
+
+    def forward(self, tokens, valid_len):
+        pad = ~padding_mask(valid_len, tokens.size(1))[:, 0, :]
+        return self.proj(self.encoder(self.pos(self.src_embed(tokens)), src_key_padding_mask=pad))
+
+
 def padding_mask(valid_len, s):
     """[B,1,S] bool: True for key positions < valid_len[b]."""
     valid_len = torch.as_tensor(valid_len).view(-1, 1, 1)

@@ -1008,6 +1008,66 @@ class EmitEncoderDecoder(unittest.TestCase):
         self.emit_error(small_encdec(), "--start-token 9: not in the target vocabulary [0, 9)", start_token=9)
 
 
+class EmitClassifier(unittest.TestCase):
+    """--emit-model for stf_torch.TorchTokenClassifier: examples/classifier's Sequential, its schema (float
+    and int8), the stored input with PyTorch's logits, and what it refuses."""
+
+    def setUp(self):
+        self.tmp = Tmp()
+        torch.manual_seed(5)
+        self.model = st.TorchTokenClassifier(20, 2, 16, 32, 2, 5, max_len=64)
+
+    def test_derived_schema_is_stf_schemas(self):
+        # tests/io/schemas/classifier_w8a8.json: stf_schema's for classifier_example::ModelW8a8 (a ctest
+        # checks the committed file against the C++ type)
+        with open(os.path.join(ROOT, "tests", "io", "schemas", "classifier_w8a8.json")) as f:
+            want = json.load(f)
+        spec = export.describe_module(self.model)
+        got = export.derived_schema(spec, 8, "classifier_w8a8", quantize="w8a8")
+        self.assertEqual(got, want)
+        self.assertEqual(list(got["hparams"]), list(want["hparams"]))
+        self.assertEqual(export.cpp_model_type(spec, 8, "w8a8"),
+                         'stf::Sequential<8, stf::Named<"src_embed", stf::Embedding<20, 16>>, '
+                         'stf::PositionalEncoding<8, 16>, stf::Named<"encoder", stf::EncoderStack<stf::EncoderLayer<'
+                         '8, 16, 2, 32, stf::LayerOptions{.norm = stf::NormPlacement::post, .activation = '
+                         'stf::Activation::relu, .format = stf::NumberFormat::w8a8}>, 2, false>>, '
+                         'stf::Named<"", stf::Classifier<16, 5>>>')
+        # float: the golden classifier case's records (tools/golden_to_header.py), in the same order
+        import golden_to_header
+        p = {"S": "8", "V": "20", "D": "16", "H": "2", "F": "32", "N": "2", "C": "5"}
+        records = golden_to_header.golden_hparams({"module": ["classifier"],
+                                                   "param": [f"{k} {v}" for k, v in p.items()]})
+        self.assertEqual(list(export.derived_schema(spec, 8, "c")["hparams"].items()), list(records.items()))
+
+    def test_header_holds_the_input_and_pytorchs_logits(self):
+        hpp = self.tmp.path("c.hpp")
+        export.emit_model(self.model, "c", 8, hpp, tokens=[7, 3, 7, 12])
+        text = read(hpp, "r")
+        self.assertIn("inline constexpr stf::index_t test_valid_len = 4;", text)
+        self.assertIn("test_tokens[8] = {\n    7, 3, 7, 12, 0, 0, 0, 0};", text)
+        with torch.no_grad():
+            y = self.model.eval()(torch.tensor([[7, 3, 7, 12, 0, 0, 0, 0]]), torch.tensor([4]))[0]
+        self.assertIn("test_logits[40] = {\n    " + ", ".join(export.cpp_float(v) for v in y[0].tolist()), text)
+        self.assertIn('{"log_softmax=false", nullptr, 0},', text)
+        export.emit_model(self.model, "c8", 8, self.tmp.path("c8.hpp"), quantize="w8a32")
+        self.assertIn('{"encoder.layers.1.number_format=w8a32", nullptr, 0},', read(self.tmp.path("c8.hpp"), "r"))
+
+    def test_refusals(self):
+        def error(module, expected, **kw):
+            with self.assertRaises(export.ExportError) as e:
+                export.emit_model(module, "m", 8, self.tmp.path("err.hpp"), **kw)
+            self.assertIn(expected, e.exception.problems[0])
+            self.assertFalse(os.path.exists(self.tmp.path("err.hpp")))
+        error(self.model, "1 to 8 tokens in [0, 20)", tokens=[3, 20])
+        error(self.model, "1 to 8 tokens in [0, 20)", tokens=[1] * 9)
+        with_norm = st.TorchTokenClassifier(20, 1, 16, 32, 2, 5)
+        with_norm.encoder.norm = nn.LayerNorm(16)
+        error(with_norm, "final norm")
+        error(nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 1), "the per-token classifier's",
+              tokens=[1])
+        error(st.TorchDecoderOnly(5, 1, 8, 10, 2, block="gpt"), "the per-token classifier's", tokens=[1])
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     unittest.main(verbosity=1)

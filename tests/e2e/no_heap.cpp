@@ -43,8 +43,7 @@ int main() {
 
   allocations = 0;
   counting = true;
-  const bool bound =
-      bind_table(classifier, classifier_example::weights::table) && bind_table(demo.params, stf_demo::weights::table);
+  const bool bound = bind_table(classifier, stf_classifier::table) && bind_table(demo.params, stf_demo::weights::table);
   const int tokens[8] = {2, 15, 8, 15, 4, 9, 0, 0};
   const bool forward_ok = classifier.forward(nullptr, RunContext{tokens, 6}) == Status::ok;
   const int src[5] = {stf_demo::kDigit0 + 3, stf_demo::kDigit0 + 1, stf_demo::kDigit0 + 4, stf_demo::kDigit0 + 1,

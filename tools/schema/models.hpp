@@ -3,12 +3,13 @@
 // every Linear weight stored transposed (the layout the kernels are moving to), a tiny model for
 // the malformed-file corpus, the mutation tests and the fuzzer, a small encoder-decoder for the
 // hyperparameter corpus, a small decoder-only model with its stack and an encoder stack of
-// the same shapes for the `causal` marker's corpus, a small int8 encoder stack and a small int8
-// decoder-only model.
+// the same shapes for the `causal` marker's corpus, a small int8 encoder stack, a small int8
+// decoder-only model and the classifier example's Sequential in int8.
 #pragma once
 
 #include <statiformer/statiformer.hpp>
 
+#include "../../examples/classifier/classifier_model.hpp"
 #include "../../examples/demo/demo_model.hpp"
 
 namespace stf_io {
@@ -47,6 +48,10 @@ using GptW8a8 = stf::Gpt<3, 5, 8, 2, 10, 1,
                                            .activation = stf::Activation::gelu,
                                            .format = stf::NumberFormat::w8a8},
                          true>;
+/// examples/classifier's model in w8a8 (a Sequential: embedding, positional encoding as node 1, the
+/// int8 encoder stack, the float classifier): tools/stf_torch.TorchTokenClassifier as tools/export.py
+/// --emit-model --quantize w8a8 types it.
+using ClassifierW8a8 = classifier_example::ModelW8a8;
 
 /// Tiny: a Linear(4 → 3) and a LayerNorm(3): 4 tensors, 21 floats, a ~300-byte header. Its layout
 /// is spelled out here (proj.weight stored as PyTorch's [3, 4]) rather than taken from LinearParams,

@@ -1,7 +1,7 @@
 // Prints the parameter schema (JSON, include/statiformer/io/schema.hpp) of a model type:
 //   stf_schema MODEL      MODEL: demo, enc_stack, dec_stack, enc_stack_transposed,
 //                         dec_stack_transposed, demo_transposed, tiny, tiny_transposed, hp,
-//                         gpt_hp, causal_stack_hp, enc_stack_hp, enc_w8a8, gpt_w8a8
+//                         gpt_hp, causal_stack_hp, enc_stack_hp, enc_w8a8, gpt_w8a8, classifier_w8a8
 // tools/export.py reads it; tests/io/schemas/ holds the committed output (checked by a ctest).
 #include <cstdio>
 #include <cstring>
@@ -37,9 +37,10 @@ int main(int argc, char** argv) {
   if (!std::strcmp(m, "enc_stack_hp")) return print<EncStackHp::Params>(m);
   if (!std::strcmp(m, "enc_w8a8")) return print<EncStackW8a8::Params>(m);
   if (!std::strcmp(m, "gpt_w8a8")) return print<GptW8a8::Params>(m);
+  if (!std::strcmp(m, "classifier_w8a8")) return print<ClassifierW8a8>(m);
   std::fprintf(stderr,
                "usage: stf_schema MODEL\n  MODEL: demo, enc_stack, dec_stack, demo_transposed, enc_stack_transposed, "
                "dec_stack_transposed, tiny, tiny_transposed, hp, gpt_hp, causal_stack_hp, enc_stack_hp, enc_w8a8, "
-               "gpt_w8a8\n");
+               "gpt_w8a8, classifier_w8a8\n");
   return 2;
 }
