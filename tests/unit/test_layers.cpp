@@ -120,3 +120,17 @@ TEST_CASE("multi-head attention masks keys exactly where padding, causal and boo
   for (MaskFill fill : {MaskFill::neg_inf, MaskFill::neg_1e9})
     check_mha<7, 35, 32, 2>(M::mask(bm, fill), {35, false, 0, bm.allow});
 }
+
+TEST_CASE("multi-head attention over few keys splits its rows into balanced calls without changing a bit", "[layers]") {
+  // (where the variant takes tall groups: 16 rows over 16 keys as 8 + 8, not 12 + 4)
+  constexpr bool tall = kAttentionCallRows > kAttentionRowGroup;
+  STATIC_REQUIRE(attention_call_rows(16, 16) == (tall ? 8 : kAttentionCallRows));
+  STATIC_REQUIRE(attention_call_rows(16, 17) == kAttentionCallRows);
+  STATIC_REQUIRE(attention_call_rows(13, 13) == kAttentionCallRows);
+  STATIC_REQUIRE(attention_call_rows(25, 16) == kAttentionCallRows);
+  check_mha<16, 16, 32, 4>(AttentionMask::padding(16), {16});
+  check_mha<16, 16, 64, 4>(AttentionMask::causal_mask(16), {16, true});
+  check_mha<15, 15, 32, 2>(AttentionMask::padding(12), {12});
+  check_mha<24, 10, 32, 4>(AttentionMask::padding(10), {10});  // cross: 12 + 12
+  check_mha<14, 16, 48, 3>(AttentionMask::causal_mask(9), {9, true});
+}

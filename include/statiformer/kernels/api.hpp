@@ -53,6 +53,18 @@ inline constexpr index_t kAttentionRowGroup = 6;
 inline constexpr index_t kAttentionCallRows =
     std::is_same_v<isa::active, isa::avx512> || std::is_same_v<isa::active, isa::dispatch> ? 2 * kAttentionRowGroup
                                                                                            : kAttentionRowGroup;
+/// Query rows of a layer's first attention_rows call over seq_q rows attending to seq_k keys, and
+/// of each call after it (the last takes what is left): kAttentionCallRows, except where the
+/// active variant takes tall groups (kAttentionCallRows > kAttentionRowGroup), the keys fit one of
+/// them (at most 16: one AVX-512 vector) and the rows are two calls of which the second would be
+/// short: then halves, so that both calls are tall groups (16 rows as 8 + 8 rather than a tall 12
+/// and a group of 4). Rows are independent: the same bits either way.
+constexpr index_t attention_call_rows(index_t seq_q, index_t seq_k) {
+  if (kAttentionCallRows > kAttentionRowGroup && seq_k <= 16 && seq_q >= 2 * kAttentionRowGroup + 2 &&
+      seq_q <= 2 * kAttentionCallRows)
+    return (seq_q + 1) / 2;
+  return kAttentionCallRows;
+}
 /// Keys attention scores at a time: it streams over blocks of this many keys with an online
 /// softmax (a running maximum and sum), so no row of scores is ever held whole. Fixed, like the
 /// lane count: the blocks are part of the canonical order.

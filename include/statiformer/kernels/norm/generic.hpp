@@ -89,6 +89,19 @@ struct Norm : Elementwise<Tag> {
   /// values, so the same bits.
   static void layer_norm_rows_across(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
                                      LayerNormKind kind, float eps, float* y) {
+    // the short rows of small models with their length known to the compiler: the stages' loops
+    // over a row's vectors unrolled, no tails (the encoder layer at D 16 and 32: 2-5 % faster)
+    if (n == 16) return across_rows<16>(x, rows, gain, bias, n, kind, eps, y);
+    if (n == 32) return across_rows<32>(x, rows, gain, bias, n, kind, eps, y);
+    across_rows<0>(x, rows, gain, bias, n, kind, eps, y);
+  }
+
+  /// layer_norm_rows_across for rows of N values (N > 0: n, a constant) or of n (N = 0).
+  template <index_t N>
+  [[gnu::always_inline]] static inline void across_rows(const float* x, index_t rows, const float* gain,
+                                                        const float* bias, index_t n_run, LayerNormKind kind, float eps,
+                                                        float* y) {
+    const index_t n = N ? N : n_run;
     constexpr index_t G = 16, RR = I::reduce_rows;
     static_assert(G % RR == 0 && RR % L == 0);
     const index_t group = rows <= G ? G : 8;  // (long rows: 8 at a time stay in L1 between the stages)
