@@ -85,7 +85,34 @@ struct AttentionInt8 {
   static void scores(const std::int8_t (*qx)[kMaxHeadDim], index_t head_dim, const std::int8_t* k, index_t k_stride,
                      index_t n, std::int32_t (*sc)[kBlock]) {
     const index_t d16 = head_dim / 16 * 16;
-    for (index_t j = 0; j < n; ++j) {
+    index_t j = 0;
+#if defined(__aarch64__)
+    // four keys at a time (aarch64's 32 registers: 4 · R sums): one Q load for four keys, and the
+    // sums of the four keys of a row reduced into one vector by two pairwise adds
+    for (; j + 4 <= n; j += 4) {
+      const std::int8_t* kj = k + j * k_stride;
+      int32x4_t acc[R][4];
+      for (int r = 0; r < R; ++r)
+        for (int t = 0; t < 4; ++t) acc[r][t] = vdupq_n_s32(0);
+      for (index_t d = 0; d < head_dim; d += 16) {
+        int8x16_t kv[4];
+        if (d < d16) {
+          for (int t = 0; t < 4; ++t) kv[t] = vld1q_s8(kj + t * k_stride + d);
+        } else {  // (8 more: head_dim is a multiple of 8)
+          for (int t = 0; t < 4; ++t) kv[t] = vcombine_s8(vld1_s8(kj + t * k_stride + d), vdup_n_s8(0));
+        }
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) {
+          const int8x16_t qv = vld1q_s8(qx[r] + d);
+          for (int t = 0; t < 4; ++t) acc[r][t] = dot16(acc[r][t], qv, kv[t]);
+        }
+      }
+#pragma GCC unroll 6
+      for (int r = 0; r < R; ++r)
+        vst1q_s32(sc[r] + j, vpaddq_s32(vpaddq_s32(acc[r][0], acc[r][1]), vpaddq_s32(acc[r][2], acc[r][3])));
+    }
+#endif
+    for (; j < n; ++j) {
       const std::int8_t* kj = k + j * k_stride;
       int32x4_t acc[R];
       for (int r = 0; r < R; ++r) acc[r] = vdupq_n_s32(0);
@@ -151,6 +178,33 @@ struct AttentionInt8 {
                           float* o, std::int8_t* qw, float& s_b) {
     // (s_k and s_v from the block's first key, kb; the mask's keys kb + i)
     alignas(16) float p[kBlock];
+    // the factor exp(m − m_new) of what came before, into l and o
+    const auto rescale = [&](float m_new) {
+      if (!seen) return;
+      float c = m - m_new;  // (exp_shifted(c, 0): exp(c − 0), and c − 0 is c)
+      K::exp(&c, &c, 1);
+      l = l * c;
+      for (index_t d = 0; d < head_dim; ++d) o[d] = o[d] * c;
+    };
+    if (mask.prefix()) {
+      // the keys [0, e) of the block allowed, nothing added: the same operations on them without the
+      // mask's tests (exp is per element; the canonical sum over the block's nb as the generic code's)
+      const index_t e = mask.key_end <= kb ? 0 : (mask.key_end - kb < nb ? mask.key_end - kb : nb);
+      if (e == 0) return false;
+      for (index_t i = 0; i < e; ++i) p[i] = (static_cast<float>(sc[i]) * (sq * s_k[i])) / scale;
+      float bm = p[0];
+      for (index_t i = 1; i < e; ++i) bm = p[i] > bm ? p[i] : bm;
+      const float m_new = (seen && m > bm) ? m : bm;
+      rescale(m_new);
+      for (index_t i = 0; i < e; ++i) p[i] = p[i] - m_new;
+      K::exp(p, p, e);
+      for (index_t i = e; i < nb; ++i) p[i] = 0.0f;
+      l = seen ? l + K::sum(p, nb) : K::sum(p, nb);
+      for (index_t i = 0; i < e; ++i) p[i] = p[i] * s_v[i];
+      K::quantize_rows(p, nb, 1, nb, qw, nb, &s_b);
+      m = m_new;
+      return true;
+    }
     const float* add = mask.additive() ? mask.additive() + kb : nullptr;
     bool any = false;
     float bm = 0.0f;
@@ -163,12 +217,7 @@ struct AttentionInt8 {
     }
     if (!any) return false;
     const float m_new = (seen && m > bm) ? m : bm;
-    if (seen) {
-      float c = m - m_new;  // (exp_shifted(c, 0): exp(c − 0), and c − 0 is c)
-      K::exp(&c, &c, 1);
-      l = l * c;
-      for (index_t d = 0; d < head_dim; ++d) o[d] = o[d] * c;
-    }
+    rescale(m_new);
     for (index_t i = 0; i < nb; ++i) p[i] = mask.allows(kb + i) ? p[i] - m_new : 0.0f;  // (masked: m_new − m_new)
     K::exp(p, p, nb);
     for (index_t i = 0; i < nb; ++i)
