@@ -4,9 +4,11 @@
 // this one declines, is kernels/attention/int8.hpp), the rows of a call (up to kAttentionCallRows)
 // together over each block of keys, so that they share the block's K and V loads:
 //  - Q·Kᵀ: the rows' queries copied once into 16-byte rows (zeros past head_dim); per key and 16
-//    dimensions one K load serves every row: `sdot` (vdotq_s32) where the target has the dot product
+//    dimensions one K load serves every row (aarch64: four keys at a time, one Q load for the four,
+//    their sums reduced by two pairwise adds): `sdot` (vdotq_s32) where the target has the dot product
 //    extension (__ARM_FEATURE_DOTPROD), else `smull` + `smlal` + `sadalp` (exact: each int16 lane
-//    holds two products, 2 · 127² < 2¹⁵, as the int8 linear's, kernels/product/neon_int8.hpp);
+//    holds two products, 2 · 127² < 2¹⁵, q and k being quantize_row's, within ±127, as the int8
+//    linear's, kernels/product/neon_int8.hpp);
 //  - P·V: sdot: the block's values transposed once into key quads (4 dimensions × 4 keys a vector),
 //    then per row, key quad and 4 dimensions one `sdot` by lane (vdotq_laneq_s32) against the row's
 //    quantized weights; else per key and 8 dimensions the values widened once (`sxtl`) and per row
@@ -14,13 +16,21 @@
 //  - the float part of each block (the scores' scale and mask, the maximum, exp, the canonical sum,
 //    p · s_v, quantize_row, fma into the output, the final division) is the generic code's, the
 //    same operations in the same order per row, through Kernels<Tag>'s exp, sum and quantize_rows
-//    (the bits of ref: exp_shifted(p, nb, m) is exp(p − m), the difference taken first; declared in
-//    kernels/api.hpp and defined in the library, so that the +dotprod test translation unit does not
-//    instantiate float code of its own); the fma into the output per vector on aarch64 (IEEE) and in
+//    (a block whose allowed keys are a prefix with nothing added: on those keys only, without the
+//    mask's tests; exp_shifted(p, nb, m) is exp(p − m), the difference taken first: ref's bits;
+//    declared in kernels/api.hpp and defined in the library, so that the +dotprod test translation
+//    unit does not instantiate float code of its own); the fma into the output per vector on aarch64 (IEEE) and in
 //    scalar VFP on armv7 (its NEON flushes denormals). The keys from the call's largest key end on
 //    are not read (their weights are 0 in every row), and a masked key's weight is 0.
 // Integer sums are exact in any order: the bits are ref::attention_row_w8a8's. It declines (the
 // generic code runs the call) a head_dim that is not a multiple of 8 or above kMaxHeadDim, and no keys.
+//
+// Guest instructions executed under qemu (-d in_asm,exec,nochain, counted; GCC 12 -O3; not hardware
+// time, no NEON hardware was at hand), one call of 6 rows × 128 keys with prefix masks, generic →
+// this: aarch64 head_dim 16: 87,244 → 48,913, 64: 142,994 → 79,306; aarch64 +dotprod 16: 83,466 →
+// 45,018, 64: 127,913 → 59,066; armv7 16: 170,128 → 109,280, 64: 262,266 → 170,599. Of aarch64's
+// 79,306 at head_dim 64 about 30,000 are the float part (the generic code's operations: row_weights,
+// exp, quantize_rows, sum), the rest the int32 sums (and the copies of Q and the weights).
 //
 // The two ways of summing are a template parameter (AttentionInt8<Tag, kSdot>), not a compile-time
 // branch on the build's flags, for the reason of the int8 linear's tiles: the kernel tests compile
@@ -157,6 +167,70 @@ struct AttentionInt8 {
       (std::make_integer_sequence<int, R>{});
     }
   }
+
+#if defined(__ARM_FEATURE_DOTPROD)
+  /// P·V with sdot: the block's values vb (keys [0, n), row stride v_stride) transposed into key
+  /// quads, vt[kq][4d + t] = v[4kq + t][d] (zeros for keys ≥ n, up to 16 keys, and dimensions ≥
+  /// head_dim, up to 16), then per 8 dimensions, key quad and row two `sdot` by lane against the
+  /// row's weights (qw[r], zeros for rows without keys in the block and keys ≥ n), into the outputs.
+  template <int R>
+  static void values_sdot(const std::int8_t (*qw)[kBlock], const bool* any, const std::int8_t* vb, index_t v_stride,
+                          index_t n, index_t head_dim, const float* s_b, float* out, index_t out_stride) {
+    constexpr index_t kVt = kMaxHeadDim * 4;
+    alignas(16) std::int8_t vt[kBlock / 4][kVt];
+    const index_t n16 = (n + 15) / 16;  // 16 keys (4 quads) a weight vector
+    const index_t d16 = (head_dim + 15) / 16 * 16;
+    const int8x16_t zero = vdupq_n_s8(0);
+    for (index_t kq = 0; kq < 4 * n16; ++kq)
+      for (index_t d = 0; d < d16; d += 16) {
+        int8x16_t x[4];
+        for (index_t t = 0; t < 4; ++t) {
+          const index_t j = 4 * kq + t;
+          const std::int8_t* src = vb + j * v_stride + d;
+          x[t] = j >= n ? zero : d + 16 <= head_dim ? vld1q_s8(src) : vcombine_s8(vld1_s8(src), vdup_n_s8(0));
+        }
+        const int8x16_t a = vzip1q_s8(x[0], x[1]), b = vzip2q_s8(x[0], x[1]);
+        const int8x16_t c = vzip1q_s8(x[2], x[3]), e = vzip2q_s8(x[2], x[3]);
+        std::int8_t* o = vt[kq] + 4 * d;
+        vst1q_s8(o, vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(a), vreinterpretq_s16_s8(c))));
+        vst1q_s8(o + 16, vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(a), vreinterpretq_s16_s8(c))));
+        vst1q_s8(o + 32, vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(b), vreinterpretq_s16_s8(e))));
+        vst1q_s8(o + 48, vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(b), vreinterpretq_s16_s8(e))));
+      }
+    // the rows' weights, zeros past n (and for a row without keys in the block)
+    alignas(16) std::int8_t wq[R][kBlock];
+    for (int r = 0; r < R; ++r)
+      for (index_t j = 0; j < kBlock; ++j) wq[r][j] = any[r] && j < n ? qw[r][j] : 0;
+    for (index_t d0 = 0; d0 < head_dim; d0 += 8) {
+      int32x4_t lo[R], hi[R];
+      for (int r = 0; r < R; ++r) lo[r] = hi[r] = vdupq_n_s32(0);
+      for (index_t c = 0; c < n16; ++c) {
+        int8x16_t w[R];
+        for (int r = 0; r < R; ++r) w[r] = vld1q_s8(wq[r] + 16 * c);
+        [&]<int... T>(std::integer_sequence<int, T...>) {
+          (
+              [&] {
+                const std::int8_t* src = vt[4 * c + T] + 4 * d0;
+                const int8x16_t v0 = vld1q_s8(src), v1 = vld1q_s8(src + 16);
+#pragma GCC unroll 6
+                for (int r = 0; r < R; ++r) {
+                  lo[r] = vdotq_laneq_s32(lo[r], v0, w[r], T);
+                  hi[r] = vdotq_laneq_s32(hi[r], v1, w[r], T);
+                }
+              }(),
+              ...);
+        }
+        (std::make_integer_sequence<int, 4>{});
+      }
+      for (int r = 0; r < R; ++r)
+        if (any[r]) {
+          float* o = out + r * out_stride + d0;
+          fma4(o, lo[r], s_b[r]);
+          fma4(o + 4, hi[r], s_b[r]);
+        }
+    }
+  }
+#endif
 
   /// o[0, 4) = fma(float(acc), s, o) per lane (aarch64: vector, IEEE; armv7: scalar VFP).
   static void fma4(float* o, int32x4_t acc, float s) {
@@ -306,6 +380,13 @@ struct AttentionInt8 {
       }
       // 3. P·V: every row's sums over the keys read, into the outputs
       const std::int8_t* vb = v + kb * v_stride;
+#if defined(__ARM_FEATURE_DOTPROD)
+      if constexpr (kSdot) {
+        values_sdot<R>(qw, any, vb, v_stride, nr, head_dim, s_b, out, out_stride);
+        for (int r = 0; r < R; ++r) seen[r] = seen[r] || any[r];
+        continue;
+      }
+#endif
       for (index_t d0 = 0; d0 < head_dim; d0 += 8) {
         int32x4_t lo[R], hi[R];
         values_widened<R>(wx, vb + d0, v_stride, nr, lo, hi);
