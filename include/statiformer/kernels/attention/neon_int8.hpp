@@ -4,8 +4,8 @@
 // this one declines, is kernels/attention/int8.hpp), the rows of a call (up to kAttentionCallRows)
 // together over each block of keys, so that they share the block's K and V loads:
 //  - Q·Kᵀ: the rows' queries copied once into 16-byte rows (zeros past head_dim); per key and 16
-//    dimensions one K load serves every row (aarch64: four keys at a time, one Q load for the four,
-//    their sums reduced by two pairwise adds): `sdot` (vdotq_s32) where the target has the dot product
+//    dimensions one K load serves every row (aarch64: four keys at a time with sdot, two with smull,
+//    one Q load for them, their sums reduced by pairwise adds): `sdot` (vdotq_s32) where the target has the dot product
 //    extension (__ARM_FEATURE_DOTPROD), else `smull` + `smlal` + `sadalp` (exact: each int16 lane
 //    holds two products, 2 · 127² < 2¹⁵, q and k being quantize_row's, within ±127, as the int8
 //    linear's, kernels/product/neon_int8.hpp);
@@ -27,10 +27,11 @@
 //
 // Guest instructions executed under qemu (-d in_asm,exec,nochain, counted; GCC 12 -O3; not hardware
 // time, no NEON hardware was at hand), one call of 6 rows × 128 keys with prefix masks, generic →
-// this: aarch64 head_dim 16: 87,244 → 48,913, 64: 142,994 → 79,306; aarch64 +dotprod 16: 83,466 →
-// 45,018, 64: 127,913 → 59,066; armv7 16: 170,128 → 109,280, 64: 262,266 → 170,599. Of aarch64's
-// 79,306 at head_dim 64 about 30,000 are the float part (the generic code's operations: row_weights,
-// exp, quantize_rows, sum), the rest the int32 sums (and the copies of Q and the weights).
+// this: aarch64 head_dim 16: 87,244 → 48,940, 64: 142,994 → 76,766; aarch64 +dotprod 16: 83,466 →
+// 45,151, 64: 127,913 → 59,029; armv7 16: 170,128 → 103,910, 64: 262,266 → 147,945. Of aarch64's
+// 79,306 at head_dim 64 (before the last two changes) about 30,000 were the float part (the generic
+// code's operations: row_weights, exp, quantize_rows, sum), the rest the int32 sums (and the copies
+// of Q and the weights).
 //
 // The two ways of summing are a template parameter (AttentionInt8<Tag, kSdot>), not a compile-time
 // branch on the build's flags, for the reason of the int8 linear's tiles: the kernel tests compile
@@ -76,7 +77,11 @@ struct AttentionInt8 {
       return vdotq_s32(acc, a, b);
 #endif
     }
+#if defined(__aarch64__)
+    const int16x8_t t = vmlal_high_s8(vmull_s8(vget_low_s8(a), vget_low_s8(b)), a, b);  // (smlal2: no high-half moves)
+#else
     const int16x8_t t = vmlal_s8(vmull_s8(vget_low_s8(a), vget_low_s8(b)), vget_high_s8(a), vget_high_s8(b));
+#endif
     return vpadalq_s16(acc, t);
   }
 
@@ -97,29 +102,37 @@ struct AttentionInt8 {
     const index_t d16 = head_dim / 16 * 16;
     index_t j = 0;
 #if defined(__aarch64__)
-    // four keys at a time (aarch64's 32 registers: 4 · R sums): one Q load for four keys, and the
-    // sums of the four keys of a row reduced into one vector by two pairwise adds
-    for (; j + 4 <= n; j += 4) {
+    // kKeys keys at a time (aarch64's 32 registers: kKeys · R sums; sdot 4, smull 2, whose int16
+    // products take registers too): one Q load for the keys, and the sums of a row's keys reduced
+    // into one vector by pairwise adds
+    constexpr index_t kKeys = kSdot ? 4 : 2;
+    for (; j + kKeys <= n; j += kKeys) {
       const std::int8_t* kj = k + j * k_stride;
-      int32x4_t acc[R][4];
+      int32x4_t acc[R][kKeys];
       for (int r = 0; r < R; ++r)
-        for (int t = 0; t < 4; ++t) acc[r][t] = vdupq_n_s32(0);
+        for (index_t t = 0; t < kKeys; ++t) acc[r][t] = vdupq_n_s32(0);
       for (index_t d = 0; d < head_dim; d += 16) {
-        int8x16_t kv[4];
+        int8x16_t kv[kKeys];
         if (d < d16) {
-          for (int t = 0; t < 4; ++t) kv[t] = vld1q_s8(kj + t * k_stride + d);
+          for (index_t t = 0; t < kKeys; ++t) kv[t] = vld1q_s8(kj + t * k_stride + d);
         } else {  // (8 more: head_dim is a multiple of 8)
-          for (int t = 0; t < 4; ++t) kv[t] = vcombine_s8(vld1_s8(kj + t * k_stride + d), vdup_n_s8(0));
+          for (index_t t = 0; t < kKeys; ++t) kv[t] = vcombine_s8(vld1_s8(kj + t * k_stride + d), vdup_n_s8(0));
         }
 #pragma GCC unroll 6
         for (int r = 0; r < R; ++r) {
           const int8x16_t qv = vld1q_s8(qx[r] + d);
-          for (int t = 0; t < 4; ++t) acc[r][t] = dot16(acc[r][t], qv, kv[t]);
+          for (index_t t = 0; t < kKeys; ++t) acc[r][t] = dot16(acc[r][t], qv, kv[t]);
         }
       }
 #pragma GCC unroll 6
-      for (int r = 0; r < R; ++r)
-        vst1q_s32(sc[r] + j, vpaddq_s32(vpaddq_s32(acc[r][0], acc[r][1]), vpaddq_s32(acc[r][2], acc[r][3])));
+      for (int r = 0; r < R; ++r) {
+        if constexpr (kKeys == 4) {
+          vst1q_s32(sc[r] + j, vpaddq_s32(vpaddq_s32(acc[r][0], acc[r][1]), vpaddq_s32(acc[r][2], acc[r][3])));
+        } else {
+          const int32x4_t x = vpaddq_s32(acc[r][0], acc[r][1]);
+          vst1_s32(sc[r] + j, vget_low_s32(vpaddq_s32(x, x)));
+        }
+      }
     }
 #endif
     for (; j < n; ++j) {
@@ -156,16 +169,19 @@ struct AttentionInt8 {
   template <int R>
   static void values_widened(const std::int16_t (*wx)[8], const std::int8_t* vb, index_t v_stride, index_t n,
                              int32x4_t* lo, int32x4_t* hi) {
-    for (int r = 0; r < R; ++r) lo[r] = hi[r] = vdupq_n_s32(0);
+    // (the sums in locals, written out at the end: through the pointers GCC stored them every key)
+    int32x4_t a[R], b[R];
+    for (int r = 0; r < R; ++r) a[r] = b[r] = vdupq_n_s32(0);
     for (index_t j = 0; j < n; ++j) {
       const int16x8_t v16 = vmovl_s8(vld1_s8(vb + j * v_stride));
       const int16x4_t vl = vget_low_s16(v16), vh = vget_high_s16(v16);
       const int16x4_t wl = vld1_s16(wx[j]), wh = vld1_s16(wx[j] + 4);
       [&]<int... I>(std::integer_sequence<int, I...>) {
-        ((lo[I] = mla_row<I>(lo[I], vl, wl, wh), hi[I] = mla_row<I>(hi[I], vh, wl, wh)), ...);
+        ((a[I] = mla_row<I>(a[I], vl, wl, wh), b[I] = mla_row<I>(b[I], vh, wl, wh)), ...);
       }
       (std::make_integer_sequence<int, R>{});
     }
+    for (int r = 0; r < R; ++r) lo[r] = a[r], hi[r] = b[r];
   }
 
 #if defined(__ARM_FEATURE_DOTPROD)
