@@ -26,7 +26,7 @@ namespace {
 template <class Tag>
 std::string expected_variant(const std::string& op, bool int8) {
   if (int8 && op == "attention") {  // (AttentionInt8Select: x86's own on avx2 and avx512, Cortex-M's on
-                                    // scalar, Helium's on mve)
+                                    // scalar, Helium's on mve, NEON's on neon)
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && defined(__ARM_FEATURE_DSP)
     if (std::is_same_v<Tag, isa::scalar>) return "int8_cortex_m4f";  // (Cortex-M4F, M7, M55)
 #endif
@@ -35,6 +35,9 @@ std::string expected_variant(const std::string& op, bool int8) {
 #endif
 #if defined(__x86_64__)
     if (std::is_same_v<Tag, isa::avx2> || std::is_same_v<Tag, isa::avx512>) return "int8_x86";
+#endif
+#if defined(__ARM_NEON) && (defined(__aarch64__) || defined(__ARM_FEATURE_FMA))
+    if (std::is_same_v<Tag, isa::neon>) return "int8_neon";
 #endif
     return "int8_generic";
   }

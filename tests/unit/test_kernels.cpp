@@ -186,6 +186,11 @@ namespace stf_test {
 // tests/unit/int8_neon_dotprod.cpp (compiled with +dotprod)
 void int8_neon_sdot_linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                                 const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act);
+bool int8_neon_sdot_attention_rows_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows,
+                                        const std::int8_t* k, index_t k_stride, const float* s_k, const std::int8_t* v,
+                                        index_t v_stride, const float* s_v, index_t head_dim, index_t n_keys,
+                                        const stf::ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                        index_t out_stride);
 }  // namespace stf_test
 
 // The neon variant's sdot tiles (what a build with +dotprod selects; kernels/product/neon_int8.hpp)
@@ -205,6 +210,30 @@ TEST_CASE("kernel variants: linear_w8a8 of neon with sdot (+dotprod) equals the 
   };
   CatchEnv<NeonSdot> env;
   stf_checks::check_linear_w8a8<NeonSdot>(env);
+}
+
+// The same for the w8a8 attention's sdot code (kernels/attention/neon_int8.hpp): what it declines
+// runs the library's attention_rows_w8a8, as the generic code would.
+TEST_CASE("kernel variants: attention_rows_w8a8 of neon with sdot (+dotprod) equals the reference", "[kernels][int8]") {
+  if (!(getauxval(AT_HWCAP) & HWCAP_ASIMDDP)) {
+    WARN("skipped: this CPU has no dot product instructions (HWCAP_ASIMDDP)");
+    return;
+  }
+  struct NeonSdotAttention : Kernels<isa::neon> {
+    static const char* name() { return "neon (int8 attention sdot)"; }
+    static void attention_rows_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows,
+                                    const std::int8_t* k, index_t k_stride, const float* s_k, const std::int8_t* v,
+                                    index_t v_stride, const float* s_v, index_t head_dim, index_t n_keys,
+                                    const stf::ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                    index_t out_stride) {
+      if (!stf_test::int8_neon_sdot_attention_rows_w8a8(q, q_stride, s_q, n_rows, k, k_stride, s_k, v, v_stride, s_v,
+                                                        head_dim, n_keys, masks, fill, p, out, out_stride))
+        Kernels<isa::neon>::attention_rows_w8a8(q, q_stride, s_q, n_rows, k, k_stride, s_k, v, v_stride, s_v, head_dim,
+                                                n_keys, masks, fill, p, out, out_stride);
+    }
+  };
+  CatchEnv<NeonSdotAttention> env;
+  stf_checks::check_attention_w8a8<NeonSdotAttention>(env);
 }
 #endif
 

@@ -37,6 +37,8 @@
 #include <statiformer/kernels/attention/helium.hpp>
 //
 #include <statiformer/kernels/attention/helium_int8.hpp>
+//
+#include <statiformer/kernels/attention/neon_int8.hpp>
 // each operation's generic kernels, which ask its selection which variant runs
 #include <statiformer/kernels/attention/generic.hpp>
 #include <statiformer/kernels/attention/int8.hpp>

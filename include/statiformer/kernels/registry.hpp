@@ -49,7 +49,7 @@ struct OperationVariant {
 
 /// Every variant of every operation. A new variant file goes here, into its operation's select.hpp
 /// and, for a new target, into the firmware or cross check that runs it.
-inline constexpr std::array<OperationVariant, 24> operation_variants = {{
+inline constexpr std::array<OperationVariant, 25> operation_variants = {{
     {"product", "generic", "generic.hpp register_tiles.hpp", "every target without one of its own"},
     {"product", "cortex_m4f", "cortex_m4f.hpp cortex_m4f_tiles.hpp generic.hpp register_tiles.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
@@ -71,6 +71,8 @@ inline constexpr std::array<OperationVariant, 24> operation_variants = {{
     {"attention", "int8_cortex_m4f", "cortex_m4f_int8.hpp int8.hpp",
      "scalar on Arm M-profile with an FPU and DSP (Cortex-M4F, M7, M55; int8: sxtb16 + smlad)"},
     {"attention", "int8_helium", "helium_int8.hpp int8.hpp", "mve (Cortex-M55; int8: vmladav.s8, transposed values)"},
+    {"attention", "int8_neon", "neon_int8.hpp int8.hpp",
+     "neon (aarch64, armv7 with VFPv4; int8: sdot with +dotprod, else smull + smlal + sadalp)"},
     {"attention", "x86", "generic.hpp streaming.hpp wide_spans.hpp register_block.hpp", "avx2, avx512"},
     {"attention", "cortex_m4f", "cortex_m4f.hpp generic.hpp streaming.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},

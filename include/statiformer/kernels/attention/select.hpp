@@ -6,6 +6,7 @@
 #include <statiformer/kernels/attention/cortex_m4f_int8.hpp>
 #include <statiformer/kernels/attention/helium.hpp>
 #include <statiformer/kernels/attention/helium_int8.hpp>
+#include <statiformer/kernels/attention/neon_int8.hpp>
 #include <statiformer/simd/isa.hpp>
 
 namespace stf::kernels_detail {
@@ -89,7 +90,11 @@ struct AttentionInt8;
 ///                 extension; the M55's scalar variant too): kernels/attention/cortex_m4f_int8.hpp,
 ///                 sxtb16 + smlad (head_dim a multiple of 4, at most 64; others go the generic way);
 ///   int8_helium   Cortex-M55 (mve): kernels/attention/helium_int8.hpp (helium::AttentionInt8), groups
-///                 of up to 6 rows with prefix masks (vmladav.s8 for Q·Kᵀ and over transposed values).
+///                 of up to 6 rows with prefix masks (vmladav.s8 for Q·Kᵀ and over transposed values);
+///   int8_neon     neon (aarch64; armv7 with NEON and VFPv4): kernels/attention/neon_int8.hpp
+///                 (neon::AttentionInt8), the call's rows sharing each key block's K and V: `sdot` where
+///                 the build has the dot product extension (__ARM_FEATURE_DOTPROD), else smull + smlal +
+///                 sadalp for Q·Kᵀ and smlal by lane for P·V (head_dim a multiple of 8, at most 256).
 /// `Rows` is the struct that provides the target's attention_rows_w8a8 (same arguments; it returns
 /// false to decline a call, which the generic code then runs), void where the generic code runs alone.
 template <class Tag>
@@ -124,6 +129,18 @@ template <>
 struct AttentionInt8Select<isa::mve> {
   static constexpr const char* variant = "int8_helium";
   using Rows = helium::AttentionInt8;
+};
+#endif
+
+#if defined(__ARM_NEON) && (defined(__aarch64__) || defined(__ARM_FEATURE_FMA))
+template <>
+struct AttentionInt8Select<isa::neon> {
+  static constexpr const char* variant = "int8_neon";
+#if defined(__ARM_FEATURE_DOTPROD)
+  using Rows = neon::AttentionInt8<isa::neon, true>;
+#else
+  using Rows = neon::AttentionInt8<isa::neon, false>;
+#endif
 };
 #endif
 
