@@ -570,7 +570,24 @@ const char* marker_advice(Str k) {
   return nullptr;
 }
 
+/// Does the file's metadata hold any of the `count` keys of `table` (key, value, key, value, ...)?
+bool carries_any(const Header& h, const char* table, index_t count) {
+  for (const char* key = table; count--;) {
+    const std::size_t key_n = std::strlen(key);
+    Walker w{h.metadata, h.metadata + h.metadata_n};
+    if (w.eat('{') && !w.at('}')) do {
+        Str k, v;
+        if (!w.string(k) || !w.eat(':') || !w.string(v)) break;
+        if (equals(k, key, key_n)) return true;
+      } while (w.eat(','));
+    key += key_n + 1;
+    key += std::strlen(key) + 1;
+  }
+  return false;
+}
+
 bool check_hparams(const Header& h, const char* table, index_t count, bool require, LoadResult& r) {
+  const index_t count_all = count;
   // A file's keys the model does not have are ignored (a dropout, a comment), except the markers
   // (`causal`, `int8_attention`): the same weights in a model without them compute something else.
   {
@@ -620,6 +637,11 @@ bool check_hparams(const Header& h, const char* table, index_t count, bool requi
       say(r, LoadError::hyperparameter, "hyperparameter %s: appears %d times in the file", key, seen);
     else if (seen == 1)
       say(r, LoadError::hyperparameter, "hyperparameter %s: file %s, model %s", key, printable(found).c_str(), value);
+    else if (carries_any(h, table, count_all))  // exported with hyperparameters, for a model without this one
+      say(r, LoadError::hyperparameter,
+          "hyperparameter %s: not in the file, model %s (the file carries the model's other hyperparameters: it "
+          "was exported for a model without this one)",
+          key, value);
     else
       say(r, LoadError::hyperparameter,
           "hyperparameter %s: not in the file, model %s (a file without hyperparameters: export it again with "

@@ -872,6 +872,7 @@ TEST_CASE("int8 decoder-only and encoder-decoder files: the number format in the
   const LoadResult r8 = load_safetensors(other->params, file8.data(), file8.size(), nullptr, 0);
   CHECK(r8.error == LoadError::hyperparameter);
   CHECK(std::string(r8.message).find("int8_attention") != std::string::npos);
+  CHECK(std::string(r8.message).find("exported for a model without this one") != std::string::npos);
   // nor the converse: the int8 attention's file into the float attention's model (the same tensors)
   auto no_int8_attention = std::make_unique<G8>();
   const LoadResult ra = load_safetensors(no_int8_attention->params, file.data(), file.size(), nullptr, 0);
