@@ -3,7 +3,9 @@
 qemu-system-arm one instruction per translation block (-singlestep), every executed block logged
 (-d exec,nochain); counts the lines between the markers profile_begin and profile_end.
 
-  examples/firmware/profile.py build/cortex-m55 1 [--pc]   (shape 0, 1 or 2; --pc: by address too)
+  examples/firmware/profile.py build/cortex-m55 1 [--pc] [--format=w8a8]
+  (shape 0, 1 or 2; --pc: by address too; --focus=NAME: the disassembly of the functions whose names
+  contain NAME, with counts; --format: w8a8, w8a32 or w8a8_int8_attention, else float32)
 """
 import collections, os, re, subprocess, sys
 
@@ -14,6 +16,9 @@ def main():
     by_pc = "--pc" in sys.argv or any(a.startswith("--focus=") for a in sys.argv)
     focus = next((a[len("--focus="):] for a in sys.argv if a.startswith("--focus=")), None)
     core = re.search(r"cortex-(m\d+)", build).group(1)
+    fmt = next((a[len("--format="):] for a in sys.argv if a.startswith("--format=")), None)
+    if fmt:
+        shape = f"{shape}_{fmt}"
     subprocess.run(["cmake", "--build", build, "--target", f"fw_profile{shape}", "-j2"], check=True,
                    stdout=subprocess.DEVNULL)
     elf = os.path.join(build, "examples/firmware", f"fw_profile{shape}.elf")

@@ -13,6 +13,9 @@
 #ifndef STF_PROFILE_SHAPE
 #define STF_PROFILE_SHAPE 1
 #endif
+#ifndef STF_PROFILE_FORMAT  // 0 float32, 1 w8a8, 2 w8a32, 3 w8a8 + int8 attention
+#define STF_PROFILE_FORMAT 0
+#endif
 
 extern "C" [[gnu::noinline]] void profile_begin() { asm volatile("" ::: "memory"); }
 extern "C" [[gnu::noinline]] void profile_end() { asm volatile("" ::: "memory"); }
@@ -21,7 +24,10 @@ namespace {
 using namespace stf;
 template <index_t S, index_t D, index_t H, index_t F>
 int run() {
-  using Bench = fw::BenchLayer<S, D, H, F>;
+  constexpr NumberFormat kFormat = STF_PROFILE_FORMAT == 0   ? NumberFormat::f32
+                                   : STF_PROFILE_FORMAT == 2 ? NumberFormat::w8a32
+                                                             : NumberFormat::w8a8;
+  using Bench = fw::BenchLayer<S, D, H, F, kFormat, STF_PROFILE_FORMAT == 3>;
   Bench::setup();
   profile_begin();
   const Status s = Bench::layer.forward(Bench::x, Bench::y, S, Bench::scratch);
