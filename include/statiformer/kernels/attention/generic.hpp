@@ -31,7 +31,7 @@ struct Attention : AttentionRegisterBlock<Tag> {
   using AttentionStreaming<Tag>::weighted_values_prefix;
   using AttentionStreaming<Tag>::weighted_values_acc;
   using AttentionStreaming<Tag>::group_keys;
-  using Product<Tag>::gemm;
+  using Product<Tag>::gemm_plain;
   using Elementwise<Tag>::L;
   using Elementwise<Tag>::sum;
   using Elementwise<Tag>::max_of;
@@ -134,9 +134,9 @@ struct Attention : AttentionRegisterBlock<Tag> {
       for (index_t kb = 0; kb < n_scored; kb += B) {
         const index_t nb = n_scored - kb < B ? n_scored - kb : B;
         if (one_block)
-          gemm(q + r0 * q_stride, q_stride, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
+          gemm_plain(q + r0 * q_stride, q_stride, nr, head_dim, kt + kb, kt_stride, nb, p, bs);
         else
-          gemm(qc, head_dim, nr, head_dim, kt + kb, kt_stride, nb, p, bs, nullptr);
+          gemm_plain(qc, head_dim, nr, head_dim, kt + kb, kt_stride, nb, p, bs);
         index_t end[kAttentionRowGroup];  // allowed keys of row r in this block: [0, end[r])
         if (AttentionSelect<Tag>::wide && prefixes)
           stream_group_prefix(p, bs, nr, kb, nb, mg, vscale, seen, m, l, og, out_stride, head_dim, end);
@@ -224,7 +224,7 @@ struct Attention : AttentionRegisterBlock<Tag> {
       float* pg = p + r0 * n_keys;
       // keys at or past every row's key_end are masked for the whole group: no scores needed
       const GroupKeys g = group_keys(masks + r0, nr, n_keys);
-      if (g.n_scored) gemm(q + r0 * q_stride, q_stride, nr, head_dim, kt, kt_stride, g.n_scored, pg, n_keys, nullptr);
+      if (g.n_scored) gemm_plain(q + r0 * q_stride, q_stride, nr, head_dim, kt, kt_stride, g.n_scored, pg, n_keys);
       bool all_any = true;
       bool any[kAttentionRowGroup];
       for (index_t r = 0; r < nr; ++r)

@@ -19,7 +19,7 @@ namespace stf::kernels_detail::generic {
 /// of weights with values.
 template <class Tag>
 struct AttentionStreaming : Product<Tag> {
-  using Product<Tag>::gemm;
+  using Product<Tag>::gemm_plain;
   using typename Elementwise<Tag>::I;
   using typename Elementwise<Tag>::V;
   using Elementwise<Tag>::L;
@@ -212,11 +212,11 @@ struct AttentionStreaming : Product<Tag> {
                                      bool accumulate) {
     index_t e_min = end[0];
     for (index_t r = 1; r < nr; ++r) e_min = end[r] < e_min ? end[r] : e_min;
-    if (e_min) gemm(p, p_stride, nr, e_min, v, v_stride, head_dim, out, out_stride, nullptr, accumulate);
+    if (e_min) gemm_plain(p, p_stride, nr, e_min, v, v_stride, head_dim, out, out_stride, accumulate);
     for (index_t r = 0; r < nr; ++r)
       if (end[r] > e_min)
-        gemm(p + r * p_stride + e_min, p_stride, 1, end[r] - e_min, v + e_min * v_stride, v_stride, head_dim,
-             out + r * out_stride, out_stride, nullptr, true);
+        gemm_plain(p + r * p_stride + e_min, p_stride, 1, end[r] - e_min, v + e_min * v_stride, v_stride, head_dim,
+                   out + r * out_stride, out_stride, true);
   }
 
   /// out[d] = fma(p_j, v_j[d], out[d]) over the keys use(j) accepts, in key order, lane-wise over d

@@ -2,6 +2,7 @@
 // 1..6 × 4 tile (its assembly tiles: cortex_m4f_tiles.hpp), and linear_panels. See kernels/README.md.
 #pragma once
 
+#include <cmath>
 #include <statiformer/config.hpp>
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/kernels/product/cortex_m4f_tiles.hpp>
@@ -34,6 +35,31 @@ struct Product : ProductTiles {
     }
     return true;
   }
+  /// generic::Product::gemm_plain (the attention's products): y [rows, out] = x [rows, in] · w [in,
+  /// out] (plain, row strides ldx, ldw, ldy), from +0 or continuing from y (`accumulate`), no bias,
+  /// no activation. Outputs in groups of 4 by tile4 (rows in tiles of 6, the last two even, as
+  /// linear_panels), the last out % 4 one by one, each sum in sequence over k with fma: the
+  /// canonical order, so the bits of generic::Product::gemm. in == 0 leaves y as gemm does.
+  static void gemm_plain(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw,
+                         index_t out, float* y, index_t ldy, bool accumulate) {
+    if (in == 0) return;
+    const index_t full = out / 4 * 4;
+    for (index_t o = 0; o < full; o += 4)
+      for (index_t r = 0; r < rows;) {
+        const index_t rem = rows - r;
+        const index_t n = rem <= 6 ? rem : (rem < 12 ? (rem + 1) / 2 : 6);
+        tile4_apart(x + r * ldx, ldx, n, 0, in, w + o, ldw, y + r * ldy + o, ldy, !accumulate);
+        r += n;
+      }
+    for (index_t o = full; o < out; ++o)
+      for (index_t r = 0; r < rows; ++r) {
+        const float* xr = x + r * ldx;
+        float acc = accumulate ? y[r * ldy + o] : 0.0f;
+        for (index_t k = 0; k < in; ++k) acc = std::fma(xr[k], w[k * ldw + o], acc);
+        y[r * ldy + o] = acc;
+      }
+  }
+
   /// The matrix kernels' tile of `rows` (1 to 6) × 4 outputs on Cortex-M (generic::Product::tile calls
   /// it for full-width tiles without GELU): y[r, o] accumulated in sequence over k in [k0, k1)
   /// with fma from +0 (`first`) or from y, + bias[o] (nullable), then ReLU when `relu`. In

@@ -29,6 +29,8 @@ struct Product : ProductTiles<Tag> {
   /// The target's own walk over a panel-stored weight where the selection names one
   /// (kernels/product/select.hpp), or void.
   using Panels = typename ProductSelect<Tag>::Panels;
+  /// The target's own walk over plain matrices for gemm_plain, or void.
+  using PlainWalk = typename ProductSelect<Tag>::PlainWalk;
 
   /// Where the w[k, o] of a product live: a plain matrix (w + k·ld + o) or a block of a
   /// panel-stored weight (kernels/api.hpp, kWeightPanel).
@@ -167,6 +169,17 @@ struct Product : ProductTiles<Tag> {
         o0 += width;
       }
     }
+  }
+
+  /// gemm without bias or activation (the attention's Q·Kᵀ and P·V): through the target's own walk
+  /// over plain matrices where it has one (Cortex-M4F/M7: tile4 and a scalar column; then a layer
+  /// whose linears are int8 links no product_blocked), else gemm. The same bits either way.
+  static void gemm_plain(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw,
+                         index_t out, float* y, index_t ldy, bool accumulate = false) {
+    if constexpr (!std::is_void_v<PlainWalk>)
+      PlainWalk::gemm_plain(x, ldx, rows, in, w, ldw, out, y, ldy, accumulate);
+    else
+      gemm(x, ldx, rows, in, w, ldw, out, y, ldy, nullptr, accumulate);
   }
 
   /// product with a plain w [in, out] of row stride ldw.

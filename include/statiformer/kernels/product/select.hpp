@@ -14,8 +14,9 @@ namespace stf::kernels_detail {
 /// Matrix products (tiles, linear over weight panels) on target `Tag`:
 ///   generic     every target: the generic register tiles on the vocabulary;
 ///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU):
-///               tile4 (1..6 rows × 4 outputs, assembly; not GELU, not partial) and
-///               linear_panels (declines GELU and outputs not in groups of 4);
+///               tile4 (1..6 rows × 4 outputs, assembly; not GELU, not partial),
+///               linear_panels (declines GELU and outputs not in groups of 4) and
+///               gemm_plain (the attention's products: tile4 and a scalar column);
 ///   helium      Cortex-M55 (mve): row_tile (2..4 rows, vectors across the rows) and
 ///               linear_panels (declines some calls, the generic product runs them).
 /// Each alias is the struct (kernels/product/<variant>.hpp) that provides that entry point, void
@@ -24,9 +25,10 @@ namespace stf::kernels_detail {
 template <class Tag>
 struct ProductSelect {
   static constexpr const char* variant = "generic";
-  using Tile4 = void;    ///< tile4(x, ldx, rows, k0, k1, w, ldw, y, ldy, first, bias, relu)
-  using RowTile = void;  ///< row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, epilogue)
-  using Panels = void;   ///< linear_panels(...) -> bool (false: declined)
+  using Tile4 = void;      ///< tile4(x, ldx, rows, k0, k1, w, ldw, y, ldy, first, bias, relu)
+  using RowTile = void;    ///< row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, epilogue)
+  using Panels = void;     ///< linear_panels(...) -> bool (false: declined)
+  using PlainWalk = void;  ///< gemm_plain(x, ldx, rows, in, w, ldw, out, y, ldy, accumulate)
   /// The vocabulary's load4 (four weights by one instruction) in the tiles of 5+ rows × 4 vectors.
   static constexpr bool load4 = false;
 };
@@ -38,6 +40,7 @@ struct ProductSelect<isa::scalar> {
   using Tile4 = cortex_m4f::Product;
   using RowTile = void;
   using Panels = cortex_m4f::Product;
+  using PlainWalk = cortex_m4f::Product;
   static constexpr bool load4 = true;  // (simd/scalar.hpp: vldmia)
 };
 #endif
@@ -49,6 +52,7 @@ struct ProductSelect<isa::mve> {
   using Tile4 = void;
   using RowTile = helium::Product;
   using Panels = helium::Product;
+  using PlainWalk = void;
   static constexpr bool load4 = false;
 };
 #endif
