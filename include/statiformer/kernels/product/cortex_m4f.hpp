@@ -37,11 +37,12 @@ struct Product : ProductTiles {
   }
   /// generic::Product::gemm_plain (the attention's products): y [rows, out] = x [rows, in] · w [in,
   /// out] (plain, row strides ldx, ldw, ldy), from +0 or continuing from y (`accumulate`), no bias,
-  /// no activation. Outputs in groups of 4 by tile4 (rows in tiles of 6, the last two even, as
-  /// linear_panels), the last out % 4 one by one, each sum in sequence over k with fma: the
+  /// no activation (the generic epilogue of Fuse::none, unused). Outputs in groups of 4 by tile4 (rows in tiles of 6,
+  /// the last two even, as linear_panels), the last out % 4 one by one, each sum in sequence over k with fma: the
   /// canonical order, so the bits of generic::Product::gemm. in == 0 leaves y as gemm does.
+  template <class None>
   static void gemm_plain(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw,
-                         index_t out, float* y, index_t ldy, bool accumulate) {
+                         index_t out, float* y, index_t ldy, bool accumulate, None) {
     if (in == 0) return;
     const index_t full = out / 4 * 4;
     for (index_t o = 0; o < full; o += 4)

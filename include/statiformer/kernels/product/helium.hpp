@@ -78,6 +78,34 @@ struct Product {
         break;
     }
   }
+  /// generic::Product::gemm_plain (the attention's products): y [rows, out] = x [rows, in] · w [in,
+  /// out] (plain, row strides ldx, ldw, ldy), from +0 or continuing from y (`accumulate`), no bias,
+  /// no activation (`none`: the generic epilogue of Fuse::none). Two or more rows by row_tile (tiles of 4, the last two
+  /// even, as linear_panels); one row with the lanes across 4 outputs (vfma by the row's x[k], the last lanes
+  /// predicated). Each sum in sequence over k with fma: the canonical order, so the bits of generic::Product::gemm. in
+  /// == 0 leaves y as gemm does.
+  template <class None>
+  static void gemm_plain(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw,
+                         index_t out, float* y, index_t ldy, bool accumulate, None none) {
+    if (in == 0 || out == 0) return;
+    if (rows == 1) {
+      for (index_t o = 0; o < out; o += 4) {
+        const mve_pred16_t p = vctp32q(static_cast<uint32_t>(out - o));
+        float32x4_t acc = accumulate ? vldrwq_z_f32(y + o, p) : vdupq_n_f32(0.0f);
+        const float* wk = w + o;
+        for (index_t k = 0; k < in; ++k, wk += ldw) acc = vfmaq_n_f32(acc, vldrwq_z_f32(wk, p), x[k]);
+        vstrwq_p_f32(y + o, acc, p);
+      }
+      return;
+    }
+    for (index_t r = 0; r < rows;) {
+      const index_t rem = rows - r;
+      const index_t n = rem <= 4 ? rem : (rem < 8 ? (rem + 1) / 2 : 4);
+      row_tile(x + r * ldx, ldx, n, 0, in, w, ldw, y + r * ldy, ldy, out, !accumulate, nullptr, none);
+      r += n;
+    }
+  }
+
   /// A linear layer's product over a block of a panel-stored weight (generic::Product::linear_block calls
   /// it): the row tiles of generic::Product::product (rows in tiles of 4, the last two even; each weight
   /// panel of kWeightPanel outputs as one row_tile), walked directly, with the whole reduction in

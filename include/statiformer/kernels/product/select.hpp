@@ -17,8 +17,9 @@ namespace stf::kernels_detail {
 ///               tile4 (1..6 rows × 4 outputs, assembly; not GELU, not partial),
 ///               linear_panels (declines GELU and outputs not in groups of 4) and
 ///               gemm_plain (the attention's products: tile4 and a scalar column);
-///   helium      Cortex-M55 (mve): row_tile (2..4 rows, vectors across the rows) and
-///               linear_panels (declines some calls, the generic product runs them).
+///   helium      Cortex-M55 (mve): row_tile (2..4 rows, vectors across the rows),
+///               linear_panels (declines some calls, the generic product runs them) and
+///               gemm_plain (the attention's products: row_tile, one row across outputs).
 /// Each alias is the struct (kernels/product/<variant>.hpp) that provides that entry point, void
 /// where the generic code (kernels/product/generic.hpp) runs; `load4` says whether the generic
 /// tiles take the vocabulary's load4.
@@ -52,7 +53,7 @@ struct ProductSelect<isa::mve> {
   using Tile4 = void;
   using RowTile = helium::Product;
   using Panels = helium::Product;
-  using PlainWalk = void;
+  using PlainWalk = helium::Product;
   static constexpr bool load4 = false;
 };
 #endif
