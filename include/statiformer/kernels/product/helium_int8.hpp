@@ -18,8 +18,9 @@
 //    gathers from reading past the panel (the weights' padding and the next panel are never read);
 //  - the sums are stored (stm) into an int32 row of the panel, and the epilogue
 //    fma(float(acc), s_x · s_w, b) runs over it in a tail-predicated loop, 14 instructions per 4
-//    outputs of a row pair (vcvt rounds to nearest even, vfma is fused: the scalar bits), then
-//    generic::ProductInt8's activation pass;
+//    outputs of a row pair (vcvt rounds to nearest even, vfma is fused: the scalar bits); ReLU
+//    fused into it (vmaxnm with +0, 2 more: the activation pass took 10 per 4 outputs of a row),
+//    the GELUs by generic::ProductInt8's activation pass;
 //  - quantize_row in vectors: max|x| on the bits (vbic of the sign, vmax.u32), x · inv (vmul),
 //    vcvtn (to nearest, ties to even) and a narrowing store (vstrb.32): 7 instructions per 4
 //    elements for both passes; the clamps are never needed (int8.hpp).
@@ -320,19 +321,24 @@ struct ProductInt8 {
     }
   }
 
-  /// y[o] = fma(float(acc[o]), s_x · s_w[o], bias[o]) (or the product without a bias) for o < n:
-  /// generic::ProductInt8::dequantize in vectors (the same bits; see the file's comment).
+  /// y[o] = fma(float(acc[o]), s_x · s_w[o], bias[o]) (or the product without a bias) for o < n,
+  /// then ReLU if Relu (max(y, +0): y > 0 ? y : +0, also for -0 and NaN, the activation pass's
+  /// bits): generic::ProductInt8::dequantize in vectors (the same bits; see the file's comment).
+  template <bool Relu>
   static void dequantize_row(const std::int32_t* acc, float s_x, const float* s_w, const float* bias, float* y,
                              index_t n) {
     if (!(s_x - s_x == 0.0f)) {  // a row of NaN or infinity: its NaN as the scalar code makes it
-      for (index_t o = 0; o < n; ++o)
-        y[o] = generic::ProductInt8<Tag>::dequantize(acc[o], s_x, s_w[o], bias ? bias + o : nullptr);
+      for (index_t o = 0; o < n; ++o) {
+        const float v = generic::ProductInt8<Tag>::dequantize(acc[o], s_x, s_w[o], bias ? bias + o : nullptr);
+        y[o] = Relu ? (v > 0.0f ? v : 0.0f) : v;
+      }
       return;
     }
-    // one tail-predicated loop: 8 instructions per 4 outputs (the intrinsics' loop: a vpst per
-    // predicated load)
+    // one tail-predicated loop: 8 instructions per 4 outputs, 9 with ReLU (the intrinsics' loop: a
+    // vpst per predicated load)
     if (bias)
       asm volatile(
+          ".if %c[relu]\n vmov.i32 q3, #0\n .endif\n"
           "wlstp.32 lr, %[n], 2f\n"
           "1:\n"
           "vldrw.u32 q0, [%[acc]], #16\n"
@@ -341,14 +347,16 @@ struct ProductInt8 {
           "vcvt.f32.s32 q0, q0\n"  // (to nearest, ties to even)
           "vmul.f32 q1, q1, %[sx]\n"
           "vfma.f32 q2, q0, q1\n"
+          ".if %c[relu]\n vmaxnm.f32 q2, q2, q3\n .endif\n"
           "vstrw.32 q2, [%[y]], #16\n"
           "letp lr, 1b\n"
           "2:\n"
           : [acc] "+r"(acc), [sw] "+r"(s_w), [b] "+r"(bias), [y] "+r"(y)
-          : [n] "r"(n), [sx] "r"(s_x)
-          : "q0", "q1", "q2", "lr", "memory");
+          : [n] "r"(n), [sx] "r"(s_x), [relu] "i"(Relu)
+          : "q0", "q1", "q2", "q3", "lr", "memory");
     else
       asm volatile(
+          ".if %c[relu]\n vmov.i32 q3, #0\n .endif\n"
           "wlstp.32 lr, %[n], 2f\n"
           "1:\n"
           "vldrw.u32 q0, [%[acc]], #16\n"
@@ -356,21 +364,24 @@ struct ProductInt8 {
           "vcvt.f32.s32 q0, q0\n"
           "vmul.f32 q1, q1, %[sx]\n"
           "vmul.f32 q0, q0, q1\n"
+          ".if %c[relu]\n vmaxnm.f32 q0, q0, q3\n .endif\n"
           "vstrw.32 q0, [%[y]], #16\n"
           "letp lr, 1b\n"
           "2:\n"
           : [acc] "+r"(acc), [sw] "+r"(s_w), [y] "+r"(y)
-          : [n] "r"(n), [sx] "r"(s_x)
-          : "q0", "q1", "lr", "memory");
+          : [n] "r"(n), [sx] "r"(s_x), [relu] "i"(Relu)
+          : "q0", "q1", "q3", "lr", "memory");
   }
 
   /// dequantize_row for two rows: the sums acc[0, n) and acc[kWeightPanel, ...), scales s0 and s1,
   /// outputs y0 and y1, both finite scales (one loop: the weights' scales and the biases loaded
-  /// once, 14 instructions per 4 outputs of both rows, against 16 in two loops).
+  /// once, 14 instructions per 4 outputs of both rows, against 16 in two loops; 16 with ReLU).
+  template <bool Relu>
   static void dequantize_rows2(const std::int32_t* acc, float s0, float s1, const float* s_w, const float* bias,
                                float* y0, float* y1, index_t n) {
     if (bias)
       asm volatile(
+          ".if %c[relu]\n vmov.i32 q5, #0\n .endif\n"
           "wlstp.32 lr, %[n], 2f\n"
           "1:\n"
           "vldrw.u32 q0, [%[acc], %[row1]]\n"
@@ -384,15 +395,17 @@ struct ProductInt8 {
           "vfma.f32 q4, q0, q3\n"
           "vldrw.u32 q0, [%[b]], #16\n"
           "vfma.f32 q0, q1, q2\n"
+          ".if %c[relu]\n vmaxnm.f32 q0, q0, q5\n vmaxnm.f32 q4, q4, q5\n .endif\n"
           "vstrw.32 q0, [%[y0]], #16\n"
           "vstrw.32 q4, [%[y1]], #16\n"
           "letp lr, 1b\n"
           "2:\n"
           : [acc] "+r"(acc), [sw] "+r"(s_w), [b] "+r"(bias), [y0] "+r"(y0), [y1] "+r"(y1)
-          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel)
-          : "q0", "q1", "q2", "q3", "q4", "lr", "memory");
+          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel), [relu] "i"(Relu)
+          : "q0", "q1", "q2", "q3", "q4", "q5", "lr", "memory");
     else
       asm volatile(
+          ".if %c[relu]\n vmov.i32 q5, #0\n .endif\n"
           "wlstp.32 lr, %[n], 2f\n"
           "1:\n"
           "vldrw.u32 q0, [%[acc], %[row1]]\n"
@@ -404,13 +417,24 @@ struct ProductInt8 {
           "vmul.f32 q2, q2, %[s0]\n"
           "vmul.f32 q0, q0, q3\n"
           "vmul.f32 q1, q1, q2\n"
+          ".if %c[relu]\n vmaxnm.f32 q0, q0, q5\n vmaxnm.f32 q1, q1, q5\n .endif\n"
           "vstrw.32 q1, [%[y0]], #16\n"
           "vstrw.32 q0, [%[y1]], #16\n"
           "letp lr, 1b\n"
           "2:\n"
           : [acc] "+r"(acc), [sw] "+r"(s_w), [y0] "+r"(y0), [y1] "+r"(y1)
-          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel)
-          : "q0", "q1", "q2", "q3", "lr", "memory");
+          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel), [relu] "i"(Relu)
+          : "q0", "q1", "q2", "q3", "q5", "lr", "memory");
+  }
+
+  /// The epilogue of `rows` (1, 2) rows of one panel's sums (acc[i]: row i), ReLU fused if Relu.
+  template <bool Relu>
+  static void dequantize(const std::int32_t (*acc)[kWeightPanel], const float* s, index_t rows, const float* s_w,
+                         const float* b, float* y, index_t out, index_t width) {
+    if (rows == 2 && s[0] - s[0] == 0.0f && s[1] - s[1] == 0.0f)  // (finite)
+      dequantize_rows2<Relu>(acc[0], s[0], s[1], s_w, b, y, y + out, width);
+    else
+      for (index_t i = 0; i < rows; ++i) dequantize_row<Relu>(acc[i], s[i], s_w, b, y + i * out, width);
   }
 
   /// Kernels::linear_w8a8 (kernels/api.hpp).
@@ -460,14 +484,14 @@ struct ProductInt8 {
           }
           const float* b = bias ? bias + p0 : nullptr;
           float* yr = y + (r0 + r) * out + p0;
-          if (n - r >= 2 && s[r] - s[r] == 0.0f && s[r + 1] - s[r + 1] == 0.0f)  // (finite)
-            dequantize_rows2(acc[0], s[r], s[r + 1], s_w + p0, b, yr, yr + out, width);
+          if (act == Fuse::relu)
+            dequantize<true>(acc, s + r, n - r >= 2 ? 2 : 1, s_w + p0, b, yr, out, width);
           else
-            for (index_t i = 0; i < (n - r >= 2 ? 2 : 1); ++i)
-              dequantize_row(acc[i], s[r + i], s_w + p0, b, yr + i * out, width);
+            dequantize<false>(acc, s + r, n - r >= 2 ? 2 : 1, s_w + p0, b, yr, out, width);
         }
       }
-      generic::ProductInt8<Tag>::activate(act, y + r0 * out, n, out);
+      if (act != Fuse::relu)  // (ReLU is fused into the epilogue)
+        generic::ProductInt8<Tag>::activate(act, y + r0 * out, n, out);
     }
   }
 };
