@@ -13,6 +13,11 @@
 //    (the float linear: about 7 for 16); all the full tiles of a row pair over a panel in one
 //    assembly loop, 11 instructions per tile beyond; a single row in tiles of 1 × 6 (15 for 96);
 //    the outputs left over (a panel's width mod 3 or 6) by the same loop for one output;
+//  - rows of whole vectors (in a multiple of 16) are quantized quad-transposed (quantize_row_t:
+//    lane j of the row's vectors walks the quads [j·in/16, (j + 1)·in/16)), so the gathers'
+//    addresses step by one quad row per vector instead of four; in a full panel (64 outputs: 256
+//    bytes, within the gather's immediate) the first gather steps them itself (writeback), and
+//    the tiles take 12 instructions for 96 multiply-adds (1 × 6: 14);
 //  - the reduction loop is tail-predicated (dlstp.32 / letp over the quads): the last 16 k may
 //    hold 1 to 3 quads, and the predicate zeroes the rest of the row's vector and keeps the
 //    gathers from reading past the panel (the weights' padding and the next panel are never read);
@@ -23,7 +28,8 @@
 //    the GELUs by generic::ProductInt8's activation pass;
 //  - quantize_row in vectors: max|x| on the bits (vbic of the sign, vmax.u32), x · inv (vmul),
 //    vcvtn (to nearest, ties to even) and a narrowing store (vstrb.32): 7 instructions per 4
-//    elements for both passes; the clamps are never needed (int8.hpp).
+//    elements for both passes (quantize_row_t, 16 elements an iteration: 30 per 16); the clamps
+//    are never needed (int8.hpp).
 // Integer sums are exact in any order: the bits are ref::linear_w8a8's, with MVE's documented
 // exception (README.md: its arithmetic flushes denormals) kept out of the quantization, where a
 // flushed input would change a q and every output of its row: rows whose max|x| is below kMinQuantizedMax (2⁻¹⁰⁰)
@@ -106,6 +112,62 @@ struct ProductInt8 {
     return a / 127.0f;
   }
 
+  /// quantize_row of a row of k = 16·n (n ≥ 1) into the quad-transposed layout of linear_w8a8's
+  /// whole-vector rows: bytes [16i, 16i + 16) of q hold the quads i, n + i, 2n + i and 3n + i, so
+  /// that lane j of the tiles' vectors walks the quads [j·n, (j + 1)·n) and the weights' addresses
+  /// of consecutive vectors are one quad row apart (in the gathers' immediate range: Wb). Both
+  /// passes over 16 elements per iteration: max|x| on the bits in 13 instructions, x · inv, vcvtn
+  /// and the narrowing stores in 17 (quantize_row: 16 and 20). The same q and scale as
+  /// quantize_row, moved; the rows the vectors must not quantize go to the generic code (zeros:
+  /// the same in either layout).
+  static float quantize_row_t(const float* x, index_t k, std::int8_t* q) {
+    const index_t n = k / 16;
+    uint32x4_t m;
+    const float* p = x;
+    asm volatile(
+        "vmov.i32 %q[m], #0\n"
+        "dls lr, %[n]\n"
+        "1:\n"
+        "vldrw.u32 q0, [%[p]], #64\n"
+        "vldrw.u32 q1, [%[p], #-48]\n"
+        "vldrw.u32 q2, [%[p], #-32]\n"
+        "vldrw.u32 q3, [%[p], #-16]\n"
+        ".irp i, 0, 1, 2, 3\n vbic.i32 q\\i, #0x80000000\n .endr\n"  // |x| as bits (quantize_row)
+        "vmax.u32 q0, q0, q1\n"
+        "vmax.u32 q2, q2, q3\n"
+        "vmax.u32 q0, q0, q2\n"
+        "vmax.u32 %q[m], %q[m], q0\n"
+        "le lr, 1b\n"
+        : [m] "=&w"(m), [p] "+r"(p)
+        : [n] "r"(n)
+        : "q0", "q1", "q2", "q3", "lr", "memory");
+    const std::uint32_t bits = vmaxvq_u32(0, m);
+    const float a = std::bit_cast<float>(bits);
+    // not finite, or below kMinQuantizedMax (zeros among them): the scalar code's zeros
+    if (!(bits < 0x7F800000u) || a < kMinQuantizedMax) return generic::ProductInt8<Tag>::quantize_row(x, k, q, false);
+    const float inv = 127.0f / a;
+    const float *p0 = x, *p1 = x + 4 * n, *p2 = x + 8 * n, *p3 = x + 12 * n;
+    std::uintptr_t d = reinterpret_cast<std::uintptr_t>(q) - 16;  // (the first store's writeback adds 16)
+    asm volatile(
+        "dls lr, %[n]\n"
+        "1:\n"
+        "vldrw.u32 q0, [%[p0]], #16\n"
+        "vldrw.u32 q1, [%[p1]], #16\n"
+        "vldrw.u32 q2, [%[p2]], #16\n"
+        "vldrw.u32 q3, [%[p3]], #16\n"
+        ".irp i, 0, 1, 2, 3\n vmul.f32 q\\i, q\\i, %[inv]\n .endr\n"
+        ".irp i, 0, 1, 2, 3\n vcvtn.s32.f32 q\\i, q\\i\n .endr\n"  // to nearest, ties to even; |q| <= 127
+        "vstrb.32 q0, [%[d], #16]!\n"
+        "vstrb.32 q1, [%[d], #4]\n"
+        "vstrb.32 q2, [%[d], #8]\n"
+        "vstrb.32 q3, [%[d], #12]\n"
+        "le lr, 1b\n"
+        : [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3), [d] "+l"(d)
+        : [n] "r"(n), [inv] "r"(inv)
+        : "q0", "q1", "q2", "q3", "lr", "memory");
+    return a / 127.0f;
+  }
+
   /// Kernels::quantize_rows (kernels/api.hpp): quantize_row over each row, exactly k bytes (the
   /// w8a8 attention's Q, K and V rows of a head); rows of 4, 8, 12 or 16 in registers (quantize_v).
   static void quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
@@ -173,11 +235,14 @@ struct ProductInt8 {
   }
 
   /// 2 rows (x0, x1) × 3·`tiles` outputs, quads ≥ 1: the sums over the quads into a[0, 3·tiles)
-  /// (row 0) and a[kWeightPanel, ...) (row 1); w: the addresses of output 0's quads 0..3, step:
-  /// 4 quad rows in bytes. One assembly loop over the tiles (the sums of a tile in r0-r10, zeroed by
-  /// one ldm of 6 zero words pushed on the stack, stored by two stm); per 16 k 13 instructions
-  /// (the file's comment), per tile 11 more. Not inlined: inlined into linear_w8a8, GCC 12 finds
-  /// no registers for the 13 general-purpose operands ("impossible constraints").
+  /// (row 0) and a[kWeightPanel, ...) (row 1); w: the addresses of output 0's first quads in the
+  /// lanes (the quads the rows' first vector holds), step: from one vector's quads to the next's
+  /// in bytes. Wb (transposed rows of a full panel, step = one quad row of kWeightPanel outputs):
+  /// the first gather steps the addresses itself (writeback), one instruction fewer per 16 k. One assembly loop over
+  /// the tiles (the sums of a tile in r0-r10, zeroed by one ldm of 6 zero words pushed on the stack, stored by two
+  /// stm); per 16 k 13 instructions (the file's comment), per tile 11 more. Not inlined: inlined into linear_w8a8, GCC
+  /// 12 finds no registers for the 13 general-purpose operands ("impossible constraints").
+  template <bool Wb>
   [[gnu::noinline]] static void tiles23(const std::int8_t* x0, const std::int8_t* x1, index_t quads, index_t tiles,
                                         uint32x4_t w, uint32x4_t step, std::int32_t* a) {
     const index_t bytes = (quads + 3) / 4 * 16;  // of a row per tile: the loop's whole vectors
@@ -197,12 +262,12 @@ struct ProductInt8 {
         "strd r0, r2, [sp, #-8]!\n"
         "1:\n"
         "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
-        "vmov %q[t], %q[w]\n"
+        ".if %c[wb]\n vsub.i32 %q[t], %q[w], %q[s]\n .else\n vmov %q[t], %q[w]\n .endif\n"
         "dlstp.32 lr, %[n]\n"
         "2:\n"
         "vldrb.u8 q0, [%[x0]], #16\n"
         "vldrb.u8 q1, [%[x1]], #16\n"
-        "vldrw.u32 q2, [%q[t]]\n"
+        ".if %c[wb]\n vldrw.u32 q2, [%q[t], #%c[ldw]]!\n .else\n vldrw.u32 q2, [%q[t]]\n .endif\n"
         "vmladava.s8 r0, q0, q2\n"
         "vmladava.s8 r6, q1, q2\n"
         "vldrw.u32 q3, [%q[t], #4]\n"
@@ -211,7 +276,7 @@ struct ProductInt8 {
         "vldrw.u32 q2, [%q[t], #8]\n"
         "vmladava.s8 r4, q0, q2\n"
         "vmladava.s8 r10, q1, q2\n"
-        "vadd.i32 %q[t], %q[t], %q[s]\n"
+        ".if %c[wb] == 0\n vadd.i32 %q[t], %q[t], %q[s]\n .endif\n"
         "letp lr, 2b\n"
         "stm %[a]!, {r0, r2, r4}\n"
         "add lr, %[a], %[row1]\n"  // (lr is free between the loops)
@@ -224,12 +289,14 @@ struct ProductInt8 {
         "add sp, sp, #24\n"
         : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
           "=&r"(c5), [x0] "+r"(x0), [x1] "+r"(x1), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
-        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next), [row1] "I"(4 * kWeightPanel - 3 * 4)
+        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next), [row1] "I"(4 * kWeightPanel - 3 * 4),
+          [wb] "i"(Wb), [ldw] "i"(kQuadK * kWeightPanel)
         : "q0", "q1", "q2", "q3", "lr", "cc", "memory");
   }
 
   /// 1 row × 6·`tiles` outputs, quads ≥ 1: the sums into a[0, 6·tiles) (as tiles23; per 16 k 15
   /// instructions, per tile 8 more).
+  template <bool Wb>
   [[gnu::noinline]] static void tiles16(const std::int8_t* x, index_t quads, index_t tiles, uint32x4_t w,
                                         uint32x4_t step, std::int32_t* a) {
     const index_t bytes = (quads + 3) / 4 * 16;
@@ -249,11 +316,11 @@ struct ProductInt8 {
         "strd r0, r2, [sp, #-8]!\n"
         "1:\n"
         "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
-        "vmov %q[t], %q[w]\n"
+        ".if %c[wb]\n vsub.i32 %q[t], %q[w], %q[s]\n .else\n vmov %q[t], %q[w]\n .endif\n"
         "dlstp.32 lr, %[n]\n"
         "2:\n"
         "vldrb.u8 q0, [%[x]], #16\n"
-        "vldrw.u32 q1, [%q[t]]\n"
+        ".if %c[wb]\n vldrw.u32 q1, [%q[t], #%c[ldw]]!\n .else\n vldrw.u32 q1, [%q[t]]\n .endif\n"
         "vmladava.s8 r0, q0, q1\n"
         "vldrw.u32 q2, [%q[t], #4]\n"
         "vmladava.s8 r2, q0, q2\n"
@@ -265,7 +332,7 @@ struct ProductInt8 {
         "vmladava.s8 r8, q0, q1\n"
         "vldrw.u32 q2, [%q[t], #20]\n"
         "vmladava.s8 r10, q0, q2\n"
-        "vadd.i32 %q[t], %q[t], %q[s]\n"
+        ".if %c[wb] == 0\n vadd.i32 %q[t], %q[t], %q[s]\n .endif\n"
         "letp lr, 2b\n"
         "stm %[a]!, {r0, r2, r4, r6, r8, r10}\n"
         "sub %[x], %[x], %[bytes]\n"
@@ -275,7 +342,8 @@ struct ProductInt8 {
         "add sp, sp, #24\n"
         : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
           "=&r"(c5), [x] "+r"(x), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
-        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next)
+        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next), [wb] "i"(Wb),
+          [ldw] "i"(kQuadK * kWeightPanel)
         : "q0", "q1", "q2", "lr", "cc", "memory");
   }
 
@@ -445,25 +513,36 @@ struct ProductInt8 {
       return;
     }
     const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in);
+    // rows of whole vectors: quad-transposed (quantize_row_t), lane j walking quads [j·lane, (j + 1)·lane)
+    const bool transposed = in % 16 == 0 && in > 0;
+    const index_t lane = transposed ? quads / 4 : 1;
     std::int32_t acc[2][kWeightPanel];
     float s[kGroup];
     for (index_t r0 = 0; r0 < rows; r0 += kGroup) {
       const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
-      for (index_t r = 0; r < n; ++r) s[r] = quantize_row(x + (r0 + r) * in, in, scratch + r * ld);
+      for (index_t r = 0; r < n; ++r)
+        s[r] = transposed ? quantize_row_t(x + (r0 + r) * in, in, scratch + r * ld)
+                          : quantize_row(x + (r0 + r) * in, in, scratch + r * ld);
       for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
         const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
         const std::int8_t* wp = qw + p0 * in4;
         const std::uint32_t ldw = static_cast<std::uint32_t>(width * kQuadK);
-        // output 0's quads 0..3, and 4 quad rows further
-        const uint32x4_t quad_rows = vmulq_n_u32(vidupq_n_u32(0, 1), ldw);
-        const uint32x4_t base = vaddq_n_u32(quad_rows, address_of(wp)), step = vdupq_n_u32(4 * ldw);
+        // output 0's quads in the lanes of the rows' first vector (0..3, or 0, lane, 2·lane, 3·lane),
+        // and the next vector's (4 quad rows further, or 1)
+        const uint32x4_t quad_rows = vmulq_n_u32(vidupq_n_u32(0, 1), ldw * lane);
+        const uint32x4_t base = vaddq_n_u32(quad_rows, address_of(wp));
+        const uint32x4_t step = vdupq_n_u32(transposed ? ldw : 4 * ldw);
+        const bool wb = transposed && width == kWeightPanel;  // (the gathers' writeback: an immediate)
         for (index_t r = 0; r < n; r += 2) {
           const std::int8_t* x0 = scratch + r * ld;
           const std::int8_t* x1 = x0 + ld;
           index_t o = 0;
           if (n - r >= 2) {
             if (quads > 0 && width >= 3) {
-              tiles23(x0, x1, quads, width / 3, base, step, acc[0]);
+              if (wb)
+                tiles23<true>(x0, x1, quads, width / 3, base, step, acc[0]);
+              else
+                tiles23<false>(x0, x1, quads, width / 3, base, step, acc[0]);
               o = width / 3 * 3;
             }
             for (; o < width; ++o)
@@ -473,7 +552,10 @@ struct ProductInt8 {
                 acc[0][o] = acc[1][o] = 0;
           } else {
             if (quads > 0 && width >= 6) {
-              tiles16(x0, quads, width / 6, base, step, acc[0]);
+              if (wb)
+                tiles16<true>(x0, quads, width / 6, base, step, acc[0]);
+              else
+                tiles16<false>(x0, quads, width / 6, base, step, acc[0]);
               o = width / 6 * 6;
             }
             for (; o < width; ++o)
