@@ -240,13 +240,16 @@ struct ProductInt8 {
   /// in bytes. Wb (transposed rows of a full panel, step = one quad row of kWeightPanel outputs):
   /// the first gather steps the addresses itself (writeback), one instruction fewer per 16 k. One assembly loop over
   /// the tiles (the sums of a tile in r0-r10, zeroed by one ldm of 6 zero words pushed on the stack, stored by two
-  /// stm); per 16 k 13 instructions (the file's comment), per tile 11 more. Not inlined: inlined into linear_w8a8, GCC
-  /// 12 finds no registers for the 13 general-purpose operands ("impossible constraints").
+  /// stm); per 16 k 13 instructions (the file's comment; 12 with Wb), per tile 11 more (10). Not inlined: inlined into
+  /// linear_w8a8, GCC 12 finds no registers for the 13 general-purpose operands ("impossible constraints").
   template <bool Wb>
   [[gnu::noinline]] static void tiles23(const std::int8_t* x0, const std::int8_t* x1, index_t quads, index_t tiles,
                                         uint32x4_t w, uint32x4_t step, std::int32_t* a) {
     const index_t bytes = (quads + 3) / 4 * 16;  // of a row per tile: the loop's whole vectors
-    const uint32x4_t next = vdupq_n_u32(3 * kQuadK);
+    // Wb: from the addresses after a tile's loop to the next tile's (no lane is ever predicated off:
+    // the quads fill the vectors); else the next tile's from this one's (the loop's last step of the
+    // addresses leaves the predicated-off lanes behind)
+    const uint32x4_t back = vdupq_n_u32(Wb ? quads / 4 * kQuadK * kWeightPanel - 3 * kQuadK : 3 * kQuadK);
     uint32x4_t t;
     register std::int32_t c0 asm("r0");
     register std::int32_t c1 asm("r2");
@@ -260,9 +263,10 @@ struct ProductInt8 {
         "strd r0, r2, [sp, #-8]!\n"
         "strd r0, r2, [sp, #-8]!\n"
         "strd r0, r2, [sp, #-8]!\n"
+        ".if %c[wb]\n vsub.i32 %q[t], %q[w], %q[s]\n .endif\n"
         "1:\n"
         "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
-        ".if %c[wb]\n vsub.i32 %q[t], %q[w], %q[s]\n .else\n vmov %q[t], %q[w]\n .endif\n"
+        ".if %c[wb] == 0\n vmov %q[t], %q[w]\n .endif\n"
         "dlstp.32 lr, %[n]\n"
         "2:\n"
         "vldrb.u8 q0, [%[x0]], #16\n"
@@ -283,24 +287,24 @@ struct ProductInt8 {
         "stm lr, {r6, r8, r10}\n"
         "sub %[x0], %[x0], %[bytes]\n"
         "sub %[x1], %[x1], %[bytes]\n"
-        "vadd.i32 %q[w], %q[w], %q[next]\n"
+        ".if %c[wb]\n vsub.i32 %q[t], %q[t], %q[back]\n .else\n vadd.i32 %q[w], %q[w], %q[back]\n .endif\n"
         "subs %[tiles], %[tiles], #1\n"
         "bne 1b\n"
         "add sp, sp, #24\n"
         : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
           "=&r"(c5), [x0] "+r"(x0), [x1] "+r"(x1), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
-        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next), [row1] "I"(4 * kWeightPanel - 3 * 4),
+        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [back] "w"(back), [row1] "I"(4 * kWeightPanel - 3 * 4),
           [wb] "i"(Wb), [ldw] "i"(kQuadK * kWeightPanel)
         : "q0", "q1", "q2", "q3", "lr", "cc", "memory");
   }
 
   /// 1 row × 6·`tiles` outputs, quads ≥ 1: the sums into a[0, 6·tiles) (as tiles23; per 16 k 15
-  /// instructions, per tile 8 more).
+  /// instructions, 14 with Wb; per tile 8 more, 7).
   template <bool Wb>
   [[gnu::noinline]] static void tiles16(const std::int8_t* x, index_t quads, index_t tiles, uint32x4_t w,
                                         uint32x4_t step, std::int32_t* a) {
     const index_t bytes = (quads + 3) / 4 * 16;
-    const uint32x4_t next = vdupq_n_u32(6 * kQuadK);
+    const uint32x4_t back = vdupq_n_u32(Wb ? quads / 4 * kQuadK * kWeightPanel - 6 * kQuadK : 6 * kQuadK);
     uint32x4_t t;
     register std::int32_t c0 asm("r0");
     register std::int32_t c1 asm("r2");
@@ -314,9 +318,10 @@ struct ProductInt8 {
         "strd r0, r2, [sp, #-8]!\n"
         "strd r0, r2, [sp, #-8]!\n"
         "strd r0, r2, [sp, #-8]!\n"
+        ".if %c[wb]\n vsub.i32 %q[t], %q[w], %q[s]\n .endif\n"
         "1:\n"
         "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
-        ".if %c[wb]\n vsub.i32 %q[t], %q[w], %q[s]\n .else\n vmov %q[t], %q[w]\n .endif\n"
+        ".if %c[wb] == 0\n vmov %q[t], %q[w]\n .endif\n"
         "dlstp.32 lr, %[n]\n"
         "2:\n"
         "vldrb.u8 q0, [%[x]], #16\n"
@@ -336,13 +341,13 @@ struct ProductInt8 {
         "letp lr, 2b\n"
         "stm %[a]!, {r0, r2, r4, r6, r8, r10}\n"
         "sub %[x], %[x], %[bytes]\n"
-        "vadd.i32 %q[w], %q[w], %q[next]\n"
+        ".if %c[wb]\n vsub.i32 %q[t], %q[t], %q[back]\n .else\n vadd.i32 %q[w], %q[w], %q[back]\n .endif\n"
         "subs %[tiles], %[tiles], #1\n"
         "bne 1b\n"
         "add sp, sp, #24\n"
         : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
           "=&r"(c5), [x] "+r"(x), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
-        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next), [wb] "i"(Wb),
+        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [back] "w"(back), [wb] "i"(Wb),
           [ldw] "i"(kQuadK * kWeightPanel)
         : "q0", "q1", "q2", "lr", "cc", "memory");
   }
