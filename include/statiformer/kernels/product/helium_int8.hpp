@@ -238,9 +238,11 @@ struct ProductInt8 {
   /// (row 0) and a[kWeightPanel, ...) (row 1); w: the addresses of output 0's first quads in the
   /// lanes (the quads the rows' first vector holds), step: from one vector's quads to the next's
   /// in bytes. Wb (transposed rows of a full panel, step = one quad row of kWeightPanel outputs):
-  /// the first gather steps the addresses itself (writeback), one instruction fewer per 16 k. One assembly loop over
-  /// the tiles (the sums of a tile in r0-r10, zeroed by one ldm of 6 zero words pushed on the stack, stored by two
-  /// stm); per 16 k 13 instructions (the file's comment; 12 with Wb), per tile 11 more (10). Not inlined: inlined into
+  /// the first gather steps the addresses itself (writeback), one instruction fewer per 16 k, and the loop needs no
+  /// predication: its first 16 k are peeled (vmladav starts the sums) and the rest is a plain loop. One assembly loop
+  /// over the tiles (the sums of a tile in r0-r10, zeroed by one ldm of 6 zero words pushed on the stack, or started
+  /// by the peeled vmladav; stored by two stm); per 16 k 13 instructions (the file's comment; 12 with Wb, the peeled
+  /// 11), per tile 11 more (9). Not inlined: inlined into
   /// linear_w8a8, GCC 12 finds no registers for the 13 general-purpose operands ("impossible constraints").
   template <bool Wb>
   [[gnu::noinline]] static void tiles23(const std::int8_t* x0, const std::int8_t* x1, index_t quads, index_t tiles,
@@ -258,30 +260,46 @@ struct ProductInt8 {
     register std::int32_t c4 asm("r8");
     register std::int32_t c5 asm("r10");
     asm volatile(
-        "movs r0, #0\n"
-        "movs r2, #0\n"
-        "strd r0, r2, [sp, #-8]!\n"
-        "strd r0, r2, [sp, #-8]!\n"
-        "strd r0, r2, [sp, #-8]!\n"
-        ".if %c[wb]\n vsub.i32 %q[t], %q[w], %q[s]\n .endif\n"
+        ".macro stf_t23 op\n"  // 16 k: `op` vmladav.s8 (the first) or vmladava.s8
+        " vldrb.u8 q0, [%[x0]], #16\n"
+        " vldrb.u8 q1, [%[x1]], #16\n"
+        " .if %c[wb]\n vldrw.u32 q2, [%q[t], #%c[ldw]]!\n .else\n vldrw.u32 q2, [%q[t]]\n .endif\n"
+        " \\op r0, q0, q2\n"
+        " \\op r6, q1, q2\n"
+        " vldrw.u32 q3, [%q[t], #4]\n"
+        " \\op r2, q0, q3\n"
+        " \\op r8, q1, q3\n"
+        " vldrw.u32 q2, [%q[t], #8]\n"
+        " \\op r4, q0, q2\n"
+        " \\op r10, q1, q2\n"
+        " .if %c[wb] == 0\n vadd.i32 %q[t], %q[t], %q[s]\n .endif\n"
+        ".endm\n"
+        ".if %c[wb]\n"
+        " vsub.i32 %q[t], %q[w], %q[s]\n"
+        ".else\n"
+        " movs r0, #0\n"
+        " movs r2, #0\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        ".endif\n"
         "1:\n"
-        "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
-        ".if %c[wb] == 0\n vmov %q[t], %q[w]\n .endif\n"
-        "dlstp.32 lr, %[n]\n"
-        "2:\n"
-        "vldrb.u8 q0, [%[x0]], #16\n"
-        "vldrb.u8 q1, [%[x1]], #16\n"
-        ".if %c[wb]\n vldrw.u32 q2, [%q[t], #%c[ldw]]!\n .else\n vldrw.u32 q2, [%q[t]]\n .endif\n"
-        "vmladava.s8 r0, q0, q2\n"
-        "vmladava.s8 r6, q1, q2\n"
-        "vldrw.u32 q3, [%q[t], #4]\n"
-        "vmladava.s8 r2, q0, q3\n"
-        "vmladava.s8 r8, q1, q3\n"
-        "vldrw.u32 q2, [%q[t], #8]\n"
-        "vmladava.s8 r4, q0, q2\n"
-        "vmladava.s8 r10, q1, q2\n"
-        ".if %c[wb] == 0\n vadd.i32 %q[t], %q[t], %q[s]\n .endif\n"
-        "letp lr, 2b\n"
+        ".if %c[wb]\n"  // the first 16 k peeled (its products start the sums), then a plain loop
+        " stf_t23 vmladav.s8\n"
+        " wls lr, %[n], 3f\n"
+        " 2:\n"
+        " stf_t23 vmladava.s8\n"
+        " le lr, 2b\n"
+        " 3:\n"
+        ".else\n"  // the sums zeroed, a tail-predicated loop
+        " ldm sp, {r0, r2, r4, r6, r8, r10}\n"
+        " vmov %q[t], %q[w]\n"
+        " dlstp.32 lr, %[n]\n"
+        " 2:\n"
+        " stf_t23 vmladava.s8\n"
+        " letp lr, 2b\n"
+        ".endif\n"
+        ".purgem stf_t23\n"
         "stm %[a]!, {r0, r2, r4}\n"
         "add lr, %[a], %[row1]\n"  // (lr is free between the loops)
         "stm lr, {r6, r8, r10}\n"
@@ -290,16 +308,16 @@ struct ProductInt8 {
         ".if %c[wb]\n vsub.i32 %q[t], %q[t], %q[back]\n .else\n vadd.i32 %q[w], %q[w], %q[back]\n .endif\n"
         "subs %[tiles], %[tiles], #1\n"
         "bne 1b\n"
-        "add sp, sp, #24\n"
+        ".if %c[wb] == 0\n add sp, sp, #24\n .endif\n"
         : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
           "=&r"(c5), [x0] "+r"(x0), [x1] "+r"(x1), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
-        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [back] "w"(back), [row1] "I"(4 * kWeightPanel - 3 * 4),
-          [wb] "i"(Wb), [ldw] "i"(kQuadK * kWeightPanel)
+        : [n] "r"(Wb ? quads / 4 - 1 : quads), [bytes] "r"(bytes), [s] "w"(step), [back] "w"(back),
+          [row1] "I"(4 * kWeightPanel - 3 * 4), [wb] "i"(Wb), [ldw] "i"(kQuadK * kWeightPanel)
         : "q0", "q1", "q2", "q3", "lr", "cc", "memory");
   }
 
   /// 1 row × 6·`tiles` outputs, quads ≥ 1: the sums into a[0, 6·tiles) (as tiles23; per 16 k 15
-  /// instructions, 14 with Wb; per tile 8 more, 7).
+  /// instructions, 14 with Wb, the peeled 13; per tile 8 more, 6).
   template <bool Wb>
   [[gnu::noinline]] static void tiles16(const std::int8_t* x, index_t quads, index_t tiles, uint32x4_t w,
                                         uint32x4_t step, std::int32_t* a) {
@@ -313,41 +331,57 @@ struct ProductInt8 {
     register std::int32_t c4 asm("r8");
     register std::int32_t c5 asm("r10");
     asm volatile(
-        "movs r0, #0\n"
-        "movs r2, #0\n"
-        "strd r0, r2, [sp, #-8]!\n"
-        "strd r0, r2, [sp, #-8]!\n"
-        "strd r0, r2, [sp, #-8]!\n"
-        ".if %c[wb]\n vsub.i32 %q[t], %q[w], %q[s]\n .endif\n"
+        ".macro stf_t16 op\n"  // 16 k: `op` vmladav.s8 (the first) or vmladava.s8
+        " vldrb.u8 q0, [%[x]], #16\n"
+        " .if %c[wb]\n vldrw.u32 q1, [%q[t], #%c[ldw]]!\n .else\n vldrw.u32 q1, [%q[t]]\n .endif\n"
+        " \\op r0, q0, q1\n"
+        " vldrw.u32 q2, [%q[t], #4]\n"
+        " \\op r2, q0, q2\n"
+        " vldrw.u32 q1, [%q[t], #8]\n"
+        " \\op r4, q0, q1\n"
+        " vldrw.u32 q2, [%q[t], #12]\n"
+        " \\op r6, q0, q2\n"
+        " vldrw.u32 q1, [%q[t], #16]\n"
+        " \\op r8, q0, q1\n"
+        " vldrw.u32 q2, [%q[t], #20]\n"
+        " \\op r10, q0, q2\n"
+        " .if %c[wb] == 0\n vadd.i32 %q[t], %q[t], %q[s]\n .endif\n"
+        ".endm\n"
+        ".if %c[wb]\n"
+        " vsub.i32 %q[t], %q[w], %q[s]\n"
+        ".else\n"
+        " movs r0, #0\n"
+        " movs r2, #0\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        ".endif\n"
         "1:\n"
-        "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
-        ".if %c[wb] == 0\n vmov %q[t], %q[w]\n .endif\n"
-        "dlstp.32 lr, %[n]\n"
-        "2:\n"
-        "vldrb.u8 q0, [%[x]], #16\n"
-        ".if %c[wb]\n vldrw.u32 q1, [%q[t], #%c[ldw]]!\n .else\n vldrw.u32 q1, [%q[t]]\n .endif\n"
-        "vmladava.s8 r0, q0, q1\n"
-        "vldrw.u32 q2, [%q[t], #4]\n"
-        "vmladava.s8 r2, q0, q2\n"
-        "vldrw.u32 q1, [%q[t], #8]\n"
-        "vmladava.s8 r4, q0, q1\n"
-        "vldrw.u32 q2, [%q[t], #12]\n"
-        "vmladava.s8 r6, q0, q2\n"
-        "vldrw.u32 q1, [%q[t], #16]\n"
-        "vmladava.s8 r8, q0, q1\n"
-        "vldrw.u32 q2, [%q[t], #20]\n"
-        "vmladava.s8 r10, q0, q2\n"
-        ".if %c[wb] == 0\n vadd.i32 %q[t], %q[t], %q[s]\n .endif\n"
-        "letp lr, 2b\n"
+        ".if %c[wb]\n"  // (as tiles23)
+        " stf_t16 vmladav.s8\n"
+        " wls lr, %[n], 3f\n"
+        " 2:\n"
+        " stf_t16 vmladava.s8\n"
+        " le lr, 2b\n"
+        " 3:\n"
+        ".else\n"
+        " ldm sp, {r0, r2, r4, r6, r8, r10}\n"
+        " vmov %q[t], %q[w]\n"
+        " dlstp.32 lr, %[n]\n"
+        " 2:\n"
+        " stf_t16 vmladava.s8\n"
+        " letp lr, 2b\n"
+        ".endif\n"
+        ".purgem stf_t16\n"
         "stm %[a]!, {r0, r2, r4, r6, r8, r10}\n"
         "sub %[x], %[x], %[bytes]\n"
         ".if %c[wb]\n vsub.i32 %q[t], %q[t], %q[back]\n .else\n vadd.i32 %q[w], %q[w], %q[back]\n .endif\n"
         "subs %[tiles], %[tiles], #1\n"
         "bne 1b\n"
-        "add sp, sp, #24\n"
+        ".if %c[wb] == 0\n add sp, sp, #24\n .endif\n"
         : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
           "=&r"(c5), [x] "+r"(x), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
-        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [back] "w"(back), [wb] "i"(Wb),
+        : [n] "r"(Wb ? quads / 4 - 1 : quads), [bytes] "r"(bytes), [s] "w"(step), [back] "w"(back), [wb] "i"(Wb),
           [ldw] "i"(kQuadK * kWeightPanel)
         : "q0", "q1", "q2", "lr", "cc", "memory");
   }
