@@ -13,16 +13,23 @@
 //    (the float linear: about 7 for 16); all the full tiles of a row pair over a panel in one
 //    assembly loop, 11 instructions per tile beyond; a single row in tiles of 1 × 6 (15 for 96);
 //    the outputs left over (a panel's width mod 3 or 6) by the same loop for one output;
+//  - rows of whole vectors (in a multiple of 16) are quantized quad-transposed (quantize_row_t:
+//    lane j of the row's vectors walks the quads [j·in/16, (j + 1)·in/16)), so the gathers'
+//    addresses step by one quad row per vector instead of four; in a full panel (64 outputs: 256
+//    bytes, within the gather's immediate) the first gather steps them itself (writeback), and
+//    the tiles take 12 instructions for 96 multiply-adds (1 × 6: 14);
 //  - the reduction loop is tail-predicated (dlstp.32 / letp over the quads): the last 16 k may
 //    hold 1 to 3 quads, and the predicate zeroes the rest of the row's vector and keeps the
 //    gathers from reading past the panel (the weights' padding and the next panel are never read);
 //  - the sums are stored (stm) into an int32 row of the panel, and the epilogue
 //    fma(float(acc), s_x · s_w, b) runs over it in a tail-predicated loop, 14 instructions per 4
-//    outputs of a row pair (vcvt rounds to nearest even, vfma is fused: the scalar bits), then
-//    generic::ProductInt8's activation pass;
+//    outputs of a row pair (vcvt rounds to nearest even, vfma is fused: the scalar bits); ReLU
+//    fused into it (vmaxnm with +0, 2 more: the activation pass took 10 per 4 outputs of a row),
+//    the GELUs by generic::ProductInt8's activation pass;
 //  - quantize_row in vectors: max|x| on the bits (vbic of the sign, vmax.u32), x · inv (vmul),
 //    vcvtn (to nearest, ties to even) and a narrowing store (vstrb.32): 7 instructions per 4
-//    elements for both passes; the clamps are never needed (int8.hpp).
+//    elements for both passes (quantize_row_t, 16 elements an iteration: 30 per 16); the clamps
+//    are never needed (int8.hpp).
 // Integer sums are exact in any order: the bits are ref::linear_w8a8's, with MVE's documented
 // exception (README.md: its arithmetic flushes denormals) kept out of the quantization, where a
 // flushed input would change a q and every output of its row: rows whose max|x| is below kMinQuantizedMax (2⁻¹⁰⁰)
@@ -105,6 +112,62 @@ struct ProductInt8 {
     return a / 127.0f;
   }
 
+  /// quantize_row of a row of k = 16·n (n ≥ 1) into the quad-transposed layout of linear_w8a8's
+  /// whole-vector rows: bytes [16i, 16i + 16) of q hold the quads i, n + i, 2n + i and 3n + i, so
+  /// that lane j of the tiles' vectors walks the quads [j·n, (j + 1)·n) and the weights' addresses
+  /// of consecutive vectors are one quad row apart (in the gathers' immediate range: Wb). Both
+  /// passes over 16 elements per iteration: max|x| on the bits in 13 instructions, x · inv, vcvtn
+  /// and the narrowing stores in 17 (quantize_row: 16 and 20). The same q and scale as
+  /// quantize_row, moved; the rows the vectors must not quantize go to the generic code (zeros:
+  /// the same in either layout).
+  static float quantize_row_t(const float* x, index_t k, std::int8_t* q) {
+    const index_t n = k / 16;
+    uint32x4_t m;
+    const float* p = x;
+    asm volatile(
+        "vmov.i32 %q[m], #0\n"
+        "dls lr, %[n]\n"
+        "1:\n"
+        "vldrw.u32 q0, [%[p]], #64\n"
+        "vldrw.u32 q1, [%[p], #-48]\n"
+        "vldrw.u32 q2, [%[p], #-32]\n"
+        "vldrw.u32 q3, [%[p], #-16]\n"
+        ".irp i, 0, 1, 2, 3\n vbic.i32 q\\i, #0x80000000\n .endr\n"  // |x| as bits (quantize_row)
+        "vmax.u32 q0, q0, q1\n"
+        "vmax.u32 q2, q2, q3\n"
+        "vmax.u32 q0, q0, q2\n"
+        "vmax.u32 %q[m], %q[m], q0\n"
+        "le lr, 1b\n"
+        : [m] "=&w"(m), [p] "+r"(p)
+        : [n] "r"(n)
+        : "q0", "q1", "q2", "q3", "lr", "memory");
+    const std::uint32_t bits = vmaxvq_u32(0, m);
+    const float a = std::bit_cast<float>(bits);
+    // not finite, or below kMinQuantizedMax (zeros among them): the scalar code's zeros
+    if (!(bits < 0x7F800000u) || a < kMinQuantizedMax) return generic::ProductInt8<Tag>::quantize_row(x, k, q, false);
+    const float inv = 127.0f / a;
+    const float *p0 = x, *p1 = x + 4 * n, *p2 = x + 8 * n, *p3 = x + 12 * n;
+    std::uintptr_t d = reinterpret_cast<std::uintptr_t>(q) - 16;  // (the first store's writeback adds 16)
+    asm volatile(
+        "dls lr, %[n]\n"
+        "1:\n"
+        "vldrw.u32 q0, [%[p0]], #16\n"
+        "vldrw.u32 q1, [%[p1]], #16\n"
+        "vldrw.u32 q2, [%[p2]], #16\n"
+        "vldrw.u32 q3, [%[p3]], #16\n"
+        ".irp i, 0, 1, 2, 3\n vmul.f32 q\\i, q\\i, %[inv]\n .endr\n"
+        ".irp i, 0, 1, 2, 3\n vcvtn.s32.f32 q\\i, q\\i\n .endr\n"  // to nearest, ties to even; |q| <= 127
+        "vstrb.32 q0, [%[d], #16]!\n"
+        "vstrb.32 q1, [%[d], #4]\n"
+        "vstrb.32 q2, [%[d], #8]\n"
+        "vstrb.32 q3, [%[d], #12]\n"
+        "le lr, 1b\n"
+        : [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3), [d] "+l"(d)
+        : [n] "r"(n), [inv] "r"(inv)
+        : "q0", "q1", "q2", "q3", "lr", "memory");
+    return a / 127.0f;
+  }
+
   /// Kernels::quantize_rows (kernels/api.hpp): quantize_row over each row, exactly k bytes (the
   /// w8a8 attention's Q, K and V rows of a head); rows of 4, 8, 12 or 16 in registers (quantize_v).
   static void quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
@@ -172,15 +235,23 @@ struct ProductInt8 {
   }
 
   /// 2 rows (x0, x1) × 3·`tiles` outputs, quads ≥ 1: the sums over the quads into a[0, 3·tiles)
-  /// (row 0) and a[kWeightPanel, ...) (row 1); w: the addresses of output 0's quads 0..3, step:
-  /// 4 quad rows in bytes. One assembly loop over the tiles (the sums of a tile in r0-r10, zeroed by
-  /// one ldm of 6 zero words pushed on the stack, stored by two stm); per 16 k 13 instructions
-  /// (the file's comment), per tile 11 more. Not inlined: inlined into linear_w8a8, GCC 12 finds
-  /// no registers for the 13 general-purpose operands ("impossible constraints").
+  /// (row 0) and a[kWeightPanel, ...) (row 1); w: the addresses of output 0's first quads in the
+  /// lanes (the quads the rows' first vector holds), step: from one vector's quads to the next's
+  /// in bytes. Wb (transposed rows of a full panel, step = one quad row of kWeightPanel outputs):
+  /// the first gather steps the addresses itself (writeback), one instruction fewer per 16 k, and the loop needs no
+  /// predication: its first 16 k are peeled (vmladav starts the sums) and the rest is a plain loop. One assembly loop
+  /// over the tiles (the sums of a tile in r0-r10, zeroed by one ldm of 6 zero words pushed on the stack, or started
+  /// by the peeled vmladav; stored by two stm); per 16 k 13 instructions (the file's comment; 12 with Wb, the peeled
+  /// 11), per tile 11 more (9). Not inlined: inlined into
+  /// linear_w8a8, GCC 12 finds no registers for the 13 general-purpose operands ("impossible constraints").
+  template <bool Wb>
   [[gnu::noinline]] static void tiles23(const std::int8_t* x0, const std::int8_t* x1, index_t quads, index_t tiles,
                                         uint32x4_t w, uint32x4_t step, std::int32_t* a) {
     const index_t bytes = (quads + 3) / 4 * 16;  // of a row per tile: the loop's whole vectors
-    const uint32x4_t next = vdupq_n_u32(3 * kQuadK);
+    // Wb: from the addresses after a tile's loop to the next tile's (no lane is ever predicated off:
+    // the quads fill the vectors); else the next tile's from this one's (the loop's last step of the
+    // addresses leaves the predicated-off lanes behind)
+    const uint32x4_t back = vdupq_n_u32(Wb ? quads / 4 * kQuadK * kWeightPanel - 3 * kQuadK : 3 * kQuadK);
     uint32x4_t t;
     register std::int32_t c0 asm("r0");
     register std::int32_t c1 asm("r2");
@@ -189,50 +260,69 @@ struct ProductInt8 {
     register std::int32_t c4 asm("r8");
     register std::int32_t c5 asm("r10");
     asm volatile(
-        "movs r0, #0\n"
-        "movs r2, #0\n"
-        "strd r0, r2, [sp, #-8]!\n"
-        "strd r0, r2, [sp, #-8]!\n"
-        "strd r0, r2, [sp, #-8]!\n"
+        ".macro stf_t23 op\n"  // 16 k: `op` vmladav.s8 (the first) or vmladava.s8
+        " vldrb.u8 q0, [%[x0]], #16\n"
+        " vldrb.u8 q1, [%[x1]], #16\n"
+        " .if %c[wb]\n vldrw.u32 q2, [%q[t], #%c[ldw]]!\n .else\n vldrw.u32 q2, [%q[t]]\n .endif\n"
+        " \\op r0, q0, q2\n"
+        " \\op r6, q1, q2\n"
+        " vldrw.u32 q3, [%q[t], #4]\n"
+        " \\op r2, q0, q3\n"
+        " \\op r8, q1, q3\n"
+        " vldrw.u32 q2, [%q[t], #8]\n"
+        " \\op r4, q0, q2\n"
+        " \\op r10, q1, q2\n"
+        " .if %c[wb] == 0\n vadd.i32 %q[t], %q[t], %q[s]\n .endif\n"
+        ".endm\n"
+        ".if %c[wb]\n"
+        " vsub.i32 %q[t], %q[w], %q[s]\n"
+        ".else\n"
+        " movs r0, #0\n"
+        " movs r2, #0\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        ".endif\n"
         "1:\n"
-        "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
-        "vmov %q[t], %q[w]\n"
-        "dlstp.32 lr, %[n]\n"
-        "2:\n"
-        "vldrb.u8 q0, [%[x0]], #16\n"
-        "vldrb.u8 q1, [%[x1]], #16\n"
-        "vldrw.u32 q2, [%q[t]]\n"
-        "vmladava.s8 r0, q0, q2\n"
-        "vmladava.s8 r6, q1, q2\n"
-        "vldrw.u32 q3, [%q[t], #4]\n"
-        "vmladava.s8 r2, q0, q3\n"
-        "vmladava.s8 r8, q1, q3\n"
-        "vldrw.u32 q2, [%q[t], #8]\n"
-        "vmladava.s8 r4, q0, q2\n"
-        "vmladava.s8 r10, q1, q2\n"
-        "vadd.i32 %q[t], %q[t], %q[s]\n"
-        "letp lr, 2b\n"
+        ".if %c[wb]\n"  // the first 16 k peeled (its products start the sums), then a plain loop
+        " stf_t23 vmladav.s8\n"
+        " wls lr, %[n], 3f\n"
+        " 2:\n"
+        " stf_t23 vmladava.s8\n"
+        " le lr, 2b\n"
+        " 3:\n"
+        ".else\n"  // the sums zeroed, a tail-predicated loop
+        " ldm sp, {r0, r2, r4, r6, r8, r10}\n"
+        " vmov %q[t], %q[w]\n"
+        " dlstp.32 lr, %[n]\n"
+        " 2:\n"
+        " stf_t23 vmladava.s8\n"
+        " letp lr, 2b\n"
+        ".endif\n"
+        ".purgem stf_t23\n"
         "stm %[a]!, {r0, r2, r4}\n"
         "add lr, %[a], %[row1]\n"  // (lr is free between the loops)
         "stm lr, {r6, r8, r10}\n"
         "sub %[x0], %[x0], %[bytes]\n"
         "sub %[x1], %[x1], %[bytes]\n"
-        "vadd.i32 %q[w], %q[w], %q[next]\n"
+        ".if %c[wb]\n vsub.i32 %q[t], %q[t], %q[back]\n .else\n vadd.i32 %q[w], %q[w], %q[back]\n .endif\n"
         "subs %[tiles], %[tiles], #1\n"
         "bne 1b\n"
-        "add sp, sp, #24\n"
+        ".if %c[wb] == 0\n add sp, sp, #24\n .endif\n"
         : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
           "=&r"(c5), [x0] "+r"(x0), [x1] "+r"(x1), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
-        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next), [row1] "I"(4 * kWeightPanel - 3 * 4)
+        : [n] "r"(Wb ? quads / 4 - 1 : quads), [bytes] "r"(bytes), [s] "w"(step), [back] "w"(back),
+          [row1] "I"(4 * kWeightPanel - 3 * 4), [wb] "i"(Wb), [ldw] "i"(kQuadK * kWeightPanel)
         : "q0", "q1", "q2", "q3", "lr", "cc", "memory");
   }
 
   /// 1 row × 6·`tiles` outputs, quads ≥ 1: the sums into a[0, 6·tiles) (as tiles23; per 16 k 15
-  /// instructions, per tile 8 more).
+  /// instructions, 14 with Wb, the peeled 13; per tile 8 more, 6).
+  template <bool Wb>
   [[gnu::noinline]] static void tiles16(const std::int8_t* x, index_t quads, index_t tiles, uint32x4_t w,
                                         uint32x4_t step, std::int32_t* a) {
     const index_t bytes = (quads + 3) / 4 * 16;
-    const uint32x4_t next = vdupq_n_u32(6 * kQuadK);
+    const uint32x4_t back = vdupq_n_u32(Wb ? quads / 4 * kQuadK * kWeightPanel - 6 * kQuadK : 6 * kQuadK);
     uint32x4_t t;
     register std::int32_t c0 asm("r0");
     register std::int32_t c1 asm("r2");
@@ -241,40 +331,58 @@ struct ProductInt8 {
     register std::int32_t c4 asm("r8");
     register std::int32_t c5 asm("r10");
     asm volatile(
-        "movs r0, #0\n"
-        "movs r2, #0\n"
-        "strd r0, r2, [sp, #-8]!\n"
-        "strd r0, r2, [sp, #-8]!\n"
-        "strd r0, r2, [sp, #-8]!\n"
+        ".macro stf_t16 op\n"  // 16 k: `op` vmladav.s8 (the first) or vmladava.s8
+        " vldrb.u8 q0, [%[x]], #16\n"
+        " .if %c[wb]\n vldrw.u32 q1, [%q[t], #%c[ldw]]!\n .else\n vldrw.u32 q1, [%q[t]]\n .endif\n"
+        " \\op r0, q0, q1\n"
+        " vldrw.u32 q2, [%q[t], #4]\n"
+        " \\op r2, q0, q2\n"
+        " vldrw.u32 q1, [%q[t], #8]\n"
+        " \\op r4, q0, q1\n"
+        " vldrw.u32 q2, [%q[t], #12]\n"
+        " \\op r6, q0, q2\n"
+        " vldrw.u32 q1, [%q[t], #16]\n"
+        " \\op r8, q0, q1\n"
+        " vldrw.u32 q2, [%q[t], #20]\n"
+        " \\op r10, q0, q2\n"
+        " .if %c[wb] == 0\n vadd.i32 %q[t], %q[t], %q[s]\n .endif\n"
+        ".endm\n"
+        ".if %c[wb]\n"
+        " vsub.i32 %q[t], %q[w], %q[s]\n"
+        ".else\n"
+        " movs r0, #0\n"
+        " movs r2, #0\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        " strd r0, r2, [sp, #-8]!\n"
+        ".endif\n"
         "1:\n"
-        "ldm sp, {r0, r2, r4, r6, r8, r10}\n"
-        "vmov %q[t], %q[w]\n"
-        "dlstp.32 lr, %[n]\n"
-        "2:\n"
-        "vldrb.u8 q0, [%[x]], #16\n"
-        "vldrw.u32 q1, [%q[t]]\n"
-        "vmladava.s8 r0, q0, q1\n"
-        "vldrw.u32 q2, [%q[t], #4]\n"
-        "vmladava.s8 r2, q0, q2\n"
-        "vldrw.u32 q1, [%q[t], #8]\n"
-        "vmladava.s8 r4, q0, q1\n"
-        "vldrw.u32 q2, [%q[t], #12]\n"
-        "vmladava.s8 r6, q0, q2\n"
-        "vldrw.u32 q1, [%q[t], #16]\n"
-        "vmladava.s8 r8, q0, q1\n"
-        "vldrw.u32 q2, [%q[t], #20]\n"
-        "vmladava.s8 r10, q0, q2\n"
-        "vadd.i32 %q[t], %q[t], %q[s]\n"
-        "letp lr, 2b\n"
+        ".if %c[wb]\n"  // (as tiles23)
+        " stf_t16 vmladav.s8\n"
+        " wls lr, %[n], 3f\n"
+        " 2:\n"
+        " stf_t16 vmladava.s8\n"
+        " le lr, 2b\n"
+        " 3:\n"
+        ".else\n"
+        " ldm sp, {r0, r2, r4, r6, r8, r10}\n"
+        " vmov %q[t], %q[w]\n"
+        " dlstp.32 lr, %[n]\n"
+        " 2:\n"
+        " stf_t16 vmladava.s8\n"
+        " letp lr, 2b\n"
+        ".endif\n"
+        ".purgem stf_t16\n"
         "stm %[a]!, {r0, r2, r4, r6, r8, r10}\n"
         "sub %[x], %[x], %[bytes]\n"
-        "vadd.i32 %q[w], %q[w], %q[next]\n"
+        ".if %c[wb]\n vsub.i32 %q[t], %q[t], %q[back]\n .else\n vadd.i32 %q[w], %q[w], %q[back]\n .endif\n"
         "subs %[tiles], %[tiles], #1\n"
         "bne 1b\n"
-        "add sp, sp, #24\n"
+        ".if %c[wb] == 0\n add sp, sp, #24\n .endif\n"
         : "=&r"(c0), "=&r"(c1), "=&r"(c2), "=&r"(c3), "=&r"(c4),
           "=&r"(c5), [x] "+r"(x), [a] "+r"(a), [tiles] "+r"(tiles), [w] "+w"(w), [t] "=&w"(t)
-        : [n] "r"(quads), [bytes] "r"(bytes), [s] "w"(step), [next] "w"(next)
+        : [n] "r"(Wb ? quads / 4 - 1 : quads), [bytes] "r"(bytes), [s] "w"(step), [back] "w"(back), [wb] "i"(Wb),
+          [ldw] "i"(kQuadK * kWeightPanel)
         : "q0", "q1", "q2", "lr", "cc", "memory");
   }
 
@@ -320,19 +428,24 @@ struct ProductInt8 {
     }
   }
 
-  /// y[o] = fma(float(acc[o]), s_x · s_w[o], bias[o]) (or the product without a bias) for o < n:
-  /// generic::ProductInt8::dequantize in vectors (the same bits; see the file's comment).
+  /// y[o] = fma(float(acc[o]), s_x · s_w[o], bias[o]) (or the product without a bias) for o < n,
+  /// then ReLU if Relu (max(y, +0): y > 0 ? y : +0, also for -0 and NaN, the activation pass's
+  /// bits): generic::ProductInt8::dequantize in vectors (the same bits; see the file's comment).
+  template <bool Relu>
   static void dequantize_row(const std::int32_t* acc, float s_x, const float* s_w, const float* bias, float* y,
                              index_t n) {
     if (!(s_x - s_x == 0.0f)) {  // a row of NaN or infinity: its NaN as the scalar code makes it
-      for (index_t o = 0; o < n; ++o)
-        y[o] = generic::ProductInt8<Tag>::dequantize(acc[o], s_x, s_w[o], bias ? bias + o : nullptr);
+      for (index_t o = 0; o < n; ++o) {
+        const float v = generic::ProductInt8<Tag>::dequantize(acc[o], s_x, s_w[o], bias ? bias + o : nullptr);
+        y[o] = Relu ? (v > 0.0f ? v : 0.0f) : v;
+      }
       return;
     }
-    // one tail-predicated loop: 8 instructions per 4 outputs (the intrinsics' loop: a vpst per
-    // predicated load)
+    // one tail-predicated loop: 8 instructions per 4 outputs, 9 with ReLU (the intrinsics' loop: a
+    // vpst per predicated load)
     if (bias)
       asm volatile(
+          ".if %c[relu]\n vmov.i32 q3, #0\n .endif\n"
           "wlstp.32 lr, %[n], 2f\n"
           "1:\n"
           "vldrw.u32 q0, [%[acc]], #16\n"
@@ -341,14 +454,16 @@ struct ProductInt8 {
           "vcvt.f32.s32 q0, q0\n"  // (to nearest, ties to even)
           "vmul.f32 q1, q1, %[sx]\n"
           "vfma.f32 q2, q0, q1\n"
+          ".if %c[relu]\n vmaxnm.f32 q2, q2, q3\n .endif\n"
           "vstrw.32 q2, [%[y]], #16\n"
           "letp lr, 1b\n"
           "2:\n"
           : [acc] "+r"(acc), [sw] "+r"(s_w), [b] "+r"(bias), [y] "+r"(y)
-          : [n] "r"(n), [sx] "r"(s_x)
-          : "q0", "q1", "q2", "lr", "memory");
+          : [n] "r"(n), [sx] "r"(s_x), [relu] "i"(Relu)
+          : "q0", "q1", "q2", "q3", "lr", "memory");
     else
       asm volatile(
+          ".if %c[relu]\n vmov.i32 q3, #0\n .endif\n"
           "wlstp.32 lr, %[n], 2f\n"
           "1:\n"
           "vldrw.u32 q0, [%[acc]], #16\n"
@@ -356,21 +471,24 @@ struct ProductInt8 {
           "vcvt.f32.s32 q0, q0\n"
           "vmul.f32 q1, q1, %[sx]\n"
           "vmul.f32 q0, q0, q1\n"
+          ".if %c[relu]\n vmaxnm.f32 q0, q0, q3\n .endif\n"
           "vstrw.32 q0, [%[y]], #16\n"
           "letp lr, 1b\n"
           "2:\n"
           : [acc] "+r"(acc), [sw] "+r"(s_w), [y] "+r"(y)
-          : [n] "r"(n), [sx] "r"(s_x)
-          : "q0", "q1", "lr", "memory");
+          : [n] "r"(n), [sx] "r"(s_x), [relu] "i"(Relu)
+          : "q0", "q1", "q3", "lr", "memory");
   }
 
   /// dequantize_row for two rows: the sums acc[0, n) and acc[kWeightPanel, ...), scales s0 and s1,
   /// outputs y0 and y1, both finite scales (one loop: the weights' scales and the biases loaded
-  /// once, 14 instructions per 4 outputs of both rows, against 16 in two loops).
+  /// once, 14 instructions per 4 outputs of both rows, against 16 in two loops; 16 with ReLU).
+  template <bool Relu>
   static void dequantize_rows2(const std::int32_t* acc, float s0, float s1, const float* s_w, const float* bias,
                                float* y0, float* y1, index_t n) {
     if (bias)
       asm volatile(
+          ".if %c[relu]\n vmov.i32 q5, #0\n .endif\n"
           "wlstp.32 lr, %[n], 2f\n"
           "1:\n"
           "vldrw.u32 q0, [%[acc], %[row1]]\n"
@@ -384,15 +502,17 @@ struct ProductInt8 {
           "vfma.f32 q4, q0, q3\n"
           "vldrw.u32 q0, [%[b]], #16\n"
           "vfma.f32 q0, q1, q2\n"
+          ".if %c[relu]\n vmaxnm.f32 q0, q0, q5\n vmaxnm.f32 q4, q4, q5\n .endif\n"
           "vstrw.32 q0, [%[y0]], #16\n"
           "vstrw.32 q4, [%[y1]], #16\n"
           "letp lr, 1b\n"
           "2:\n"
           : [acc] "+r"(acc), [sw] "+r"(s_w), [b] "+r"(bias), [y0] "+r"(y0), [y1] "+r"(y1)
-          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel)
-          : "q0", "q1", "q2", "q3", "q4", "lr", "memory");
+          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel), [relu] "i"(Relu)
+          : "q0", "q1", "q2", "q3", "q4", "q5", "lr", "memory");
     else
       asm volatile(
+          ".if %c[relu]\n vmov.i32 q5, #0\n .endif\n"
           "wlstp.32 lr, %[n], 2f\n"
           "1:\n"
           "vldrw.u32 q0, [%[acc], %[row1]]\n"
@@ -404,13 +524,24 @@ struct ProductInt8 {
           "vmul.f32 q2, q2, %[s0]\n"
           "vmul.f32 q0, q0, q3\n"
           "vmul.f32 q1, q1, q2\n"
+          ".if %c[relu]\n vmaxnm.f32 q0, q0, q5\n vmaxnm.f32 q1, q1, q5\n .endif\n"
           "vstrw.32 q1, [%[y0]], #16\n"
           "vstrw.32 q0, [%[y1]], #16\n"
           "letp lr, 1b\n"
           "2:\n"
           : [acc] "+r"(acc), [sw] "+r"(s_w), [y0] "+r"(y0), [y1] "+r"(y1)
-          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel)
-          : "q0", "q1", "q2", "q3", "lr", "memory");
+          : [n] "r"(n), [s0] "r"(s0), [s1] "r"(s1), [row1] "I"(4 * kWeightPanel), [relu] "i"(Relu)
+          : "q0", "q1", "q2", "q3", "q5", "lr", "memory");
+  }
+
+  /// The epilogue of `rows` (1, 2) rows of one panel's sums (acc[i]: row i), ReLU fused if Relu.
+  template <bool Relu>
+  static void dequantize(const std::int32_t (*acc)[kWeightPanel], const float* s, index_t rows, const float* s_w,
+                         const float* b, float* y, index_t out, index_t width) {
+    if (rows == 2 && s[0] - s[0] == 0.0f && s[1] - s[1] == 0.0f)  // (finite)
+      dequantize_rows2<Relu>(acc[0], s[0], s[1], s_w, b, y, y + out, width);
+    else
+      for (index_t i = 0; i < rows; ++i) dequantize_row<Relu>(acc[i], s[i], s_w, b, y + i * out, width);
   }
 
   /// Kernels::linear_w8a8 (kernels/api.hpp).
@@ -421,25 +552,36 @@ struct ProductInt8 {
       return;
     }
     const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in);
+    // rows of whole vectors: quad-transposed (quantize_row_t), lane j walking quads [j·lane, (j + 1)·lane)
+    const bool transposed = in % 16 == 0 && in > 0;
+    const index_t lane = transposed ? quads / 4 : 1;
     std::int32_t acc[2][kWeightPanel];
     float s[kGroup];
     for (index_t r0 = 0; r0 < rows; r0 += kGroup) {
       const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
-      for (index_t r = 0; r < n; ++r) s[r] = quantize_row(x + (r0 + r) * in, in, scratch + r * ld);
+      for (index_t r = 0; r < n; ++r)
+        s[r] = transposed ? quantize_row_t(x + (r0 + r) * in, in, scratch + r * ld)
+                          : quantize_row(x + (r0 + r) * in, in, scratch + r * ld);
       for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
         const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
         const std::int8_t* wp = qw + p0 * in4;
         const std::uint32_t ldw = static_cast<std::uint32_t>(width * kQuadK);
-        // output 0's quads 0..3, and 4 quad rows further
-        const uint32x4_t quad_rows = vmulq_n_u32(vidupq_n_u32(0, 1), ldw);
-        const uint32x4_t base = vaddq_n_u32(quad_rows, address_of(wp)), step = vdupq_n_u32(4 * ldw);
+        // output 0's quads in the lanes of the rows' first vector (0..3, or 0, lane, 2·lane, 3·lane),
+        // and the next vector's (4 quad rows further, or 1)
+        const uint32x4_t quad_rows = vmulq_n_u32(vidupq_n_u32(0, 1), ldw * lane);
+        const uint32x4_t base = vaddq_n_u32(quad_rows, address_of(wp));
+        const uint32x4_t step = vdupq_n_u32(transposed ? ldw : 4 * ldw);
+        const bool wb = transposed && width == kWeightPanel;  // (the gathers' writeback: an immediate)
         for (index_t r = 0; r < n; r += 2) {
           const std::int8_t* x0 = scratch + r * ld;
           const std::int8_t* x1 = x0 + ld;
           index_t o = 0;
           if (n - r >= 2) {
             if (quads > 0 && width >= 3) {
-              tiles23(x0, x1, quads, width / 3, base, step, acc[0]);
+              if (wb)
+                tiles23<true>(x0, x1, quads, width / 3, base, step, acc[0]);
+              else
+                tiles23<false>(x0, x1, quads, width / 3, base, step, acc[0]);
               o = width / 3 * 3;
             }
             for (; o < width; ++o)
@@ -449,7 +591,10 @@ struct ProductInt8 {
                 acc[0][o] = acc[1][o] = 0;
           } else {
             if (quads > 0 && width >= 6) {
-              tiles16(x0, quads, width / 6, base, step, acc[0]);
+              if (wb)
+                tiles16<true>(x0, quads, width / 6, base, step, acc[0]);
+              else
+                tiles16<false>(x0, quads, width / 6, base, step, acc[0]);
               o = width / 6 * 6;
             }
             for (; o < width; ++o)
@@ -460,14 +605,14 @@ struct ProductInt8 {
           }
           const float* b = bias ? bias + p0 : nullptr;
           float* yr = y + (r0 + r) * out + p0;
-          if (n - r >= 2 && s[r] - s[r] == 0.0f && s[r + 1] - s[r + 1] == 0.0f)  // (finite)
-            dequantize_rows2(acc[0], s[r], s[r + 1], s_w + p0, b, yr, yr + out, width);
+          if (act == Fuse::relu)
+            dequantize<true>(acc, s + r, n - r >= 2 ? 2 : 1, s_w + p0, b, yr, out, width);
           else
-            for (index_t i = 0; i < (n - r >= 2 ? 2 : 1); ++i)
-              dequantize_row(acc[i], s[r + i], s_w + p0, b, yr + i * out, width);
+            dequantize<false>(acc, s + r, n - r >= 2 ? 2 : 1, s_w + p0, b, yr, out, width);
         }
       }
-      generic::ProductInt8<Tag>::activate(act, y + r0 * out, n, out);
+      if (act != Fuse::relu)  // (ReLU is fused into the epilogue)
+        generic::ProductInt8<Tag>::activate(act, y + r0 * out, n, out);
     }
   }
 };
