@@ -72,6 +72,8 @@ using Format = Float32;
 using dm::Input;
 using dm::parse_digits;
 using Model = Format::Model;
+static_assert(Model::arena_bytes + Model::state_bytes <= 24 * 1024,
+              "the demo's RAM budget (demo_model.hpp), in every format");
 static_assert(Model::src_len == dm::kSrcLen && Model::tgt_len == dm::kTgtLen && Model::tgt_vocab == dm::kVocab,
               "the demo's number formats share one shape (demo_model.hpp)");
 Model model;  // static: arena and caches live in .bss

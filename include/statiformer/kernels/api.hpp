@@ -133,7 +133,7 @@ constexpr index_t linear_w8a8_scratch_bytes(index_t rows, index_t in) {
 
 /// Reduction rows of one weight panel a w8a32 linear (Kernels::linear_w8a32) converts to float at a
 /// time, into its scratch (kernels/product/int8.hpp). The chunks compose in the float product's
-/// canonical order, so this size changes no bit: 32 (8 KB of scratch) on a microcontroller, 128
+/// canonical order, so this size changes no bit: 32 (4 KB of scratch, with kW8A32ChunkWidth) on a microcontroller, 128
 /// (32 KB) elsewhere, where longer chunks keep the product's tiles busy (AVX-512, 128×512→2048:
 /// 0.97× the float linear's speed with 128, 0.75× with 32).
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
@@ -142,9 +142,19 @@ inline constexpr index_t kW8A32ChunkK = 32;
 inline constexpr index_t kW8A32ChunkK = 128;
 #endif
 
+/// Outputs of a weight panel a w8a32 linear converts at a time, with kW8A32ChunkK reduction rows:
+/// half a panel (32; 4 KB of scratch, so the demo's w8a32 model keeps the demo's 24 KB RAM budget)
+/// on a microcontroller, the whole panel elsewhere. Each output's sums are its own column's, so
+/// this changes no bit either.
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+inline constexpr index_t kW8A32ChunkWidth = kWeightPanel / 2;
+#else
+inline constexpr index_t kW8A32ChunkWidth = kWeightPanel;
+#endif
+
 /// Floats of the scratch of one linear_w8a32 call over `in` inputs: one chunk of a weight panel.
 constexpr index_t linear_w8a32_scratch_floats(index_t in) {
-  return (in < kW8A32ChunkK ? in : kW8A32ChunkK) * kWeightPanel;
+  return (in < kW8A32ChunkK ? in : kW8A32ChunkK) * kW8A32ChunkWidth;
 }
 
 /// Floats of the scratch of one w8a8 attention call (Kernels::attention_rows_w8a8,

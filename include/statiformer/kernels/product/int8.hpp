@@ -117,10 +117,10 @@ struct ProductInt8 : Elementwise<Tag> {
   }
 
   /// Kernels::linear_w8a32 (kernels/api.hpp), on every target through its float product: per
-  /// weight panel, chunks of kW8A32ChunkK reduction rows converted to float into `scratch` (a
-  /// [chunk, width] float weight of one panel: float(int8) is exact), each chunk one call of the
-  /// variant's linear_block that continues the sums of the chunk before (so the chunks compose into
-  /// the canonical order over k from +0, whatever the chunk size), then the epilogue
+  /// weight panel, chunks of kW8A32ChunkK reduction rows × kW8A32ChunkWidth outputs converted to
+  /// float into `scratch` (a [chunk, width] float weight: float(int8) is exact), each chunk one
+  /// call of the variant's linear_block that continues the sums of the chunk before (so the chunks
+  /// compose into the canonical order over k from +0, whatever the chunk size), then the epilogue
   /// fma(acc, s_w[o], bias[o]) and act. The conversion is done once per call for all rows: with
   /// few rows (a decoding step) it costs more than the product.
   static void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
@@ -131,23 +131,26 @@ struct ProductInt8 : Elementwise<Tag> {
       const std::int8_t* wp = qw + p0 * in4;  // the panel: k-quads of `width` outputs
       for (index_t k0 = 0; k0 < in; k0 += kW8A32ChunkK) {
         const index_t kc = in - k0 < kW8A32ChunkK ? in - k0 : kW8A32ChunkK;
-        for (index_t q = 0; q < kc; q += kQuadK) {  // k0 + q starts a quad: its bytes are [o][k % 4]
-          const std::int8_t* wq = wp + (k0 + q) * width;
-          float* sq = scratch + q * width;
-          if (kc - q >= kQuadK) {
-            for (index_t o = 0; o < width; ++o) {
-              sq[o] = static_cast<float>(wq[4 * o]);
-              sq[width + o] = static_cast<float>(wq[4 * o + 1]);
-              sq[2 * width + o] = static_cast<float>(wq[4 * o + 2]);
-              sq[3 * width + o] = static_cast<float>(wq[4 * o + 3]);
+        for (index_t c0 = 0; c0 < width; c0 += kW8A32ChunkWidth) {  // outputs [c0, c0 + cw) of the panel
+          const index_t cw = width - c0 < kW8A32ChunkWidth ? width - c0 : kW8A32ChunkWidth;
+          for (index_t q = 0; q < kc; q += kQuadK) {  // k0 + q starts a quad: its bytes are [o][k % 4]
+            const std::int8_t* wq = wp + (k0 + q) * width + 4 * c0;
+            float* sq = scratch + q * cw;
+            if (kc - q >= kQuadK) {
+              for (index_t o = 0; o < cw; ++o) {
+                sq[o] = static_cast<float>(wq[4 * o]);
+                sq[cw + o] = static_cast<float>(wq[4 * o + 1]);
+                sq[2 * cw + o] = static_cast<float>(wq[4 * o + 2]);
+                sq[3 * cw + o] = static_cast<float>(wq[4 * o + 3]);
+              }
+            } else {
+              for (index_t j = 0; j < kc - q; ++j)
+                for (index_t o = 0; o < cw; ++o) sq[j * cw + o] = static_cast<float>(wq[4 * o + j]);
             }
-          } else {
-            for (index_t j = 0; j < kc - q; ++j)
-              for (index_t o = 0; o < width; ++o) sq[j * width + o] = static_cast<float>(wq[4 * o + j]);
           }
+          Kernels<Tag>::linear_block(x + k0, in, rows, kc, WeightBlock{scratch, kc, cw}, cw, y + p0 + c0, out, nullptr,
+                                     k0 > 0, Fuse::none);
         }
-        Kernels<Tag>::linear_block(x + k0, in, rows, kc, WeightBlock{scratch, kc, width}, width, y + p0, out, nullptr,
-                                   k0 > 0, Fuse::none);
       }
     }
     if (in == 0)  // no product: acc = +0
