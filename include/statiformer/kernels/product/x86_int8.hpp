@@ -1,26 +1,29 @@
 // statiformer — matrix products, x86 (AVX2, AVX-512), part: the int8 number format
 // (kernels/QUANTIZATION.md). The w8a8 linear of the avx2 and avx512 variants (selected by
 // kernels/product/select.hpp's ProductInt8Select; the generic one is kernels/product/int8.hpp):
-//  - each group of up to kQuantizedRowGroup rows is quantized into the scratch (vector max|x|,
-//    cvtps2dq in the default rounding mode, clamp to ±127), then every 64-output weight panel
-//    passes over the group in register tiles of up to 6 rows;
-//  - AVX-512 with AVX512-VNNI (checked at run time, below): tiles of 4 rows × 4 vectors of 16
-//    int32 sums, one `vpdpbusd` per row and vector per k-quad. vpdpbusd multiplies unsigned by
-//    signed bytes: the weights go in unsigned, w + 128 (one xor with 0x80 per weight vector, shared
-//    by the tile's rows), the activations signed (a broadcast of the row's quad), and each row's
-//    sum then holds 128·Σ_k q_x[r, k] too, subtracted once per row at the end (the row's sum is
-//    taken while quantizing it). The sums wrap around 2³² on the way (w + 128 ≤ 255) and the
-//    subtraction brings them back: two's complement arithmetic is exact modulo 2³², and the
-//    result is within int32 (in ≤ ref::kMaxQuantizedIn);
+//  - each group of up to kQuantizedRowGroup rows (twice as many where the quantized elements are
+//    bytes, the VNNI paths: the scratch has room for 2-byte ones) is quantized into the scratch
+//    (vector max|x|, cvtps2dq in the default rounding mode, clamp to ±127; AVX-512: max|x| on the
+//    bits and no clamp, see quantize_i8), then every 64-output weight panel passes over the group
+//    in register tiles of up to 6 rows (AVX512-VNNI: as even as they can be);
+//  - AVX-512 with AVX512-VNNI (checked at run time, below): tiles of 6 rows × 4 vectors of 16
+//    int32 sums, one `vpdpbusd` per row and vector per k-quad (in asm, see dpbusd), and ReLU in
+//    the epilogue. vpdpbusd multiplies unsigned by signed bytes: the weights go in unsigned,
+//    w + 128 (one xor with 0x80 per weight vector, shared by the tile's rows), the activations
+//    signed (a broadcast of the row's quad), and each row's sum then holds 128·Σ_k q_x[r, k] too,
+//    subtracted once per row at the end (the row's sum is taken while quantizing it). The sums
+//    wrap around 2³² on the way (w + 128 ≤ 255) and the subtraction brings them back: two's
+//    complement arithmetic is exact modulo 2³², and the result is within int32
+//    (in ≤ ref::kMaxQuantizedIn);
 //  - AVX2 with AVX-VNNI (checked at run time, as above): the same on ymm, tiles of 6 rows × 2
 //    vectors of 8 sums;
-//  - AVX2 without AVX-VNNI, and AVX-512 without AVX512-VNNI: `vpmaddwd` on int16 (weights sign-extended from their
-//  quads,
-//    activations quantized into int16), tiles of 6 rows × 8 outputs; each int32 lane sums two k of
-//    one output, and adjacent lanes are added at the end (vphaddd). Exact: |x·w| ≤ 127², no
-//    saturation (vpmaddubsw would saturate, so it is not used).
+//  - AVX2 without AVX-VNNI, and AVX-512 without AVX512-VNNI: `vpmaddwd` on int16 (weights
+//    sign-extended from their quads, activations quantized into int16), tiles of 6 rows × 8
+//    outputs; each int32 lane sums two k of one output, and adjacent lanes are added at the end
+//    (vphaddd). Exact: |x·w| ≤ 127², no saturation (vpmaddubsw would saturate, so it is not used).
 // Then y = fma(float(acc), s_x · s_w, bias) (or the product without a bias) per vector, and the
-// activation as a pass over the group's rows (Elementwise::activation: the float linear's bits).
+// activation (but AVX512-VNNI's ReLU) as a pass over the group's rows (Elementwise::activation:
+// the float linear's bits).
 //
 // Why a run-time check and not the variant's compile flags: the avx512 variant is compiled with
 // -mavx512f only and runs on every AVX-512F CPU the dispatcher (simd/dispatch.hpp) finds; giving
@@ -51,9 +54,9 @@ namespace stf::kernels_detail::x86 {
 template <class Tag>
 struct ProductInt8 {
   static constexpr index_t kTileRows = 6;
-  /// Rows of the AVX512-VNNI tiles: 4 × 4 vectors of sums (with 6 rows, GCC 12 kept some of the 24
-  /// sums on the stack around vpdpbusd's tied operand; measured in the loop's code).
-  static constexpr index_t kVnniRows = 4;
+  /// Rows of the AVX512-VNNI tiles: 6 × 4 vectors of sums (24 registers, with the 4 weight vectors,
+  /// the broadcast quad and the flip: 30 of 32).
+  static constexpr index_t kVnniRows = 6;
   static constexpr index_t kGroup = kQuantizedRowGroup;
 
   /// One register tile's operands: quantized rows (int8 or int16 elements, row stride ldq
@@ -71,6 +74,7 @@ struct ProductInt8 {
     const float* bias;
     float* y;
     index_t ldy;
+    bool relu = false;  ///< ReLU in the epilogue (the AVX512-VNNI tiles; the others leave it to a pass)
   };
 
   // ---- AVX2 (both variants): int16 pairs by vpmaddwd -------------------------------------------
@@ -305,20 +309,27 @@ struct ProductInt8 {
 
   static __mmask16 prefix16(index_t n) { return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u); }
 
+  /// max |x[i]| over n values and whether all are finite, on the bits: |x| as an int32 (x & 0x7FFFFFFF)
+  /// orders as the float does for the non-negative values, and every infinity and NaN is above every
+  /// finite value (0x7F800000 on); so the largest is max|x| when all are finite (exact: a maximum),
+  /// and an infinity or a NaN otherwise. Two instructions a vector (and, max), not |x|'s max and a
+  /// NaN check's multiply and add.
   static float absmax16(const float* x, index_t n, bool& finite) {
-    const __m512 zero = _mm512_setzero_ps();
-    __m512 m = zero, bad = zero;
-    for (index_t i = 0; i < n; i += 16) {
-      const __m512 v = _mm512_maskz_loadu_ps(prefix16(n - i), x + i);
-      m = _mm512_max_ps(_mm512_abs_ps(v), m);  // (a NaN lane keeps m; `bad` sees it)
-      bad = _mm512_add_ps(bad, _mm512_mul_ps(v, zero));
-    }
-    finite = _mm512_cmp_ps_mask(bad, bad, _CMP_UNORD_Q) == 0;
-    return _mm512_reduce_max_ps(m);
+    const __m512i abs_bits = _mm512_set1_epi32(0x7FFFFFFF);
+    __m512i m = _mm512_setzero_si512();
+    for (index_t i = 0; i < n; i += 16)
+      m = _mm512_max_epi32(m, _mm512_and_si512(_mm512_maskz_loadu_epi32(prefix16(n - i), x + i), abs_bits));
+    const std::int32_t bits = _mm512_reduce_max_epi32(m);
+    finite = bits < 0x7F800000;
+    float a;
+    std::memcpy(&a, &bits, 4);
+    return a;
   }
 
   /// ref::quantize_row into int8 elements q[0, quantized_row_stride(n)) (zeros from n on), and
-  /// the sum of the row's q.
+  /// the sum of the row's q. Without ref::quantize_row's clamp to ±127: every |x| ≤ a, so
+  /// |x · fl(127 / a)| ≤ 127 · (1 + 2⁻²⁴) before its rounding, below 127.5 after it: cvtps2dq
+  /// gives at most 127 in magnitude, the clamp's bits.
   static float quantize_i8(const float* x, index_t n, std::int8_t* q, std::int32_t& sum) {
     bool finite = true;
     const float a = absmax16(x, n, finite);
@@ -329,18 +340,22 @@ struct ProductInt8 {
       return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
     }
     const __m512 inv = _mm512_set1_ps(127.0f / a);
-    const __m512i hi = _mm512_set1_epi32(127), lo = _mm512_set1_epi32(-127);
     __m512i total = _mm512_setzero_si512();
     for (index_t i = 0; i < ld; i += 16) {
       const __m512 v = _mm512_maskz_loadu_ps(prefix16(n > i ? n - i : 0), x + i);
       // (cvtps2dq: the default rounding mode, to nearest, ties to even)
-      const __m512i qi = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v, inv)), hi), lo);
+      const __m512i qi = _mm512_cvtps_epi32(_mm512_mul_ps(v, inv));
       total = _mm512_add_epi32(total, qi);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm512_cvtepi32_epi8(qi));
     }
     sum = _mm512_reduce_add_epi32(total);
     return a / 127.0f;
   }
+
+  /// acc += the products of w's unsigned and x's signed bytes, a quad per int32 lane (vpdpbusd).
+  /// In asm: GCC 12 copies every sum into a new register around the intrinsic's tied operand (a
+  /// vmovdqa32 per vpdpbusd, some sums kept on the stack), on the ports vpdpbusd runs on.
+  static void dpbusd(__m512i& acc, __m512i w, __m512i x) { asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(w), "v"(x)); }
 
   /// R rows × NV vectors of 16 outputs (the last holding n - 16·(NV - 1)).
   template <int R, int NV>
@@ -367,7 +382,7 @@ struct ProductInt8 {
         std::memcpy(&quad, xk + r * t.ldq, 4);
         const __m512i xb = _mm512_set1_epi32(quad);
 #pragma GCC unroll 16
-        for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_dpbusd_epi32(acc[r][i], wv[i], xb);
+        for (int i = 0; i < NV; ++i) dpbusd(acc[r][i], wv[i], xb);
       }
     }
 #pragma GCC unroll 16
@@ -382,7 +397,9 @@ struct ProductInt8 {
         const __m512i sums = _mm512_sub_epi32(acc[r][i], _mm512_set1_epi32(offset));
         const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(t.s[r]), sw);
         const __m512 f = _mm512_cvtepi32_ps(sums);
-        const __m512 v = t.bias ? _mm512_fmadd_ps(f, scale, b) : _mm512_mul_ps(f, scale);
+        __m512 v = t.bias ? _mm512_fmadd_ps(f, scale, b) : _mm512_mul_ps(f, scale);
+        // simd_math::relu's bits: v where v > 0, else +0 (NaN: +0)
+        if (t.relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
         _mm512_mask_storeu_ps(t.y + r * t.ldy + 16 * i, keep, v);
       }
     }
@@ -420,10 +437,15 @@ struct ProductInt8 {
                   index_t out, float* y, std::int8_t* scratch, Fuse act) {
     const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in);
     constexpr index_t kBytes = P == Path::madd ? 2 : 1;  // per quantized element
-    float s[kGroup] = {};
-    std::int32_t sum[kGroup] = {};
-    for (index_t r0 = 0; r0 < rows; r0 += kGroup) {
-      const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
+    // Rows quantized at a time: the scratch holds min(rows, kGroup) rows of 2-byte elements, so
+    // twice as many of the VNNI paths' 1-byte ones (each weight panel read half as often).
+    constexpr index_t group = kGroup * 2 / kBytes;
+    // ReLU in the AVX512-VNNI tiles' epilogue; any other activation as a pass over the rows
+    const bool fused_relu = P == Path::avx512_vnni && act == Fuse::relu;
+    float s[group] = {};
+    std::int32_t sum[group] = {};
+    for (index_t r0 = 0; r0 < rows; r0 += group) {
+      const index_t n = rows - r0 < group ? rows - r0 : group;
       for (index_t r = 0; r < n; ++r) {
         const float* xr = x + (r0 + r) * in;
         std::int8_t* qr = scratch + r * ld * kBytes;
@@ -436,30 +458,38 @@ struct ProductInt8 {
       for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
         const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
         const std::int8_t* wp = qw + p0 * in4;
+        // the register tile of the group's rows from r
+        auto tile = [&](index_t r) {
+          return Tile{scratch + r * ld * kBytes,
+                      ld,
+                      s + r,
+                      sum + r,
+                      quads,
+                      wp,
+                      width * kQuadK,
+                      width,
+                      s_w + p0,
+                      bias ? bias + p0 : nullptr,
+                      y + (r0 + r) * out + p0,
+                      out,
+                      fused_relu};
+        };
+#if defined(__AVX512F__)
+        if constexpr (P == Path::avx512_vnni) {
+          // ceil(n / kVnniRows) tiles of as even a number of rows as they can have (a group of
+          // 32 rows: 6 6 5 5 5 5, not 6 6 6 6 6 2: each tile reads the panel's weights once)
+          const index_t tiles = (n + kVnniRows - 1) / kVnniRows, base = n / tiles, extra = n % tiles;
+          for (index_t i = 0, r = 0; i < tiles; ++i) {
+            const index_t tr = base + (i < extra ? 1 : 0);
+            vnni_rows(tr, (width + 15) / 16, tile(r));
+            r += tr;
+          }
+          continue;
+        }
+#endif
         for (index_t r = 0; r < n; r += kTileRows) {
           const index_t tr = n - r < kTileRows ? n - r : kTileRows;
-          const Tile t{scratch + r * ld * kBytes,
-                       ld,
-                       s + r,
-                       sum + r,
-                       quads,
-                       wp,
-                       width * kQuadK,
-                       width,
-                       s_w + p0,
-                       bias ? bias + p0 : nullptr,
-                       y + (r0 + r) * out + p0,
-                       out};
-#if defined(__AVX512F__)
-          if constexpr (P == Path::avx512_vnni) {
-            for (index_t v = 0; v < tr; v += kVnniRows) {
-              Tile tv = t;
-              tv.q = t.q + v * ld, tv.s = t.s + v, tv.sum = t.sum + v, tv.y = t.y + v * out;
-              vnni_rows(tr - v < kVnniRows ? tr - v : kVnniRows, (width + 15) / 16, tv);
-            }
-            continue;
-          }
-#endif
+          const Tile t = tile(r);
           constexpr index_t step = P == Path::madd ? 8 : 16;  // outputs of a tile
           for (index_t o = 0; o < width; o += step) {
             Tile to = t;
@@ -475,7 +505,7 @@ struct ProductInt8 {
           }
         }
       }
-      if (act != Fuse::none)
+      if (act != Fuse::none && !fused_relu)
         for (index_t r = 0; r < n; ++r)
           generic::Elementwise<Tag>::activation(activation_of(act), y + (r0 + r) * out, out);
     }
