@@ -8,13 +8,15 @@
 //    in register tiles of up to 6 rows (AVX512-VNNI: as even as they can be);
 //  - AVX-512 with AVX512-VNNI (checked at run time, below): tiles of 6 rows × 4 vectors of 16
 //    int32 sums, one `vpdpbusd` per row and vector per k-quad (in asm, see dpbusd), and ReLU in
-//    the epilogue. vpdpbusd multiplies unsigned by signed bytes: the weights go in unsigned,
-//    w + 128 (one xor with 0x80 per weight vector, shared by the tile's rows), the activations
-//    signed (a broadcast of the row's quad), and each row's sum then holds 128·Σ_k q_x[r, k] too,
-//    subtracted once per row at the end (the row's sum is taken while quantizing it). The sums
-//    wrap around 2³² on the way (w + 128 ≤ 255) and the subtraction brings them back: two's
-//    complement arithmetic is exact modulo 2³², and the result is within int32
-//    (in ≤ ref::kMaxQuantizedIn);
+//    the epilogue. vpdpbusd multiplies unsigned by signed bytes. In a group of 4 rows or more the
+//    rows go in unsigned, q + 128 (stored so by the quantization), the weights as they are, and
+//    each output's sum then holds 128·Σ_k w[k, o] too, subtracted at the end (the column sums of
+//    each panel, one vpdpbusd of bytes 1 per weight vector and quad, once per group). In smaller
+//    groups, where that would be as many vpdpbusd again, the weights go in unsigned, w + 128 (one
+//    xor with 0x80 per weight vector, shared by the tile's rows), the rows signed, and each row's
+//    sum then holds 128·Σ_k q_x[r, k] too (the row's sum is taken while quantizing it). The sums
+//    wrap around 2³² on the way and the subtraction brings them back: two's complement arithmetic
+//    is exact modulo 2³², and the result is within int32 (in ≤ ref::kMaxQuantizedIn);
 //  - AVX2 with AVX-VNNI (checked at run time, as above): the same on ymm, tiles of 6 rows × 2
 //    vectors of 8 sums;
 //  - AVX2 without AVX-VNNI, and AVX-512 without AVX512-VNNI: `vpmaddwd` on int16 (weights
@@ -75,6 +77,9 @@ struct ProductInt8 {
     float* y;
     index_t ldy;
     bool relu = false;  ///< ReLU in the epilogue (the AVX512-VNNI tiles; the others leave it to a pass)
+    /// AVX512-VNNI with unsigned activations (q + 128 in the rows): Σ_k w over the tile's outputs
+    /// (the panel's quads, padding included), else null (signed activations, unsigned weights).
+    const std::int32_t* colsum = nullptr;
   };
 
   // ---- AVX2 (both variants): int16 pairs by vpmaddwd -------------------------------------------
@@ -326,30 +331,42 @@ struct ProductInt8 {
     return a;
   }
 
-  /// ref::quantize_row into int8 elements q[0, quantized_row_stride(n)) (zeros from n on), and
-  /// the sum of the row's q. Without ref::quantize_row's clamp to ±127: every |x| ≤ a, so
+  /// ref::quantize_row over rows [0, n) of x (row stride in) into q (rows ld =
+  /// quantized_row_stride(in) bytes apart; zeros from in on), scales s: as int8 with each row's sum
+  /// (ux false), or unsigned, q + 128 as u8 (ux true; no sums). First every row's max|x|, then
+  /// every row's values: independent rows between the reductions and the division, which one row
+  /// at a time waited for. Without ref::quantize_row's clamp to ±127: every |x| ≤ a, so
   /// |x · fl(127 / a)| ≤ 127 · (1 + 2⁻²⁴) before its rounding, below 127.5 after it: cvtps2dq
   /// gives at most 127 in magnitude, the clamp's bits.
-  static float quantize_i8(const float* x, index_t n, std::int8_t* q, std::int32_t& sum) {
-    bool finite = true;
-    const float a = absmax16(x, n, finite);
-    const index_t ld = quantized_row_stride(n);
-    sum = 0;
-    if (!finite || a < kMinQuantizedMax) {  // (a row of zeros among them)
-      std::memset(q, 0, ld);
-      return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-    }
-    const __m512 inv = _mm512_set1_ps(127.0f / a);
-    __m512i total = _mm512_setzero_si512();
-    for (index_t i = 0; i < ld; i += 16) {
-      const __m512 v = _mm512_maskz_loadu_ps(prefix16(n > i ? n - i : 0), x + i);
+  static void quantize_i8(const float* x, index_t in, index_t n, std::int8_t* q, float* s, std::int32_t* sum, bool ux) {
+    const index_t ld = quantized_row_stride(in), full = in / 16 * 16;
+    float a[2 * kGroup];
+    bool finite[2 * kGroup];
+    for (index_t r = 0; r < n; ++r) a[r] = absmax16(x + r * in, in, finite[r]);
+    const __m512i offset = _mm512_set1_epi32(ux ? 128 : 0);
+    for (index_t r = 0; r < n; ++r) {
+      const float* xr = x + r * in;
+      std::int8_t* qr = q + r * ld;
+      sum[r] = 0;
+      if (!finite[r] || a[r] < kMinQuantizedMax) {  // (a row of zeros among them)
+        std::memset(qr, ux ? 0x80 : 0, ld);
+        s[r] = finite[r] ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+        continue;
+      }
+      const __m512 inv = _mm512_set1_ps(127.0f / a[r]);
+      __m512i total = _mm512_setzero_si512();
       // (cvtps2dq: the default rounding mode, to nearest, ties to even)
-      const __m512i qi = _mm512_cvtps_epi32(_mm512_mul_ps(v, inv));
-      total = _mm512_add_epi32(total, qi);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm512_cvtepi32_epi8(qi));
+      auto one = [&](__m512 v, index_t i) {
+        const __m512i qi = _mm512_cvtps_epi32(_mm512_mul_ps(v, inv));
+        if (!ux) total = _mm512_add_epi32(total, qi);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(qr + i), _mm512_cvtepi32_epi8(_mm512_add_epi32(qi, offset)));
+      };
+      index_t i = 0;
+      for (; i < full; i += 16) one(_mm512_loadu_ps(xr + i), i);
+      for (; i < ld; i += 16) one(_mm512_maskz_loadu_ps(prefix16(in > i ? in - i : 0), xr + i), i);
+      if (!ux) sum[r] = _mm512_reduce_add_epi32(total);
+      s[r] = a[r] / 127.0f;
     }
-    sum = _mm512_reduce_add_epi32(total);
-    return a / 127.0f;
   }
 
   /// acc += the products of w's unsigned and x's signed bytes, a quad per int32 lane (vpdpbusd).
@@ -357,8 +374,11 @@ struct ProductInt8 {
   /// vmovdqa32 per vpdpbusd, some sums kept on the stack), on the ports vpdpbusd runs on.
   static void dpbusd(__m512i& acc, __m512i w, __m512i x) { asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(w), "v"(x)); }
 
-  /// R rows × NV vectors of 16 outputs (the last holding n - 16·(NV - 1)).
-  template <int R, int NV>
+  /// R rows × NV vectors of 16 outputs (the last holding n - 16·(NV - 1)). UX: the rows hold
+  /// q + 128 (unsigned), the weights go in as they are (signed), and each output's sum then holds
+  /// 128·Σ_k w[k, o] too (t.colsum), subtracted at the end; else the weights go in unsigned,
+  /// w ^ 0x80 (an xor per weight vector and quad), and the rows' 128·Σ q_x is subtracted.
+  template <int R, int NV, bool UX>
   [[gnu::target("avx512vnni")]] static void tile_vnni(const Tile& t) {
     __m512i acc[R][NV];
 #pragma GCC unroll 16
@@ -373,16 +393,22 @@ struct ProductInt8 {
     for (index_t k = 0; k < t.quads; ++k, wk += t.ldw, xk += kQuadK) {
       __m512i wv[NV];
 #pragma GCC unroll 16
-      for (int i = 0; i < NV; ++i)
-        wv[i] = _mm512_xor_si512(
-            i + 1 == NV ? _mm512_maskz_loadu_epi32(last, wk + 64 * i) : _mm512_loadu_si512(wk + 64 * i), flip);
+      for (int i = 0; i < NV; ++i) {
+        wv[i] = i + 1 == NV ? _mm512_maskz_loadu_epi32(last, wk + 64 * i) : _mm512_loadu_si512(wk + 64 * i);
+        if constexpr (!UX) wv[i] = _mm512_xor_si512(wv[i], flip);
+      }
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r) {
         std::int32_t quad;
         std::memcpy(&quad, xk + r * t.ldq, 4);
         const __m512i xb = _mm512_set1_epi32(quad);
 #pragma GCC unroll 16
-        for (int i = 0; i < NV; ++i) dpbusd(acc[r][i], wv[i], xb);
+        for (int i = 0; i < NV; ++i) {
+          if constexpr (UX)
+            dpbusd(acc[r][i], xb, wv[i]);
+          else
+            dpbusd(acc[r][i], wv[i], xb);
+        }
       }
     }
 #pragma GCC unroll 16
@@ -390,11 +416,15 @@ struct ProductInt8 {
       const __mmask16 keep = i + 1 == NV ? last : __mmask16(0xFFFF);
       const __m512 sw = _mm512_maskz_loadu_ps(keep, t.s_w + 16 * i);
       const __m512 b = t.bias ? _mm512_maskz_loadu_ps(keep, t.bias + 16 * i) : _mm512_setzero_ps();
+      // UX: the 128·Σ_k w the unsigned rows added (modulo 2³², as the sums themselves)
+      __m512i col_offset = _mm512_setzero_si512();
+      if constexpr (UX) col_offset = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(keep, t.colsum + 16 * i), 7);
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r) {
-        // the 128·Σ q_x the unsigned weights added (modulo 2³², as the sums themselves)
-        const int offset = static_cast<int>(static_cast<std::uint32_t>(t.sum[r]) * 128u);
-        const __m512i sums = _mm512_sub_epi32(acc[r][i], _mm512_set1_epi32(offset));
+        // else the 128·Σ q_x the unsigned weights added (modulo 2³², as the sums themselves)
+        const __m512i offset =
+            UX ? col_offset : _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(t.sum[r]) * 128u));
+        const __m512i sums = _mm512_sub_epi32(acc[r][i], offset);
         const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(t.s[r]), sw);
         const __m512 f = _mm512_cvtepi32_ps(sums);
         __m512 v = t.bias ? _mm512_fmadd_ps(f, scale, b) : _mm512_mul_ps(f, scale);
@@ -405,17 +435,45 @@ struct ProductInt8 {
     }
   }
 
+  /// Σ_k w[k, o] over a panel's quads for its n outputs (padding quads' weights included), into
+  /// colsum[0, 64): vpdpbusd of bytes 1 (unsigned) by the weights.
+  [[gnu::target("avx512vnni")]] static void column_sums(const std::int8_t* w, index_t quads, index_t ldw, index_t n,
+                                                        std::int32_t* colsum) {
+    __m512i cs[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+    const __m512i ones = _mm512_set1_epi8(1);
+    const index_t nv = (n + 15) / 16;
+    const __mmask16 last = prefix16(n - 16 * (nv - 1));
+    for (index_t k = 0; k < quads; ++k, w += ldw)
+#pragma GCC unroll 4
+      for (index_t i = 0; i < 4; ++i)
+        if (i < nv)
+          dpbusd(cs[i], ones,
+                 i + 1 == nv ? _mm512_maskz_loadu_epi32(last, w + 64 * i) : _mm512_loadu_si512(w + 64 * i));
+    static_assert(kWeightPanel == 64, "a panel's outputs: 4 vectors of 16");
+    for (index_t i = 0; i < 4; ++i) _mm512_storeu_si512(colsum + 16 * i, cs[i]);
+  }
+
+  /// The tiles of run's groups: unsigned rows (t.colsum set) in the groups of 4 rows or more,
+  /// whose tiles have 3 rows or more; signed rows in the others, tiles of up to 3 rows.
+  template <int R, int NV>
+  static void tile_vnni_rows(const Tile& t) {
+    if constexpr (R > 3) return tile_vnni<R, NV, true>(t);
+    if constexpr (R == 3)
+      if (t.colsum) return tile_vnni<R, NV, true>(t);
+    if constexpr (R <= 3) return tile_vnni<R, NV, false>(t);
+  }
+
   template <int R>
   static void vnni_nv(index_t nv, const Tile& t) {
     switch (nv) {
       case 1:
-        return tile_vnni<R, 1>(t);
+        return tile_vnni_rows<R, 1>(t);
       case 2:
-        return tile_vnni<R, 2>(t);
+        return tile_vnni_rows<R, 2>(t);
       case 3:
-        return tile_vnni<R, 3>(t);
+        return tile_vnni_rows<R, 3>(t);
       default:
-        return tile_vnni<R, 4>(t);
+        return tile_vnni_rows<R, 4>(t);
     }
   }
   template <int R = 1>
@@ -446,14 +504,20 @@ struct ProductInt8 {
     std::int32_t sum[group] = {};
     for (index_t r0 = 0; r0 < rows; r0 += group) {
       const index_t n = rows - r0 < group ? rows - r0 : group;
-      for (index_t r = 0; r < n; ++r) {
-        const float* xr = x + (r0 + r) * in;
-        std::int8_t* qr = scratch + r * ld * kBytes;
-        if constexpr (P == Path::madd) s[r] = quantize_i16(xr, in, qr);
-        if constexpr (P == Path::avx_vnni) s[r] = quantize_i8_256(xr, in, qr, sum[r]);
+      // AVX512-VNNI: unsigned rows (and the panels' column sums) from 4 rows on, see tile_vnni
+      const bool ux = P == Path::avx512_vnni && n >= 4;
+      (void)ux;  // (avx2)
+      if constexpr (P == Path::avx512_vnni) {
 #if defined(__AVX512F__)
-        if constexpr (P == Path::avx512_vnni) s[r] = quantize_i8(xr, in, qr, sum[r]);
+        quantize_i8(x + r0 * in, in, n, scratch, s, sum, ux);
 #endif
+      } else {
+        for (index_t r = 0; r < n; ++r) {
+          const float* xr = x + (r0 + r) * in;
+          std::int8_t* qr = scratch + r * ld * kBytes;
+          if constexpr (P == Path::madd) s[r] = quantize_i16(xr, in, qr);
+          if constexpr (P == Path::avx_vnni) s[r] = quantize_i8_256(xr, in, qr, sum[r]);
+        }
       }
       for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
         const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
@@ -476,12 +540,16 @@ struct ProductInt8 {
         };
 #if defined(__AVX512F__)
         if constexpr (P == Path::avx512_vnni) {
+          alignas(64) std::int32_t colsum[kWeightPanel];
+          if (ux) column_sums(wp, quads, width * kQuadK, width, colsum);
           // ceil(n / kVnniRows) tiles of as even a number of rows as they can have (a group of
           // 32 rows: 6 6 5 5 5 5, not 6 6 6 6 6 2: each tile reads the panel's weights once)
           const index_t tiles = (n + kVnniRows - 1) / kVnniRows, base = n / tiles, extra = n % tiles;
           for (index_t i = 0, r = 0; i < tiles; ++i) {
             const index_t tr = base + (i < extra ? 1 : 0);
-            vnni_rows(tr, (width + 15) / 16, tile(r));
+            Tile t = tile(r);
+            t.colsum = ux ? colsum : nullptr;
+            vnni_rows(tr, (width + 15) / 16, t);
             r += tr;
           }
           continue;
