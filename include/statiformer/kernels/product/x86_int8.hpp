@@ -322,8 +322,9 @@ struct ProductInt8 {
   static float absmax16(const float* x, index_t n, bool& finite) {
     const __m512i abs_bits = _mm512_set1_epi32(0x7FFFFFFF);
     __m512i m = _mm512_setzero_si512();
-    for (index_t i = 0; i < n; i += 16)
-      m = _mm512_max_epi32(m, _mm512_and_si512(_mm512_maskz_loadu_epi32(prefix16(n - i), x + i), abs_bits));
+    index_t i = 0;
+    for (; i + 16 <= n; i += 16) m = _mm512_max_epi32(m, _mm512_and_si512(_mm512_loadu_si512(x + i), abs_bits));
+    if (i < n) m = _mm512_max_epi32(m, _mm512_and_si512(_mm512_maskz_loadu_epi32(prefix16(n - i), x + i), abs_bits));
     const std::int32_t bits = _mm512_reduce_max_epi32(m);
     finite = bits < 0x7F800000;
     float a;
@@ -362,6 +363,20 @@ struct ProductInt8 {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(qr + i), _mm512_cvtepi32_epi8(_mm512_add_epi32(qi, offset)));
       };
       index_t i = 0;
+      // 64 values at a time: packed to int8 by vpackssdw, vpacksswb (in range: no saturation) and
+      // one vpermd (the packs interleave the four vectors' 128-bit lanes), not a 2-uop vpmovdb each
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __m512i flip_bytes = _mm512_set1_epi32(ux ? static_cast<int>(0x80808080u) : 0);  // q + 128: q ^ 0x80
+      for (; i + 64 <= full; i += 64) {
+        __m512i qi[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          qi[j] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xr + i + 16 * j), inv));
+          if (!ux) total = _mm512_add_epi32(total, qi[j]);
+        }
+        const __m512i b = _mm512_packs_epi16(_mm512_packs_epi32(qi[0], qi[1]), _mm512_packs_epi32(qi[2], qi[3]));
+        _mm512_storeu_si512(qr + i, _mm512_xor_si512(_mm512_permutexvar_epi32(order, b), flip_bytes));
+      }
       for (; i < full; i += 16) one(_mm512_loadu_ps(xr + i), i);
       for (; i < ld; i += 16) one(_mm512_maskz_loadu_ps(prefix16(in > i ? in - i : 0), xr + i), i);
       if (!ux) sum[r] = _mm512_reduce_add_epi32(total);
