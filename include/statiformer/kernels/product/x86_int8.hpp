@@ -10,12 +10,12 @@
 //    int32 sums, one `vpdpbusd` per row and vector per k-quad (in asm, see dpbusd), and ReLU in
 //    the epilogue. vpdpbusd multiplies unsigned by signed bytes. In a group of 4 rows or more the
 //    rows go in unsigned, q + 128 (stored so by the quantization), the weights as they are, and
-//    each output's sum then holds 128·Σ_k w[k, o] too, subtracted at the end (the column sums of
+//    each output's sum then holds 128·Σ_k w[k, o] too, its start value minus that (the column sums of
 //    each panel, one vpdpbusd of bytes 1 per weight vector and quad, once per group). In smaller
 //    groups, where that would be as many vpdpbusd again, the weights go in unsigned, w + 128 (one
 //    xor with 0x80 per weight vector, shared by the tile's rows), the rows signed, and each row's
 //    sum then holds 128·Σ_k q_x[r, k] too (the row's sum is taken while quantizing it). The sums
-//    wrap around 2³² on the way and the subtraction brings them back: two's complement arithmetic
+//    wrap around 2³² on the way and the start value brings them back: two's complement arithmetic
 //    is exact modulo 2³², and the result is within int32 (in ≤ ref::kMaxQuantizedIn);
 //  - AVX2 with AVX-VNNI (checked at run time, as above): the same on ymm, tiles of 6 rows × 2
 //    vectors of 8 sums;
@@ -391,17 +391,23 @@ struct ProductInt8 {
 
   /// R rows × NV vectors of 16 outputs (the last holding n - 16·(NV - 1)). UX: the rows hold
   /// q + 128 (unsigned), the weights go in as they are (signed), and each output's sum then holds
-  /// 128·Σ_k w[k, o] too (t.colsum), subtracted at the end; else the weights go in unsigned,
-  /// w ^ 0x80 (an xor per weight vector and quad), and the rows' 128·Σ q_x is subtracted.
+  /// 128·Σ_k w[k, o] too (t.colsum), the sums' start value minus that; else the weights go in unsigned,
+  /// w ^ 0x80 (an xor per weight vector and quad), and the sums start at minus the rows' 128·Σ q_x.
   template <int R, int NV, bool UX>
   [[gnu::target("avx512vnni")]] static void tile_vnni(const Tile& t) {
+    const __mmask16 last = prefix16(t.n - 16 * (NV - 1));
+    // the sums start at minus the offset the unsigned operand adds (modulo 2³², as the sums
+    // themselves): UX, -128·Σ_k w per output; else -128·Σ q_x per row
     __m512i acc[R][NV];
 #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
+    for (int i = 0; i < NV; ++i) {
+      const __m512i col =
+          UX ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(t.colsum + 16 * i), 7))
+             : _mm512_setzero_si512();
 #pragma GCC unroll 16
-      for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_setzero_si512();
+      for (int r = 0; r < R; ++r)
+        acc[r][i] = UX ? col : _mm512_set1_epi32(static_cast<int>(0u - static_cast<std::uint32_t>(t.sum[r]) * 128u));
     }
-    const __mmask16 last = prefix16(t.n - 16 * (NV - 1));
     const __m512i flip = _mm512_set1_epi32(static_cast<int>(0x80808080u));  // w + 128 as u8: w ^ 0x80
     const std::int8_t* wk = t.w;
     const std::int8_t* xk = t.q;
@@ -431,17 +437,10 @@ struct ProductInt8 {
       const __mmask16 keep = i + 1 == NV ? last : __mmask16(0xFFFF);
       const __m512 sw = _mm512_maskz_loadu_ps(keep, t.s_w + 16 * i);
       const __m512 b = t.bias ? _mm512_maskz_loadu_ps(keep, t.bias + 16 * i) : _mm512_setzero_ps();
-      // UX: the 128·Σ_k w the unsigned rows added (modulo 2³², as the sums themselves)
-      __m512i col_offset = _mm512_setzero_si512();
-      if constexpr (UX) col_offset = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(keep, t.colsum + 16 * i), 7);
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r) {
-        // else the 128·Σ q_x the unsigned weights added (modulo 2³², as the sums themselves)
-        const __m512i offset =
-            UX ? col_offset : _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(t.sum[r]) * 128u));
-        const __m512i sums = _mm512_sub_epi32(acc[r][i], offset);
         const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(t.s[r]), sw);
-        const __m512 f = _mm512_cvtepi32_ps(sums);
+        const __m512 f = _mm512_cvtepi32_ps(acc[r][i]);
         __m512 v = t.bias ? _mm512_fmadd_ps(f, scale, b) : _mm512_mul_ps(f, scale);
         // simd_math::relu's bits: v where v > 0, else +0 (NaN: +0)
         if (t.relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
@@ -454,18 +453,31 @@ struct ProductInt8 {
   /// colsum[0, 64): vpdpbusd of bytes 1 (unsigned) by the weights.
   [[gnu::target("avx512vnni")]] static void column_sums(const std::int8_t* w, index_t quads, index_t ldw, index_t n,
                                                         std::int32_t* colsum) {
-    __m512i cs[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+    // three quads' sums at a time (vpdpbusd's latency is 5 cycles: one chain per vector would
+    // wait for it), added at the end (modulo 2³², exact in any order)
+    __m512i cs[3][4];
+    for (auto& c : cs)
+      for (auto& v : c) v = _mm512_setzero_si512();
     const __m512i ones = _mm512_set1_epi8(1);
     const index_t nv = (n + 15) / 16;
     const __mmask16 last = prefix16(n - 16 * (nv - 1));
-    for (index_t k = 0; k < quads; ++k, w += ldw)
+    auto quad = [&](__m512i(&c)[4], const std::int8_t* wk) {
 #pragma GCC unroll 4
       for (index_t i = 0; i < 4; ++i)
         if (i < nv)
-          dpbusd(cs[i], ones,
-                 i + 1 == nv ? _mm512_maskz_loadu_epi32(last, w + 64 * i) : _mm512_loadu_si512(w + 64 * i));
+          dpbusd(c[i], ones,
+                 i + 1 == nv ? _mm512_maskz_loadu_epi32(last, wk + 64 * i) : _mm512_loadu_si512(wk + 64 * i));
+    };
+    index_t k = 0;
+    for (; k + 3 <= quads; k += 3, w += 3 * ldw) {
+      quad(cs[0], w);
+      quad(cs[1], w + ldw);
+      quad(cs[2], w + 2 * ldw);
+    }
+    for (; k < quads; ++k, w += ldw) quad(cs[0], w);
     static_assert(kWeightPanel == 64, "a panel's outputs: 4 vectors of 16");
-    for (index_t i = 0; i < 4; ++i) _mm512_storeu_si512(colsum + 16 * i, cs[i]);
+    for (index_t i = 0; i < 4; ++i)
+      _mm512_storeu_si512(colsum + 16 * i, _mm512_add_epi32(_mm512_add_epi32(cs[0][i], cs[1][i]), cs[2][i]));
   }
 
   /// The tiles of run's groups: unsigned rows (t.colsum set) in the groups of 4 rows or more,
