@@ -253,7 +253,7 @@ void check_linear_w8a8(Env& env) {
       run("linear_w8a8 (reduction near the int32 limit)", qb.limit_x, kQuantLimitRows, in, qb.limit_qw, out,
           with_bias ? b.bias : nullptr, Fuse::none);
     // rows around the groups a kernel quantizes at a time (kQuantizedRowGroup, and twice as many
-    // where the quantized elements are bytes: x86_int8.hpp), in those buffers
+    // on x86's AVX512-VNNI path: x86_int8.hpp), in those buffers
     constexpr index_t group_in = 33, group_out = 17;
     static_assert(largest(kQuantGroupRows) * group_out <= largest(kLinearRows) * largest(kLinearOuts),
                   "the outputs fit in check_linear's");

@@ -1,8 +1,8 @@
 // statiformer — matrix products, x86 (AVX2, AVX-512), part: the int8 number format
 // (kernels/QUANTIZATION.md). The w8a8 linear of the avx2 and avx512 variants (selected by
 // kernels/product/select.hpp's ProductInt8Select; the generic one is kernels/product/int8.hpp):
-//  - each group of up to kQuantizedRowGroup rows (twice as many where the quantized elements are
-//    bytes, the VNNI paths: the scratch has room for 2-byte ones) is quantized into the scratch
+//  - each group of up to kQuantizedRowGroup rows (twice as many on the AVX512-VNNI path, whose
+//    quantized elements are bytes: the scratch has room for 2-byte ones) is quantized into the scratch
 //    (vector max|x|, cvtps2dq in the default rounding mode, clamp to ±127; AVX-512: max|x| on the
 //    bits and no clamp, see quantize_i8), then every 64-output weight panel passes over the group
 //    in register tiles of up to 6 rows (AVX512-VNNI: as even as they can be);
@@ -523,8 +523,10 @@ struct ProductInt8 {
     const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in);
     constexpr index_t kBytes = P == Path::madd ? 2 : 1;  // per quantized element
     // Rows quantized at a time: the scratch holds min(rows, kGroup) rows of 2-byte elements, so
-    // twice as many of the VNNI paths' 1-byte ones (each weight panel read half as often).
-    constexpr index_t group = kGroup * 2 / kBytes;
+    // twice as many of AVX512-VNNI's 1-byte ones (each weight panel read half as often; its tiles
+    // read the panel whole, 6 rows at a time). (AVX-VNNI's tiles of 16 outputs run over the
+    // group's rows per 16 outputs: 128x512x2048 was 4% slower with 48 rows.)
+    constexpr index_t group = P == Path::avx512_vnni ? 2 * kGroup : kGroup;
     // ReLU in the AVX512-VNNI tiles' epilogue; any other activation as a pass over the rows
     const bool fused_relu = P == Path::avx512_vnni && act == Fuse::relu;
     float s[group] = {};
