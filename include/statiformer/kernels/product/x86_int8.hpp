@@ -339,7 +339,10 @@ struct ProductInt8 {
   /// at a time waited for. Without ref::quantize_row's clamp to ±127: every |x| ≤ a, so
   /// |x · fl(127 / a)| ≤ 127 · (1 + 2⁻²⁴) before its rounding, below 127.5 after it: cvtps2dq
   /// gives at most 127 in magnitude, the clamp's bits.
-  static void quantize_i8(const float* x, index_t in, index_t n, std::int8_t* q, float* s, std::int32_t* sum, bool ux) {
+  /// (target avx512bw: vpackssdw, vpacksswb on zmm; only the AVX512-VNNI path calls it, and every
+  /// CPU with AVX512-VNNI has AVX512-BW.)
+  [[gnu::target("avx512bw")]] static void quantize_i8(const float* x, index_t in, index_t n, std::int8_t* q, float* s,
+                                                      std::int32_t* sum, bool ux) {
     const index_t ld = quantized_row_stride(in), full = in / 16 * 16;
     float a[2 * kGroup];
     bool finite[2 * kGroup];
@@ -458,7 +461,7 @@ struct ProductInt8 {
     __m512i cs[3][4];
     for (auto& c : cs)
       for (auto& v : c) v = _mm512_setzero_si512();
-    const __m512i ones = _mm512_set1_epi8(1);
+    const __m512i ones = _mm512_set1_epi32(0x01010101);  // bytes 1
     const index_t nv = (n + 15) / 16;
     const __mmask16 last = prefix16(n - 16 * (nv - 1));
     auto quad = [&](__m512i(&c)[4], const std::int8_t* wk) {
