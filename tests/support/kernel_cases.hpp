@@ -190,6 +190,9 @@ inline constexpr index_t kQuantSpecialOuts[] = {17, 70};
 /// The reduction near the int32 limit (hosts only: its buffers are ~0.8 MB): constant rows ±1 against
 /// weights ±127, so |acc| = 127² · in = 2147479576 with in = ref::kMaxQuantizedIn.
 inline constexpr index_t kQuantLimitRows = 2, kQuantLimitOuts = 17;
+/// Rows of linear_w8a8 around its groups of quantized rows (kQuantizedRowGroup, 24; 48 on x86's
+/// AVX512-VNNI path), in the limit case's buffers (hosts only), at in 33 and out 17.
+inline constexpr index_t kQuantGroupRows[] = {23, 24, 25, 31, 32, 47, 48, 49, 50, 97};
 
 /// Largest value of a list (for buffer sizes).
 template <index_t N>

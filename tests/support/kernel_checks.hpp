@@ -252,6 +252,19 @@ void check_linear_w8a8(Env& env) {
     for (int with_bias = 0; with_bias < 2; ++with_bias)
       run("linear_w8a8 (reduction near the int32 limit)", qb.limit_x, kQuantLimitRows, in, qb.limit_qw, out,
           with_bias ? b.bias : nullptr, Fuse::none);
+    // rows around the groups a kernel quantizes at a time (kQuantizedRowGroup, and twice as many
+    // on x86's AVX512-VNNI path: x86_int8.hpp), in those buffers
+    constexpr index_t group_in = 33, group_out = 17;
+    static_assert(largest(kQuantGroupRows) * group_out <= largest(kLinearRows) * largest(kLinearOuts),
+                  "the outputs fit in check_linear's");
+    fill(qb.limit_x, largest(kQuantGroupRows) * group_in, 77);
+    for (index_t k = 0; k < group_in; ++k)
+      for (index_t o = 0; o < group_out; ++o)
+        qb.limit_qw[qweight_index(group_in, group_out, k, o)] = static_cast<std::int8_t>((k * 37 + o * 11) % 255 - 127);
+    for (index_t rows : kQuantGroupRows)
+      for (Fuse act : {Fuse::none, Fuse::relu})
+        run("linear_w8a8 (rows around the quantized groups)", qb.limit_x, rows, group_in, qb.limit_qw, group_out,
+            b.bias, act);
   }
 }
 

@@ -118,7 +118,8 @@ struct WeightBlock {
 /// (< 7.9·10⁻³¹) are far below every product's rounding error.
 inline constexpr float kMinQuantizedMax = 0x1p-100f;
 /// Rows a w8a8 linear (Kernels::linear_w8a8) quantizes at a time: its scratch holds them, and each
-/// weight panel is read once per group (kernels/product/int8.hpp, x86_int8.hpp).
+/// weight panel is read once per group (kernels/product/int8.hpp, x86_int8.hpp; x86's AVX512-VNNI
+/// path quantizes twice as many at a time, int8 elements in the room of int16 ones).
 inline constexpr index_t kQuantizedRowGroup = 24;
 
 /// Elements of one quantized row in a w8a8 linear's scratch: in, rounded up to 16.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <new>
 
 #include <statiformer/kernels/api.hpp>
@@ -356,8 +357,7 @@ struct MultiHeadAttention {
       detail::transpose(vb, SeqK, DModel, DModel, kt, SeqK);
       linear_rows<Format>(P.v, xkv, SeqK, vb, lq);
       if constexpr (v_stride != DModel)  // rows DModel apart to v_stride apart, the last one first
-        for (index_t j = SeqK; j-- > 1;)
-          for (index_t c = DModel; c-- > 0;) vb[j * v_stride + c] = vb[j * DModel + c];
+        for (index_t j = SeqK; j-- > 1;) std::memmove(vb + j * v_stride, vb + j * DModel, DModel * sizeof(float));
       heads(qb, kt, vb, mask, p, weights);
       linear_rows<Format>(P.o, qb, SeqQ, y, lq);
     } else {

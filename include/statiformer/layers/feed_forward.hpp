@@ -108,16 +108,16 @@ struct FeedForward {
     }
   }
 
-  /// The int8 formats: per block of rows, hidden = act(linear1(x)) whole, then linear2(hidden).
+  /// The int8 formats: per block of rows, hidden = act(linear1(x)) whole, then linear2(hidden)
+  /// straight into y: the block's rows of x are read whole before (y may alias x), and the later
+  /// blocks read other rows. (The scratch keeps a block of outputs' room the loop no longer uses.)
   void run_int8(const float* x, index_t rows, float* y, float* scratch) const {
     float* hidden = scratch;
-    float* out = hidden + kInt8RowBlock * DFf;
-    float* q = out + kInt8RowBlock * DModel;
+    float* q = hidden + kInt8RowBlock * DFf + kInt8RowBlock * DModel;
     for (index_t r = 0; r < rows; r += kInt8RowBlock) {
       const index_t n = rows - r < kInt8RowBlock ? rows - r : kInt8RowBlock;
       linear_rows<Format>(params.linear1, x + r * DModel, n, hidden, q, fuse(Act));
-      linear_rows<Format>(params.linear2, hidden, n, out, q, OutActivation ? fuse(Act) : Fuse::none);
-      for (index_t i = 0; i < n * DModel; ++i) y[r * DModel + i] = out[i];
+      linear_rows<Format>(params.linear2, hidden, n, y + r * DModel, q, OutActivation ? fuse(Act) : Fuse::none);
     }
   }
 };

@@ -1,26 +1,31 @@
 // statiformer — matrix products, x86 (AVX2, AVX-512), part: the int8 number format
 // (kernels/QUANTIZATION.md). The w8a8 linear of the avx2 and avx512 variants (selected by
 // kernels/product/select.hpp's ProductInt8Select; the generic one is kernels/product/int8.hpp):
-//  - each group of up to kQuantizedRowGroup rows is quantized into the scratch (vector max|x|,
-//    cvtps2dq in the default rounding mode, clamp to ±127), then every 64-output weight panel
-//    passes over the group in register tiles of up to 6 rows;
-//  - AVX-512 with AVX512-VNNI (checked at run time, below): tiles of 4 rows × 4 vectors of 16
-//    int32 sums, one `vpdpbusd` per row and vector per k-quad. vpdpbusd multiplies unsigned by
-//    signed bytes: the weights go in unsigned, w + 128 (one xor with 0x80 per weight vector, shared
-//    by the tile's rows), the activations signed (a broadcast of the row's quad), and each row's
-//    sum then holds 128·Σ_k q_x[r, k] too, subtracted once per row at the end (the row's sum is
-//    taken while quantizing it). The sums wrap around 2³² on the way (w + 128 ≤ 255) and the
-//    subtraction brings them back: two's complement arithmetic is exact modulo 2³², and the
-//    result is within int32 (in ≤ ref::kMaxQuantizedIn);
+//  - each group of up to kQuantizedRowGroup rows (twice as many on the AVX512-VNNI path, whose
+//    quantized elements are bytes: the scratch has room for 2-byte ones) is quantized into the scratch
+//    (vector max|x|, cvtps2dq in the default rounding mode, clamp to ±127; AVX-512: max|x| on the
+//    bits and no clamp, see quantize_i8), then every 64-output weight panel passes over the group
+//    in register tiles of up to 6 rows (AVX512-VNNI: as even as they can be);
+//  - AVX-512 with AVX512-VNNI (checked at run time, below): tiles of 6 rows × 4 vectors of 16
+//    int32 sums, one `vpdpbusd` per row and vector per k-quad (in asm, see dpbusd), and ReLU in
+//    the epilogue. vpdpbusd multiplies unsigned by signed bytes. In a group of 4 rows or more the
+//    rows go in unsigned, q + 128 (stored so by the quantization), the weights as they are, and
+//    each output's sum then holds 128·Σ_k w[k, o] too, its start value minus that (the column sums of
+//    each panel, one vpdpbusd of bytes 1 per weight vector and quad, once per group). In smaller
+//    groups, where that would be as many vpdpbusd again, the weights go in unsigned, w + 128 (one
+//    xor with 0x80 per weight vector, shared by the tile's rows), the rows signed, and each row's
+//    sum then holds 128·Σ_k q_x[r, k] too (the row's sum is taken while quantizing it). The sums
+//    wrap around 2³² on the way and the start value brings them back: two's complement arithmetic
+//    is exact modulo 2³², and the result is within int32 (in ≤ ref::kMaxQuantizedIn);
 //  - AVX2 with AVX-VNNI (checked at run time, as above): the same on ymm, tiles of 6 rows × 2
 //    vectors of 8 sums;
-//  - AVX2 without AVX-VNNI, and AVX-512 without AVX512-VNNI: `vpmaddwd` on int16 (weights sign-extended from their
-//  quads,
-//    activations quantized into int16), tiles of 6 rows × 8 outputs; each int32 lane sums two k of
-//    one output, and adjacent lanes are added at the end (vphaddd). Exact: |x·w| ≤ 127², no
-//    saturation (vpmaddubsw would saturate, so it is not used).
+//  - AVX2 without AVX-VNNI, and AVX-512 without AVX512-VNNI: `vpmaddwd` on int16 (weights
+//    sign-extended from their quads, activations quantized into int16), tiles of 6 rows × 8
+//    outputs; each int32 lane sums two k of one output, and adjacent lanes are added at the end
+//    (vphaddd). Exact: |x·w| ≤ 127², no saturation (vpmaddubsw would saturate, so it is not used).
 // Then y = fma(float(acc), s_x · s_w, bias) (or the product without a bias) per vector, and the
-// activation as a pass over the group's rows (Elementwise::activation: the float linear's bits).
+// activation (but AVX512-VNNI's ReLU) as a pass over the group's rows (Elementwise::activation:
+// the float linear's bits).
 //
 // Why a run-time check and not the variant's compile flags: the avx512 variant is compiled with
 // -mavx512f only and runs on every AVX-512F CPU the dispatcher (simd/dispatch.hpp) finds; giving
@@ -51,9 +56,9 @@ namespace stf::kernels_detail::x86 {
 template <class Tag>
 struct ProductInt8 {
   static constexpr index_t kTileRows = 6;
-  /// Rows of the AVX512-VNNI tiles: 4 × 4 vectors of sums (with 6 rows, GCC 12 kept some of the 24
-  /// sums on the stack around vpdpbusd's tied operand; measured in the loop's code).
-  static constexpr index_t kVnniRows = 4;
+  /// Rows of the AVX512-VNNI tiles: 6 × 4 vectors of sums (24 registers, with the 4 weight vectors,
+  /// the broadcast quad and the flip: 30 of 32).
+  static constexpr index_t kVnniRows = 6;
   static constexpr index_t kGroup = kQuantizedRowGroup;
 
   /// One register tile's operands: quantized rows (int8 or int16 elements, row stride ldq
@@ -71,6 +76,10 @@ struct ProductInt8 {
     const float* bias;
     float* y;
     index_t ldy;
+    bool relu = false;  ///< ReLU in the epilogue (the AVX512-VNNI tiles; the others leave it to a pass)
+    /// AVX512-VNNI with unsigned activations (q + 128 in the rows): Σ_k w over the tile's outputs
+    /// (the panel's quads, padding included), else null (signed activations, unsigned weights).
+    const std::int32_t* colsum = nullptr;
   };
 
   // ---- AVX2 (both variants): int16 pairs by vpmaddwd -------------------------------------------
@@ -305,69 +314,125 @@ struct ProductInt8 {
 
   static __mmask16 prefix16(index_t n) { return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u); }
 
+  /// max |x[i]| over n values and whether all are finite, on the bits: |x| as an int32 (x & 0x7FFFFFFF)
+  /// orders as the float does for the non-negative values, and every infinity and NaN is above every
+  /// finite value (0x7F800000 on); so the largest is max|x| when all are finite (exact: a maximum),
+  /// and an infinity or a NaN otherwise. Two instructions a vector (and, max), not |x|'s max and a
+  /// NaN check's multiply and add.
   static float absmax16(const float* x, index_t n, bool& finite) {
-    const __m512 zero = _mm512_setzero_ps();
-    __m512 m = zero, bad = zero;
-    for (index_t i = 0; i < n; i += 16) {
-      const __m512 v = _mm512_maskz_loadu_ps(prefix16(n - i), x + i);
-      m = _mm512_max_ps(_mm512_abs_ps(v), m);  // (a NaN lane keeps m; `bad` sees it)
-      bad = _mm512_add_ps(bad, _mm512_mul_ps(v, zero));
-    }
-    finite = _mm512_cmp_ps_mask(bad, bad, _CMP_UNORD_Q) == 0;
-    return _mm512_reduce_max_ps(m);
+    const __m512i abs_bits = _mm512_set1_epi32(0x7FFFFFFF);
+    __m512i m = _mm512_setzero_si512();
+    index_t i = 0;
+    for (; i + 16 <= n; i += 16) m = _mm512_max_epi32(m, _mm512_and_si512(_mm512_loadu_si512(x + i), abs_bits));
+    if (i < n) m = _mm512_max_epi32(m, _mm512_and_si512(_mm512_maskz_loadu_epi32(prefix16(n - i), x + i), abs_bits));
+    const std::int32_t bits = _mm512_reduce_max_epi32(m);
+    finite = bits < 0x7F800000;
+    float a;
+    std::memcpy(&a, &bits, 4);
+    return a;
   }
 
-  /// ref::quantize_row into int8 elements q[0, quantized_row_stride(n)) (zeros from n on), and
-  /// the sum of the row's q.
-  static float quantize_i8(const float* x, index_t n, std::int8_t* q, std::int32_t& sum) {
-    bool finite = true;
-    const float a = absmax16(x, n, finite);
-    const index_t ld = quantized_row_stride(n);
-    sum = 0;
-    if (!finite || a < kMinQuantizedMax) {  // (a row of zeros among them)
-      std::memset(q, 0, ld);
-      return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-    }
-    const __m512 inv = _mm512_set1_ps(127.0f / a);
-    const __m512i hi = _mm512_set1_epi32(127), lo = _mm512_set1_epi32(-127);
-    __m512i total = _mm512_setzero_si512();
-    for (index_t i = 0; i < ld; i += 16) {
-      const __m512 v = _mm512_maskz_loadu_ps(prefix16(n > i ? n - i : 0), x + i);
+  /// ref::quantize_row over rows [0, n) of x (row stride in) into q (rows ld =
+  /// quantized_row_stride(in) bytes apart; zeros from in on), scales s: as int8 with each row's sum
+  /// (ux false), or unsigned, q + 128 as u8 (ux true; no sums). First every row's max|x|, then
+  /// every row's values: independent rows between the reductions and the division, which one row
+  /// at a time waited for. Without ref::quantize_row's clamp to ±127: every |x| ≤ a, so
+  /// |x · fl(127 / a)| ≤ 127 · (1 + 2⁻²⁴) before its rounding, below 127.5 after it: cvtps2dq
+  /// gives at most 127 in magnitude, the clamp's bits.
+  /// (target avx512bw: vpackssdw, vpacksswb on zmm; only the AVX512-VNNI path calls it, and every
+  /// CPU with AVX512-VNNI has AVX512-BW.)
+  [[gnu::target("avx512bw")]] static void quantize_i8(const float* x, index_t in, index_t n, std::int8_t* q, float* s,
+                                                      std::int32_t* sum, bool ux) {
+    const index_t ld = quantized_row_stride(in), full = in / 16 * 16;
+    float a[2 * kGroup];
+    bool finite[2 * kGroup];
+    for (index_t r = 0; r < n; ++r) a[r] = absmax16(x + r * in, in, finite[r]);
+    const __m512i offset = _mm512_set1_epi32(ux ? 128 : 0);
+    for (index_t r = 0; r < n; ++r) {
+      const float* xr = x + r * in;
+      std::int8_t* qr = q + r * ld;
+      sum[r] = 0;
+      if (!finite[r] || a[r] < kMinQuantizedMax) {  // (a row of zeros among them)
+        std::memset(qr, ux ? 0x80 : 0, ld);
+        s[r] = finite[r] ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+        continue;
+      }
+      const __m512 inv = _mm512_set1_ps(127.0f / a[r]);
+      __m512i total = _mm512_setzero_si512();
       // (cvtps2dq: the default rounding mode, to nearest, ties to even)
-      const __m512i qi = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v, inv)), hi), lo);
-      total = _mm512_add_epi32(total, qi);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm512_cvtepi32_epi8(qi));
+      auto one = [&](__m512 v, index_t i) {
+        const __m512i qi = _mm512_cvtps_epi32(_mm512_mul_ps(v, inv));
+        if (!ux) total = _mm512_add_epi32(total, qi);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(qr + i), _mm512_cvtepi32_epi8(_mm512_add_epi32(qi, offset)));
+      };
+      index_t i = 0;
+      // 64 values at a time: packed to int8 by vpackssdw, vpacksswb (in range: no saturation) and
+      // one vpermd (the packs interleave the four vectors' 128-bit lanes), not a 2-uop vpmovdb each
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __m512i flip_bytes = _mm512_set1_epi32(ux ? static_cast<int>(0x80808080u) : 0);  // q + 128: q ^ 0x80
+      for (; i + 64 <= full; i += 64) {
+        __m512i qi[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          qi[j] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xr + i + 16 * j), inv));
+          if (!ux) total = _mm512_add_epi32(total, qi[j]);
+        }
+        const __m512i b = _mm512_packs_epi16(_mm512_packs_epi32(qi[0], qi[1]), _mm512_packs_epi32(qi[2], qi[3]));
+        _mm512_storeu_si512(qr + i, _mm512_xor_si512(_mm512_permutexvar_epi32(order, b), flip_bytes));
+      }
+      for (; i < full; i += 16) one(_mm512_loadu_ps(xr + i), i);
+      for (; i < ld; i += 16) one(_mm512_maskz_loadu_ps(prefix16(in > i ? in - i : 0), xr + i), i);
+      if (!ux) sum[r] = _mm512_reduce_add_epi32(total);
+      s[r] = a[r] / 127.0f;
     }
-    sum = _mm512_reduce_add_epi32(total);
-    return a / 127.0f;
   }
 
-  /// R rows × NV vectors of 16 outputs (the last holding n - 16·(NV - 1)).
-  template <int R, int NV>
+  /// acc += the products of w's unsigned and x's signed bytes, a quad per int32 lane (vpdpbusd).
+  /// In asm: GCC 12 copies every sum into a new register around the intrinsic's tied operand (a
+  /// vmovdqa32 per vpdpbusd, some sums kept on the stack), on the ports vpdpbusd runs on.
+  static void dpbusd(__m512i& acc, __m512i w, __m512i x) { asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(w), "v"(x)); }
+
+  /// R rows × NV vectors of 16 outputs (the last holding n - 16·(NV - 1)). UX: the rows hold
+  /// q + 128 (unsigned), the weights go in as they are (signed), and each output's sum then holds
+  /// 128·Σ_k w[k, o] too (t.colsum), the sums' start value minus that; else the weights go in unsigned,
+  /// w ^ 0x80 (an xor per weight vector and quad), and the sums start at minus the rows' 128·Σ q_x.
+  template <int R, int NV, bool UX>
   [[gnu::target("avx512vnni")]] static void tile_vnni(const Tile& t) {
+    const __mmask16 last = prefix16(t.n - 16 * (NV - 1));
+    // the sums start at minus the offset the unsigned operand adds (modulo 2³², as the sums
+    // themselves): UX, -128·Σ_k w per output; else -128·Σ q_x per row
     __m512i acc[R][NV];
 #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
+    for (int i = 0; i < NV; ++i) {
+      const __m512i col =
+          UX ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(t.colsum + 16 * i), 7))
+             : _mm512_setzero_si512();
 #pragma GCC unroll 16
-      for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_setzero_si512();
+      for (int r = 0; r < R; ++r)
+        acc[r][i] = UX ? col : _mm512_set1_epi32(static_cast<int>(0u - static_cast<std::uint32_t>(t.sum[r]) * 128u));
     }
-    const __mmask16 last = prefix16(t.n - 16 * (NV - 1));
     const __m512i flip = _mm512_set1_epi32(static_cast<int>(0x80808080u));  // w + 128 as u8: w ^ 0x80
     const std::int8_t* wk = t.w;
     const std::int8_t* xk = t.q;
     for (index_t k = 0; k < t.quads; ++k, wk += t.ldw, xk += kQuadK) {
       __m512i wv[NV];
 #pragma GCC unroll 16
-      for (int i = 0; i < NV; ++i)
-        wv[i] = _mm512_xor_si512(
-            i + 1 == NV ? _mm512_maskz_loadu_epi32(last, wk + 64 * i) : _mm512_loadu_si512(wk + 64 * i), flip);
+      for (int i = 0; i < NV; ++i) {
+        wv[i] = i + 1 == NV ? _mm512_maskz_loadu_epi32(last, wk + 64 * i) : _mm512_loadu_si512(wk + 64 * i);
+        if constexpr (!UX) wv[i] = _mm512_xor_si512(wv[i], flip);
+      }
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r) {
         std::int32_t quad;
         std::memcpy(&quad, xk + r * t.ldq, 4);
         const __m512i xb = _mm512_set1_epi32(quad);
 #pragma GCC unroll 16
-        for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_dpbusd_epi32(acc[r][i], wv[i], xb);
+        for (int i = 0; i < NV; ++i) {
+          if constexpr (UX)
+            dpbusd(acc[r][i], xb, wv[i]);
+          else
+            dpbusd(acc[r][i], wv[i], xb);
+        }
       }
     }
 #pragma GCC unroll 16
@@ -377,28 +442,68 @@ struct ProductInt8 {
       const __m512 b = t.bias ? _mm512_maskz_loadu_ps(keep, t.bias + 16 * i) : _mm512_setzero_ps();
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r) {
-        // the 128·Σ q_x the unsigned weights added (modulo 2³², as the sums themselves)
-        const int offset = static_cast<int>(static_cast<std::uint32_t>(t.sum[r]) * 128u);
-        const __m512i sums = _mm512_sub_epi32(acc[r][i], _mm512_set1_epi32(offset));
         const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(t.s[r]), sw);
-        const __m512 f = _mm512_cvtepi32_ps(sums);
-        const __m512 v = t.bias ? _mm512_fmadd_ps(f, scale, b) : _mm512_mul_ps(f, scale);
+        const __m512 f = _mm512_cvtepi32_ps(acc[r][i]);
+        __m512 v = t.bias ? _mm512_fmadd_ps(f, scale, b) : _mm512_mul_ps(f, scale);
+        // simd_math::relu's bits: v where v > 0, else +0 (NaN: +0)
+        if (t.relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
         _mm512_mask_storeu_ps(t.y + r * t.ldy + 16 * i, keep, v);
       }
     }
+  }
+
+  /// Σ_k w[k, o] over a panel's quads for its n outputs (padding quads' weights included), into
+  /// colsum[0, 64): vpdpbusd of bytes 1 (unsigned) by the weights.
+  [[gnu::target("avx512vnni")]] static void column_sums(const std::int8_t* w, index_t quads, index_t ldw, index_t n,
+                                                        std::int32_t* colsum) {
+    // three quads' sums at a time (vpdpbusd's latency is 5 cycles: one chain per vector would
+    // wait for it), added at the end (modulo 2³², exact in any order)
+    __m512i cs[3][4];
+    for (auto& c : cs)
+      for (auto& v : c) v = _mm512_setzero_si512();
+    const __m512i ones = _mm512_set1_epi32(0x01010101);  // bytes 1
+    const index_t nv = (n + 15) / 16;
+    const __mmask16 last = prefix16(n - 16 * (nv - 1));
+    auto quad = [&](__m512i(&c)[4], const std::int8_t* wk) {
+#pragma GCC unroll 4
+      for (index_t i = 0; i < 4; ++i)
+        if (i < nv)
+          dpbusd(c[i], ones,
+                 i + 1 == nv ? _mm512_maskz_loadu_epi32(last, wk + 64 * i) : _mm512_loadu_si512(wk + 64 * i));
+    };
+    index_t k = 0;
+    for (; k + 3 <= quads; k += 3, w += 3 * ldw) {
+      quad(cs[0], w);
+      quad(cs[1], w + ldw);
+      quad(cs[2], w + 2 * ldw);
+    }
+    for (; k < quads; ++k, w += ldw) quad(cs[0], w);
+    static_assert(kWeightPanel == 64, "a panel's outputs: 4 vectors of 16");
+    for (index_t i = 0; i < 4; ++i)
+      _mm512_storeu_si512(colsum + 16 * i, _mm512_add_epi32(_mm512_add_epi32(cs[0][i], cs[1][i]), cs[2][i]));
+  }
+
+  /// The tiles of run's groups: unsigned rows (t.colsum set) in the groups of 4 rows or more,
+  /// whose tiles have 3 rows or more; signed rows in the others, tiles of up to 3 rows.
+  template <int R, int NV>
+  static void tile_vnni_rows(const Tile& t) {
+    if constexpr (R > 3) return tile_vnni<R, NV, true>(t);
+    if constexpr (R == 3)
+      if (t.colsum) return tile_vnni<R, NV, true>(t);
+    if constexpr (R <= 3) return tile_vnni<R, NV, false>(t);
   }
 
   template <int R>
   static void vnni_nv(index_t nv, const Tile& t) {
     switch (nv) {
       case 1:
-        return tile_vnni<R, 1>(t);
+        return tile_vnni_rows<R, 1>(t);
       case 2:
-        return tile_vnni<R, 2>(t);
+        return tile_vnni_rows<R, 2>(t);
       case 3:
-        return tile_vnni<R, 3>(t);
+        return tile_vnni_rows<R, 3>(t);
       default:
-        return tile_vnni<R, 4>(t);
+        return tile_vnni_rows<R, 4>(t);
     }
   }
   template <int R = 1>
@@ -420,46 +525,71 @@ struct ProductInt8 {
                   index_t out, float* y, std::int8_t* scratch, Fuse act) {
     const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in);
     constexpr index_t kBytes = P == Path::madd ? 2 : 1;  // per quantized element
-    float s[kGroup] = {};
-    std::int32_t sum[kGroup] = {};
-    for (index_t r0 = 0; r0 < rows; r0 += kGroup) {
-      const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
-      for (index_t r = 0; r < n; ++r) {
-        const float* xr = x + (r0 + r) * in;
-        std::int8_t* qr = scratch + r * ld * kBytes;
-        if constexpr (P == Path::madd) s[r] = quantize_i16(xr, in, qr);
-        if constexpr (P == Path::avx_vnni) s[r] = quantize_i8_256(xr, in, qr, sum[r]);
+    // Rows quantized at a time: the scratch holds min(rows, kGroup) rows of 2-byte elements, so
+    // twice as many of AVX512-VNNI's 1-byte ones (each weight panel read half as often; its tiles
+    // read the panel whole, 6 rows at a time). (AVX-VNNI's tiles of 16 outputs run over the
+    // group's rows per 16 outputs: 128x512x2048 was 4% slower with 48 rows.)
+    constexpr index_t group = P == Path::avx512_vnni ? 2 * kGroup : kGroup;
+    // ReLU in the AVX512-VNNI tiles' epilogue; any other activation as a pass over the rows
+    const bool fused_relu = P == Path::avx512_vnni && act == Fuse::relu;
+    float s[group] = {};
+    std::int32_t sum[group] = {};
+    for (index_t r0 = 0; r0 < rows; r0 += group) {
+      const index_t n = rows - r0 < group ? rows - r0 : group;
+      // AVX512-VNNI: unsigned rows (and the panels' column sums) from 4 rows on, see tile_vnni
+      const bool ux = P == Path::avx512_vnni && n >= 4;
+      (void)ux;  // (avx2)
+      if constexpr (P == Path::avx512_vnni) {
 #if defined(__AVX512F__)
-        if constexpr (P == Path::avx512_vnni) s[r] = quantize_i8(xr, in, qr, sum[r]);
+        quantize_i8(x + r0 * in, in, n, scratch, s, sum, ux);
 #endif
+      } else {
+        for (index_t r = 0; r < n; ++r) {
+          const float* xr = x + (r0 + r) * in;
+          std::int8_t* qr = scratch + r * ld * kBytes;
+          if constexpr (P == Path::madd) s[r] = quantize_i16(xr, in, qr);
+          if constexpr (P == Path::avx_vnni) s[r] = quantize_i8_256(xr, in, qr, sum[r]);
+        }
       }
       for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
         const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
         const std::int8_t* wp = qw + p0 * in4;
+        // the register tile of the group's rows from r
+        auto tile = [&](index_t r) {
+          return Tile{scratch + r * ld * kBytes,
+                      ld,
+                      s + r,
+                      sum + r,
+                      quads,
+                      wp,
+                      width * kQuadK,
+                      width,
+                      s_w + p0,
+                      bias ? bias + p0 : nullptr,
+                      y + (r0 + r) * out + p0,
+                      out,
+                      fused_relu};
+        };
+#if defined(__AVX512F__)
+        if constexpr (P == Path::avx512_vnni) {
+          alignas(64) std::int32_t colsum[kWeightPanel];
+          if (ux) column_sums(wp, quads, width * kQuadK, width, colsum);
+          // ceil(n / kVnniRows) tiles of as even a number of rows as they can have (a group of
+          // 32 rows: 6 6 5 5 5 5, not 6 6 6 6 6 2: each tile reads the panel's weights once)
+          const index_t tiles = (n + kVnniRows - 1) / kVnniRows, base = n / tiles, extra = n % tiles;
+          for (index_t i = 0, r = 0; i < tiles; ++i) {
+            const index_t tr = base + (i < extra ? 1 : 0);
+            Tile t = tile(r);
+            t.colsum = ux ? colsum : nullptr;
+            vnni_rows(tr, (width + 15) / 16, t);
+            r += tr;
+          }
+          continue;
+        }
+#endif
         for (index_t r = 0; r < n; r += kTileRows) {
           const index_t tr = n - r < kTileRows ? n - r : kTileRows;
-          const Tile t{scratch + r * ld * kBytes,
-                       ld,
-                       s + r,
-                       sum + r,
-                       quads,
-                       wp,
-                       width * kQuadK,
-                       width,
-                       s_w + p0,
-                       bias ? bias + p0 : nullptr,
-                       y + (r0 + r) * out + p0,
-                       out};
-#if defined(__AVX512F__)
-          if constexpr (P == Path::avx512_vnni) {
-            for (index_t v = 0; v < tr; v += kVnniRows) {
-              Tile tv = t;
-              tv.q = t.q + v * ld, tv.s = t.s + v, tv.sum = t.sum + v, tv.y = t.y + v * out;
-              vnni_rows(tr - v < kVnniRows ? tr - v : kVnniRows, (width + 15) / 16, tv);
-            }
-            continue;
-          }
-#endif
+          const Tile t = tile(r);
           constexpr index_t step = P == Path::madd ? 8 : 16;  // outputs of a tile
           for (index_t o = 0; o < width; o += step) {
             Tile to = t;
@@ -475,7 +605,7 @@ struct ProductInt8 {
           }
         }
       }
-      if (act != Fuse::none)
+      if (act != Fuse::none && !fused_relu)
         for (index_t r = 0; r < n; ++r)
           generic::Elementwise<Tag>::activation(activation_of(act), y + (r0 + r) * out, out);
     }
