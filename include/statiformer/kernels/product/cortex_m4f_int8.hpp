@@ -270,30 +270,55 @@ struct ProductInt8 {
 #undef STF_M4_QUAD_LDM
   }
 
-  /// 1 row × 4 outputs of a panel (ldw bytes per quad), quads ≥ 1: the sums, in assembly (a single
-  /// row: a decoding step). Per quad 24 instructions for 16 multiply-adds (the intrinsics' 1 × 2
-  /// tile: 16 for 8).
-  static void tile14(const std::int32_t* x, index_t quads, const std::int8_t* w, index_t ldw, std::int32_t (&acc)[4]) {
-    std::int32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0, t, e, a, b;
-#define STF_M4_OUT(C, OFF)            \
-  "ldr    %[t], [%[w], #" OFF         \
-  "]\n\t"                             \
-  "sxtb16 %[e], %[t]\n\t"             \
-  "sxtb16 %[t], %[t], ror #8\n\t"     \
-  "smlad  %[" C "], %[a], %[e], %[" C \
-  "]\n\t"                             \
-  "smlad  %[" C "], %[b], %[t], %[" C "]\n\t"
-    asm volatile("1:\n\t"
-                 "ldrd   %[a], %[b], [%[x]], #8\n\t" STF_M4_OUT("c0", "0") STF_M4_OUT("c1", "4")
-                     STF_M4_OUT("c2", "8") STF_M4_OUT("c3", "12") "add    %[w], %[w], %[ldw]\n\t"
-                 "subs   %[n], %[n], #1\n\t"
-                 "bne    1b"
-                 : [c0] "+r"(c0), [c1] "+r"(c1), [c2] "+r"(c2), [c3] "+r"(c3), [x] "+r"(x), [w] "+r"(w),
-                   [n] "+r"(quads), [t] "=&r"(t), [e] "=&r"(e), [a] "=&r"(a), [b] "=&r"(b)
-                 : [ldw] "r"(ldw)
-                 : "cc", "memory");
+  /// The state of sums14's loop over the 1 × 4 tiles of a row and a panel (offsets as the assembly
+  /// reads them).
+  struct Row14 {
+    const std::int32_t* x;  // 0: the row's quads
+    const std::int8_t* w;   // 4: the next tile's weights
+    std::int32_t quads;     // 8
+    std::int32_t ldw;       // 12: bytes per quad of the panel
+    float* y;               // 16: the tiles' outputs (the sums' bits are stored there)
+    float* end;             // 20: y after the last tile
+  };
+
+  /// The sums of every 1 × 4 tile of a single row (a decoding step) × a panel's first (end - y)
+  /// outputs (quads ≥ 1, at least one tile), stored as int32 bits in y, in one assembly loop over
+  /// the tiles. Per quad 24 instructions for 16 multiply-adds (ldrd of the row's (A, B), per output
+  /// ldr, two sxtb16, two smlad); per tile 12 (stm of the four sums).
+  static void sums14(Row14& j) {
+    static_assert(sizeof(void*) == 4 && sizeof(Row14) == 24);
+#define STF_M4_OUT(C, OFF)    \
+  "ldr    r6, [r1, #" OFF     \
+  "]\n\t"                     \
+  "sxtb16 r7, r6\n\t"         \
+  "sxtb16 r6, r6, ror #8\n\t" \
+  "smlad  " C ", r3, r7, " C  \
+  "\n\t"                      \
+  "smlad  " C ", r4, r6, " C "\n\t"
+    register Row14* jp asm("r0") = &j;
+    asm volatile("mov    lr, r0\n\t"
+                 "ldr    r12, [lr, #16]\n"
+                 "3:\n\t"
+                 "ldm    lr, {r0, r1, r2, r5}\n\t"  // x, w, quads, ldw
+                 "add    r6, r1, #16\n\t"
+                 "str    r6, [lr, #4]\n\t"
+                 "mov    r8, #0\n\t"
+                 "mov    r9, #0\n\t"
+                 "mov    r10, #0\n\t"
+                 "mov    r11, #0\n"
+                 "1:\n\t"
+                 "ldrd   r3, r4, [r0], #8\n\t" STF_M4_OUT("r8", "0") STF_M4_OUT("r9", "4") STF_M4_OUT("r10", "8")
+                     STF_M4_OUT("r11", "12") "add    r1, r1, r5\n\t"
+                 "subs   r2, r2, #1\n\t"
+                 "bne    1b\n\t"
+                 "stmia  r12!, {r8, r9, r10, r11}\n\t"
+                 "ldr    r6, [lr, #20]\n\t"
+                 "cmp    r12, r6\n\t"
+                 "bne    3b"
+                 : "+r"(jp)
+                 :
+                 : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "cc", "memory");
 #undef STF_M4_OUT
-    acc[0] = c0, acc[1] = c1, acc[2] = c2, acc[3] = c3;
   }
 
   /// R rows (1: alone; 2: a pair, interleaved by quad) × N outputs (1, 2) of a panel (ldw bytes per
@@ -351,59 +376,124 @@ struct ProductInt8 {
     }
   }
 
-  /// The epilogue of a pair of rows (y0, y1) × 2·pairs outputs with a bias, in assembly: per two
-  /// outputs both rows' sums by vldm, four vcvt, s_w and the bias loaded once for both rows, four
-  /// vmul (s_x · s_w), four vfma (fma(float(acc), s_x · s_w, b): dequantize's bits), vstm (with
-  /// kRelu: vmov to core registers, relu_bits' compare and move, strd).
+  /// The epilogue of a pair of rows (y0, y1) × 4·quads outputs with a bias, in assembly: per four
+  /// outputs both rows' sums by vldm, eight vcvt, s_w and the bias loaded once per row pair
+  /// (the bias by two vldm, one per row's fma), eight vmul (s_x · s_w), eight vfma
+  /// (fma(float(acc), s_x · s_w, b): dequantize's bits), two vstm: 33 instructions for 8 outputs
+  /// (with kRelu: vmov to core registers, relu_bits' compare and move, strd: 63).
   template <bool kRelu>
-  static void epilogue_pair(float* y0, float* y1, index_t pairs, float sx0, float sx1, const float* sw,
+  static void epilogue_pair(float* y0, float* y1, index_t quads, float sx0, float sx1, const float* sw,
                             const float* b) {
     std::int32_t t0, t1;
-#define STF_M4_EPI_HEAD         \
-  "1:\n\t"                      \
-  "vldmia %[y0], {s0, s1}\n\t"  \
-  "vldmia %[y1], {s2, s3}\n\t"  \
-  "vcvt.f32.s32 s0, s0\n\t"     \
-  "vcvt.f32.s32 s1, s1\n\t"     \
-  "vcvt.f32.s32 s2, s2\n\t"     \
-  "vcvt.f32.s32 s3, s3\n\t"     \
-  "vldmia %[sw]!, {s4, s5}\n\t" \
-  "vldmia %[b]!, {s8, s9}\n\t"  \
-  "vmul.f32 s6, %[sx0], s4\n\t" \
-  "vmul.f32 s7, %[sx0], s5\n\t" \
-  "vmul.f32 s4, %[sx1], s4\n\t" \
-  "vmul.f32 s5, %[sx1], s5\n\t" \
-  "vmov.f32 s10, s8\n\t"        \
-  "vmov.f32 s11, s9\n\t"        \
-  "vfma.f32 s8, s0, s6\n\t"     \
-  "vfma.f32 s9, s1, s7\n\t"     \
-  "vfma.f32 s10, s2, s4\n\t"    \
-  "vfma.f32 s11, s3, s5\n\t"
+#define STF_M4_EPI_HEAD           \
+  "1:\n\t"                        \
+  "vldmia %[y0], {s0-s3}\n\t"     \
+  "vldmia %[y1], {s4-s7}\n\t"     \
+  "vcvt.f32.s32 s0, s0\n\t"       \
+  "vcvt.f32.s32 s1, s1\n\t"       \
+  "vcvt.f32.s32 s2, s2\n\t"       \
+  "vcvt.f32.s32 s3, s3\n\t"       \
+  "vcvt.f32.s32 s4, s4\n\t"       \
+  "vcvt.f32.s32 s5, s5\n\t"       \
+  "vcvt.f32.s32 s6, s6\n\t"       \
+  "vcvt.f32.s32 s7, s7\n\t"       \
+  "vldmia %[sw]!, {s8-s11}\n\t"   \
+  "vmul.f32 s12, %[sx0], s8\n\t"  \
+  "vmul.f32 s13, %[sx0], s9\n\t"  \
+  "vmul.f32 s14, %[sx0], s10\n\t" \
+  "vmul.f32 s15, %[sx0], s11\n\t" \
+  "vmul.f32 s8, %[sx1], s8\n\t"   \
+  "vmul.f32 s9, %[sx1], s9\n\t"   \
+  "vmul.f32 s10, %[sx1], s10\n\t" \
+  "vmul.f32 s11, %[sx1], s11\n\t" \
+  "vldmia %[b], {s16-s19}\n\t"    \
+  "vldmia %[b]!, {s20-s23}\n\t"   \
+  "vfma.f32 s16, s0, s12\n\t"     \
+  "vfma.f32 s17, s1, s13\n\t"     \
+  "vfma.f32 s18, s2, s14\n\t"     \
+  "vfma.f32 s19, s3, s15\n\t"     \
+  "vfma.f32 s20, s4, s8\n\t"      \
+  "vfma.f32 s21, s5, s9\n\t"      \
+  "vfma.f32 s22, s6, s10\n\t"     \
+  "vfma.f32 s23, s7, s11\n\t"
 #define STF_M4_RELU(T) \
   "cmp    %[" T        \
   "], #0x7F800000\n\t" \
   "it     hi\n\t"      \
   "movhi  %[" T "], #0\n\t"
+#define STF_M4_RELU_PAIR(SA, SB, Y)                                                                          \
+  "vmov   %[t0], %[t1], " SA ", " SB "\n\t" STF_M4_RELU("t0") STF_M4_RELU("t1") "strd   %[t0], %[t1], [%[" Y \
+                                                                                "]], #8\n\t"
     if constexpr (kRelu)
-      asm volatile(STF_M4_EPI_HEAD "vmov   %[t0], %[t1], s8, s9\n\t" STF_M4_RELU("t0") STF_M4_RELU("t1")
-                   "strd   %[t0], %[t1], [%[y0]], #8\n\t"
-                   "vmov   %[t0], %[t1], s10, s11\n\t" STF_M4_RELU("t0") STF_M4_RELU("t1")
-                   "strd   %[t0], %[t1], [%[y1]], #8\n\t"
+      asm volatile(STF_M4_EPI_HEAD STF_M4_RELU_PAIR("s16", "s17", "y0") STF_M4_RELU_PAIR("s18", "s19", "y0")
+                       STF_M4_RELU_PAIR("s20", "s21", "y1") STF_M4_RELU_PAIR("s22", "s23", "y1")
                    "subs   %[n], %[n], #1\n\t"
                    "bne    1b"
-                   : [y0] "+r"(y0), [y1] "+r"(y1), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(pairs), [t0] "=&r"(t0),
+                   : [y0] "+r"(y0), [y1] "+r"(y1), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads), [t0] "=&r"(t0),
                      [t1] "=&r"(t1)
                    : [sx0] "t"(sx0), [sx1] "t"(sx1)
+                   : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14",
+                     "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
+    else
+      asm volatile(STF_M4_EPI_HEAD
+                   "vstmia %[y0]!, {s16-s19}\n\t"
+                   "vstmia %[y1]!, {s20-s23}\n\t"
+                   "subs   %[n], %[n], #1\n\t"
+                   "bne    1b"
+                   : [y0] "+r"(y0), [y1] "+r"(y1), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads)
+                   : [sx0] "t"(sx0), [sx1] "t"(sx1)
+                   : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14",
+                     "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
+#undef STF_M4_RELU_PAIR
+#undef STF_M4_RELU
+#undef STF_M4_EPI_HEAD
+  }
+
+  /// The epilogue of one row's 4·quads outputs with a bias, in assembly (epilogue_pair's steps for
+  /// one row: 18 instructions for 4 outputs, with kRelu 33).
+  template <bool kRelu>
+  static void epilogue_one(float* y, index_t quads, float sx, const float* sw, const float* b) {
+    std::int32_t t0, t1;
+#define STF_M4_EPI_HEAD          \
+  "1:\n\t"                       \
+  "vldmia %[y], {s0-s3}\n\t"     \
+  "vcvt.f32.s32 s0, s0\n\t"      \
+  "vcvt.f32.s32 s1, s1\n\t"      \
+  "vcvt.f32.s32 s2, s2\n\t"      \
+  "vcvt.f32.s32 s3, s3\n\t"      \
+  "vldmia %[sw]!, {s8-s11}\n\t"  \
+  "vmul.f32 s8, %[sx], s8\n\t"   \
+  "vmul.f32 s9, %[sx], s9\n\t"   \
+  "vmul.f32 s10, %[sx], s10\n\t" \
+  "vmul.f32 s11, %[sx], s11\n\t" \
+  "vldmia %[b]!, {s4-s7}\n\t"    \
+  "vfma.f32 s4, s0, s8\n\t"      \
+  "vfma.f32 s5, s1, s9\n\t"      \
+  "vfma.f32 s6, s2, s10\n\t"     \
+  "vfma.f32 s7, s3, s11\n\t"
+#define STF_M4_RELU(T) \
+  "cmp    %[" T        \
+  "], #0x7F800000\n\t" \
+  "it     hi\n\t"      \
+  "movhi  %[" T "], #0\n\t"
+#define STF_M4_RELU_PAIR(SA, SB) \
+  "vmov   %[t0], %[t1], " SA ", " SB "\n\t" STF_M4_RELU("t0") STF_M4_RELU("t1") "strd   %[t0], %[t1], [%[y]], #8\n\t"
+    if constexpr (kRelu)
+      asm volatile(STF_M4_EPI_HEAD STF_M4_RELU_PAIR("s4", "s5") STF_M4_RELU_PAIR("s6", "s7")
+                   "subs   %[n], %[n], #1\n\t"
+                   "bne    1b"
+                   : [y] "+r"(y), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads), [t0] "=&r"(t0), [t1] "=&r"(t1)
+                   : [sx] "t"(sx)
                    : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "cc", "memory");
     else
       asm volatile(STF_M4_EPI_HEAD
-                   "vstmia %[y0]!, {s8, s9}\n\t"
-                   "vstmia %[y1]!, {s10, s11}\n\t"
+                   "vstmia %[y]!, {s4-s7}\n\t"
                    "subs   %[n], %[n], #1\n\t"
                    "bne    1b"
-                   : [y0] "+r"(y0), [y1] "+r"(y1), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(pairs)
-                   : [sx0] "t"(sx0), [sx1] "t"(sx1)
+                   : [y] "+r"(y), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads)
+                   : [sx] "t"(sx)
                    : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "cc", "memory");
+#undef STF_M4_RELU_PAIR
 #undef STF_M4_RELU
 #undef STF_M4_EPI_HEAD
   }
@@ -414,9 +504,12 @@ struct ProductInt8 {
   static void epilogue(float* y, index_t out, bool two, index_t width, const float* sx, const float* sw,
                        const float* b) {
     index_t o = 0;
-    if (two && b && width >= 2) {
-      epilogue_pair<kRelu>(y, y + out, width / 2, sx[0], sx[1], sw, b);
-      o = width & ~index_t{1};
+    if (b && width >= 4) {
+      if (two)
+        epilogue_pair<kRelu>(y, y + out, width / 4, sx[0], sx[1], sw, b);
+      else
+        epilogue_one<kRelu>(y, width / 4, sx[0], sw, b);
+      o = width & ~index_t{3};
     }
     for (index_t i = 0; i < (two ? 2 : 1); ++i)
       epilogue_row<kRelu>(y + i * out + o, width - o, sx[i], sw + o, b ? b + o : nullptr);
@@ -428,7 +521,7 @@ struct ProductInt8 {
   }
 
   /// Kernels::linear_w8a8 (kernels/api.hpp): per group of rows the quantization, then per panel
-  /// and pair of rows the sums stored as bits in y (sums22's tiles, tile14, the edges), then the
+  /// and pair of rows the sums stored as bits in y (sums22's tiles, sums14's, the edges), then the
   /// epilogue over them with the ReLU fused (other activations: generic::ProductInt8::activate).
   static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                           const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
@@ -477,12 +570,10 @@ struct ProductInt8 {
             else
               sums22<0>(j);
           }
-          if (!two && quads > 0) {  // a single row, 4 outputs at a time
-            for (; o + 4 <= width; o += 4) {
-              std::int32_t acc[4];
-              tile14(xr, quads, wp + o * kQuadK, ldw, acc);
-              std::memcpy(yr + o, acc, 16);
-            }
+          if (!two && quads > 0 && width >= 4) {  // a single row, the 1 x 4 tiles
+            o = width & ~index_t{3};
+            Row14 j{xr, wp, static_cast<std::int32_t>(quads), static_cast<std::int32_t>(ldw), yr, yr + o};
+            sums14(j);
           }
           for (; o < width; o += 2) {  // the edges: one row or one output, no reduction
             std::int32_t acc[2][2];
