@@ -177,8 +177,8 @@ struct ProductInt8 {
   struct Pair22 {
     const std::int32_t* x;  // 0: the pair's quads (interleaved: row 0's (A, B), row 1's)
     const std::int8_t* w;   // 4: the next tile's weights
-    std::int32_t pairs;     // 8: (quads + 1) / 2
-    std::int32_t odd;       // 12: quads & 1 (the loop is entered at its second quad)
+    std::int32_t rounds;    // 8: (quads + 3) / 4
+    std::int32_t rem;       // 12: quads % 4 (the loop is entered at its quad (4 - rem) % 4)
     std::int32_t ldw;       // 16: bytes per quad of the panel
     float* y;               // 20: row 0's next two outputs (the sums' bits are stored there)
     std::int32_t y1;        // 24: bytes from a row 0 output to its row 1 output
@@ -190,7 +190,7 @@ struct ProductInt8 {
   /// loop over the tiles (its state in j; no per-tile call, GCC spilled the pointers around the
   /// intrinsics' or a tile's asm). kLdw = j.ldw, the weights 4-aligned: per quad ldm of both rows'
   /// (A, B), ldrd of both outputs' weights (post-indexed by kLdw), four sxtb16, eight smlad: 14
-  /// instructions for 16 multiply-adds (the loop unrolled by two quads). kLdw = 0 (any width and
+  /// instructions for 16 multiply-adds (the loop unrolled by four quads). kLdw = 0 (any width and
   /// alignment): each row's (A, B) by ldrd, two ldr of weights and an add: 17. Per tile the loop's
   /// state is reloaded from j (19 instructions), the accumulators in r10-r12 and lr.
   template <int kLdw>
@@ -229,30 +229,34 @@ struct ProductInt8 {
   "smlad  r12, r4, r8, r12\n\t" \
   "smlad  lr, r3, r7, lr\n\t"   \
   "smlad  lr, r4, r9, lr\n\t"
-#define STF_M4_TILES(QUAD)                                          \
-  "push   {r0}\n"                                                   \
-  "3:\n\t"                                                          \
-  "ldr    lr, [sp]\n\t"                                             \
-  "ldm    lr, {r0, r1, r2, r3, r5}\n\t" /* x, w, pairs, odd, ldw */ \
-  "add    r4, r1, #8\n\t"                                           \
-  "str    r4, [lr, #4]\n\t"                                         \
-  "mov    r10, #0\n\t"                                              \
-  "mov    r11, #0\n\t"                                              \
-  "mov    r12, #0\n\t"                                              \
-  "mov    lr, #0\n\t"                                               \
-  "cbnz   r3, 2f\n"                                                 \
-  "1:\n\t" QUAD "2:\n\t" QUAD                                       \
-  "subs   r2, r2, #1\n\t"                                           \
-  "bne    1b\n\t"                                                   \
-  "ldr    r0, [sp]\n\t"                                             \
-  "ldrd   r1, r2, [r0, #20]\n\t" /* y, y1 */                        \
-  "add    r2, r1, r2\n\t"                                           \
-  "strd   r12, lr, [r2]\n\t"                                        \
-  "strd   r10, r11, [r1], #8\n\t"                                   \
-  "ldr    r3, [r0, #28]\n\t"                                        \
-  "str    r1, [r0, #20]\n\t"                                        \
-  "cmp    r1, r3\n\t"                                               \
-  "bne    3b\n\t"                                                   \
+#define STF_M4_TILES(QUAD)                                           \
+  "push   {r0}\n"                                                    \
+  "9:\n\t"                                                           \
+  "ldr    lr, [sp]\n\t"                                              \
+  "ldm    lr, {r0, r1, r2, r3, r5}\n\t" /* x, w, rounds, rem, ldw */ \
+  "add    r4, r1, #8\n\t"                                            \
+  "str    r4, [lr, #4]\n\t"                                          \
+  "mov    r10, #0\n\t"                                               \
+  "mov    r11, #0\n\t"                                               \
+  "mov    r12, #0\n\t"                                               \
+  "mov    lr, #0\n\t"                                                \
+  "cbz    r3, 1f\n\t"                                                \
+  "cmp    r3, #2\n\t"                                                \
+  "beq    3f\n\t"                                                    \
+  "bhi    2f\n\t"                                                    \
+  "b      4f\n"                                                      \
+  "1:\n\t" QUAD "2:\n\t" QUAD "3:\n\t" QUAD "4:\n\t" QUAD            \
+  "subs   r2, r2, #1\n\t"                                            \
+  "bne    1b\n\t"                                                    \
+  "ldr    r0, [sp]\n\t"                                              \
+  "ldrd   r1, r2, [r0, #20]\n\t" /* y, y1 */                         \
+  "add    r2, r1, r2\n\t"                                            \
+  "strd   r12, lr, [r2]\n\t"                                         \
+  "strd   r10, r11, [r1], #8\n\t"                                    \
+  "ldr    r3, [r0, #28]\n\t"                                         \
+  "str    r1, [r0, #20]\n\t"                                         \
+  "cmp    r1, r3\n\t"                                                \
+  "bne    9b\n\t"                                                    \
   "add    sp, sp, #4"
     register Pair22* jp asm("r0") = &j;
     if constexpr (kLdw > 0)
@@ -555,8 +559,8 @@ struct ProductInt8 {
             o = width & ~index_t{1};
             Pair22 j{xr,
                      wp,
-                     static_cast<std::int32_t>((quads + 1) / 2),
-                     static_cast<std::int32_t>(quads & 1),
+                     static_cast<std::int32_t>((quads + 3) / 4),
+                     static_cast<std::int32_t>(quads % 4),
                      static_cast<std::int32_t>(ldw),
                      yr,
                      static_cast<std::int32_t>(4 * out),
