@@ -180,9 +180,10 @@ struct ProductInt8 {
     std::int32_t rounds;    // 8: (quads + 3) / 4
     std::int32_t rem;       // 12: quads % 4 (the loop is entered at its quad (4 - rem) % 4)
     std::int32_t ldw;       // 16: bytes per quad of the panel
-    float* y;               // 20: row 0's next two outputs (the sums' bits are stored there)
-    std::int32_t y1;        // 24: bytes from a row 0 output to its row 1 output
-    float* end;             // 28: row 0's y after the last tile
+    std::int32_t zero[4];   // 20: the accumulators' start (loaded with the rest by one ldm)
+    float* y;               // 36: row 0's next two outputs (the sums' bits are stored there)
+    std::int32_t y1;        // 40: bytes from a row 0 output to its row 1 output
+    float* end;             // 44: row 0's y after the last tile
   };
 
   /// The sums of every 2 × 2 tile of a pair of rows × a panel's first (end - y) outputs (quads ≥ 1,
@@ -192,10 +193,10 @@ struct ProductInt8 {
   /// (A, B), ldrd of both outputs' weights (post-indexed by kLdw), four sxtb16, eight smlad: 14
   /// instructions for 16 multiply-adds (the loop unrolled by four quads). kLdw = 0 (any width and
   /// alignment): each row's (A, B) by ldrd, two ldr of weights and an add: 17. Per tile the loop's
-  /// state is reloaded from j (19 instructions), the accumulators in r10-r12 and lr.
+  /// state is reloaded from j (15 instructions; the accumulators, r10-r12 and lr, start from j's zeros).
   template <int kLdw>
   static void sums22(Pair22& j) {
-    static_assert(sizeof(void*) == 4 && sizeof(Pair22) == 32);
+    static_assert(sizeof(void*) == 4 && sizeof(Pair22) == 48);
 #define STF_M4_QUAD_LDM              \
   "ldmia  r0!, {r3, r4, r5, r6}\n\t" \
   "ldrd   r8, r9, [r1], %[ldw]\n\t"  \
@@ -229,34 +230,30 @@ struct ProductInt8 {
   "smlad  r12, r4, r8, r12\n\t" \
   "smlad  lr, r3, r7, lr\n\t"   \
   "smlad  lr, r4, r9, lr\n\t"
-#define STF_M4_TILES(QUAD)                                           \
-  "push   {r0}\n"                                                    \
-  "9:\n\t"                                                           \
-  "ldr    lr, [sp]\n\t"                                              \
-  "ldm    lr, {r0, r1, r2, r3, r5}\n\t" /* x, w, rounds, rem, ldw */ \
-  "add    r4, r1, #8\n\t"                                            \
-  "str    r4, [lr, #4]\n\t"                                          \
-  "mov    r10, #0\n\t"                                               \
-  "mov    r11, #0\n\t"                                               \
-  "mov    r12, #0\n\t"                                               \
-  "mov    lr, #0\n\t"                                                \
-  "cbz    r3, 1f\n\t"                                                \
-  "cmp    r3, #2\n\t"                                                \
-  "beq    3f\n\t"                                                    \
-  "bhi    2f\n\t"                                                    \
-  "b      4f\n"                                                      \
-  "1:\n\t" QUAD "2:\n\t" QUAD "3:\n\t" QUAD "4:\n\t" QUAD            \
-  "subs   r2, r2, #1\n\t"                                            \
-  "bne    1b\n\t"                                                    \
-  "ldr    r0, [sp]\n\t"                                              \
-  "ldrd   r1, r2, [r0, #20]\n\t" /* y, y1 */                         \
-  "add    r2, r1, r2\n\t"                                            \
-  "strd   r12, lr, [r2]\n\t"                                         \
-  "strd   r10, r11, [r1], #8\n\t"                                    \
-  "ldr    r3, [r0, #28]\n\t"                                         \
-  "str    r1, [r0, #20]\n\t"                                         \
-  "cmp    r1, r3\n\t"                                                \
-  "bne    9b\n\t"                                                    \
+#define STF_M4_TILES(QUAD)                                                                     \
+  "push   {r0}\n"                                                                              \
+  "9:\n\t"                                                                                     \
+  "ldr    r4, [sp]\n\t"                                                                        \
+  "ldm    r4, {r0, r1, r2, r3, r5, r10, r11, r12, lr}\n\t" /* x, w, rounds, rem, ldw, zeros */ \
+  "add    r6, r1, #8\n\t"                                                                      \
+  "str    r6, [r4, #4]\n\t"                                                                    \
+  "cbz    r3, 1f\n\t"                                                                          \
+  "cmp    r3, #2\n\t"                                                                          \
+  "beq    3f\n\t"                                                                              \
+  "bhi    2f\n\t"                                                                              \
+  "b      4f\n"                                                                                \
+  "1:\n\t" QUAD "2:\n\t" QUAD "3:\n\t" QUAD "4:\n\t" QUAD                                      \
+  "subs   r2, r2, #1\n\t"                                                                      \
+  "bne    1b\n\t"                                                                              \
+  "ldr    r0, [sp]\n\t"                                                                        \
+  "ldrd   r1, r2, [r0, #36]\n\t" /* y, y1 */                                                   \
+  "add    r2, r1, r2\n\t"                                                                      \
+  "strd   r12, lr, [r2]\n\t"                                                                   \
+  "strd   r10, r11, [r1], #8\n\t"                                                              \
+  "ldr    r3, [r0, #44]\n\t"                                                                   \
+  "str    r1, [r0, #36]\n\t"                                                                   \
+  "cmp    r1, r3\n\t"                                                                          \
+  "bne    9b\n\t"                                                                              \
   "add    sp, sp, #4"
     register Pair22* jp asm("r0") = &j;
     if constexpr (kLdw > 0)
@@ -281,16 +278,17 @@ struct ProductInt8 {
     const std::int8_t* w;   // 4: the next tile's weights
     std::int32_t quads;     // 8
     std::int32_t ldw;       // 12: bytes per quad of the panel
-    float* y;               // 16: the tiles' outputs (the sums' bits are stored there)
-    float* end;             // 20: y after the last tile
+    std::int32_t zero[4];   // 16: the accumulators' start (loaded with the rest by one ldm)
+    float* y;               // 32: the tiles' outputs (the sums' bits are stored there)
+    float* end;             // 36: y after the last tile
   };
 
   /// The sums of every 1 × 4 tile of a single row (a decoding step) × a panel's first (end - y)
   /// outputs (quads ≥ 1, at least one tile), stored as int32 bits in y, in one assembly loop over
   /// the tiles. Per quad 24 instructions for 16 multiply-adds (ldrd of the row's (A, B), per output
-  /// ldr, two sxtb16, two smlad); per tile 12 (stm of the four sums).
+  /// ldr, two sxtb16, two smlad); per tile 8 (stm of the four sums).
   static void sums14(Row14& j) {
-    static_assert(sizeof(void*) == 4 && sizeof(Row14) == 24);
+    static_assert(sizeof(void*) == 4 && sizeof(Row14) == 40);
 #define STF_M4_OUT(C, OFF)    \
   "ldr    r6, [r1, #" OFF     \
   "]\n\t"                     \
@@ -301,22 +299,18 @@ struct ProductInt8 {
   "smlad  " C ", r4, r6, " C "\n\t"
     register Row14* jp asm("r0") = &j;
     asm volatile("mov    lr, r0\n\t"
-                 "ldr    r12, [lr, #16]\n"
+                 "ldr    r12, [lr, #32]\n"
                  "3:\n\t"
-                 "ldm    lr, {r0, r1, r2, r5}\n\t"  // x, w, quads, ldw
+                 "ldm    lr, {r0, r1, r2, r5, r8, r9, r10, r11}\n\t"  // x, w, quads, ldw, zeros
                  "add    r6, r1, #16\n\t"
                  "str    r6, [lr, #4]\n\t"
-                 "mov    r8, #0\n\t"
-                 "mov    r9, #0\n\t"
-                 "mov    r10, #0\n\t"
-                 "mov    r11, #0\n"
                  "1:\n\t"
                  "ldrd   r3, r4, [r0], #8\n\t" STF_M4_OUT("r8", "0") STF_M4_OUT("r9", "4") STF_M4_OUT("r10", "8")
                      STF_M4_OUT("r11", "12") "add    r1, r1, r5\n\t"
                  "subs   r2, r2, #1\n\t"
                  "bne    1b\n\t"
                  "stmia  r12!, {r8, r9, r10, r11}\n\t"
-                 "ldr    r6, [lr, #20]\n\t"
+                 "ldr    r6, [lr, #36]\n\t"
                  "cmp    r12, r6\n\t"
                  "bne    3b"
                  : "+r"(jp)
@@ -562,6 +556,7 @@ struct ProductInt8 {
                      static_cast<std::int32_t>((quads + 3) / 4),
                      static_cast<std::int32_t>(quads % 4),
                      static_cast<std::int32_t>(ldw),
+                     {},
                      yr,
                      static_cast<std::int32_t>(4 * out),
                      yr + o};
@@ -576,7 +571,7 @@ struct ProductInt8 {
           }
           if (!two && quads > 0 && width >= 4) {  // a single row, the 1 x 4 tiles
             o = width & ~index_t{3};
-            Row14 j{xr, wp, static_cast<std::int32_t>(quads), static_cast<std::int32_t>(ldw), yr, yr + o};
+            Row14 j{xr, wp, static_cast<std::int32_t>(quads), static_cast<std::int32_t>(ldw), {}, yr, yr + o};
             sums14(j);
           }
           for (; o < width; o += 2) {  // the edges: one row or one output, no reduction
