@@ -191,8 +191,9 @@ struct ProductInt8 {
   /// loop over the tiles (its state in j; no per-tile call, GCC spilled the pointers around the
   /// intrinsics' or a tile's asm). kLdw = j.ldw, the weights 4-aligned: per quad ldm of both rows'
   /// (A, B), ldrd of both outputs' weights (post-indexed by kLdw), four sxtb16, eight smlad: 14
-  /// instructions for 16 multiply-adds (the loop unrolled by four quads). kLdw = 0 (any width and
-  /// alignment): each row's (A, B) by ldrd, two ldr of weights and an add: 17. Per tile the loop's
+  /// instructions for 16 multiply-adds, 14.5 with the loop's subs and bne (unrolled by four quads;
+  /// 0.91 per multiply-add). kLdw = 0 (any width and alignment): each row's (A, B) by ldrd, two ldr
+  /// of weights and an add: 17 (17.5). Per tile the loop's
   /// state is reloaded from j (15 instructions; the accumulators, r10-r12 and lr, start from j's zeros).
   template <int kLdw>
   static void sums22(Pair22& j) {
