@@ -10,10 +10,14 @@
 //  - per weight word w (one output's quad): sxtb16 w = (w0, w2), sxtb16 w, ror #8 = (w1, w3), and
 //    acc = smlad(A, (w0, w2), acc), acc = smlad(B, (w1, w3), acc): four products per two
 //    instructions, exact (|x·w| ≤ 127², in ≤ ref::kMaxQuantizedIn keeps the sums within int32);
-//  - tiles of 2 rows × 2 outputs (the 4 sums in registers over the whole reduction; per quad two
-//    ldrd of (A, B), two ldr of weights, four sxtb16, eight smlad), a single row in tiles of 1 × 4,
-//    the last output alone;
-//  - the epilogue and the activation pass are generic::ProductInt8's (the float linear's bits).
+//  - tiles of 2 rows × 2 outputs, all of a pair of rows' tiles of a panel in one assembly loop
+//    (sums22: the 4 sums in registers over the whole reduction; per quad one ldm of both rows'
+//    (A, B), one ldrd of both outputs' weights post-indexed by the panel's constant stride, four
+//    sxtb16, eight smlad), a single row in tiles of 1 × 4, the last output alone;
+//  - the sums are stored as int32 bits in y, then one epilogue pass per pair of rows (assembly:
+//    s_w and the bias loaded once for both rows) gives generic::ProductInt8::dequantize's bits, with
+//    the ReLU fused on the bits (other activations: generic::ProductInt8's pass);
+//  - max |x| of a row on the bits shifted left by one (cmp, it, lsl per element).
 // Integer sums are exact in any order: the bits are ref::linear_w8a8's.
 //
 // The scratch (linear_w8a8_scratch_bytes) holds per row 2 · quantized_row_stride(in) bytes from
@@ -85,24 +89,33 @@ struct ProductInt8 {
   }
 
   /// max |x[i]| for i < n as bits (the sign cleared; generic::ProductInt8::quantize_row's first
-  /// loop), in two lanes (max is order-free).
+  /// loop): the maximum of the bits shifted left by one (the shift drops the sign and keeps the
+  /// order of the rest), shifted back. Four elements per ldm, three instructions each (cmp with the
+  /// shifted operand, it, lsl).
   static std::uint32_t max_abs_bits(const float* x, index_t n) {
-    std::uint32_t m0 = 0, m1 = 0;
-    index_t i = 0;
-    for (; i + 2 <= n; i += 2) {
-      std::uint32_t b[2];
-      std::memcpy(b, x + i, 8);
-      b[0] &= 0x7FFFFFFFu, b[1] &= 0x7FFFFFFFu;
-      m0 = b[0] > m0 ? b[0] : m0;
-      m1 = b[1] > m1 ? b[1] : m1;
+    std::uint32_t m = 0;  // max of the bits << 1
+    if (index_t quads = n / 4) {
+      register std::uint32_t a asm("r2"), b asm("r3"), c asm("r4"), d asm("r5");
+#define STF_M4_MAX(R) \
+  "cmp    %[m], %[" R \
+  "], lsl #1\n\t"     \
+  "it     lo\n\t"     \
+  "lsllo  %[m], %[" R "], #1\n\t"
+      asm volatile("1:\n\t"
+                   "ldmia  %[x]!, {%[a], %[b], %[c], %[d]}\n\t" STF_M4_MAX("a") STF_M4_MAX("b") STF_M4_MAX("c")
+                       STF_M4_MAX("d") "subs   %[n], %[n], #1\n\t"
+                                       "bne    1b"
+                   : [m] "+r"(m), [x] "+r"(x), [n] "+r"(quads), [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c), [d] "=&r"(d)
+                   :
+                   : "cc", "memory");
+#undef STF_M4_MAX
     }
-    if (i < n) {
-      std::uint32_t b;
-      std::memcpy(&b, x + i, 4);
-      b &= 0x7FFFFFFFu;
-      m0 = b > m0 ? b : m0;
+    for (index_t i = 0; i < n % 4; ++i) {
+      std::uint32_t v;
+      std::memcpy(&v, x + i, 4);
+      m = v << 1 > m ? v << 1 : m;
     }
-    return m0 > m1 ? m0 : m1;
+    return m >> 1;
   }
 
   /// generic::ProductInt8::quantize_row(x, n, ...) straight into the expanded words (A, B) of quad
@@ -159,72 +172,152 @@ struct ProductInt8 {
                                      (static_cast<std::uint32_t>(hi) << 16));
   }
 
-  /// A pair of rows (interleaved by quad: row 0's (A, B), row 1's) × 2 outputs of a panel (ldw bytes
-  /// per quad), quads ≥ 1: the sums, in assembly (GCC 12 spilled the sums of the intrinsics' loop:
-  /// 31 instructions per quad). Per quad 17 instructions for 16 multiply-adds (the loop unrolled by
-  /// two quads, entered at the second when their count is odd), in 14 registers: both outputs'
-  /// (w0, w2), (w1, w3) live, each row's (A, B) loaded once.
-  static void tile22(const std::int32_t* x, index_t quads, const std::int8_t* w, index_t ldw,
-                     std::int32_t (&acc)[2][2]) {
-    std::int32_t c00 = 0, c01 = 0, c10 = 0, c11 = 0, e0, e1, t1, a, b;
-    std::int32_t t0 = static_cast<std::int32_t>(quads & 1);  // (first: whether to enter at the second quad)
-    index_t pairs = (quads + 1) / 2;
-#define STF_M4_QUAD                        \
-  "ldrd   %[a], %[b], [%[x]], #8\n\t"      \
-  "ldr    %[t0], [%[w]]\n\t"               \
-  "ldr    %[t1], [%[w], #4]\n\t"           \
-  "add    %[w], %[w], %[ldw]\n\t"          \
-  "sxtb16 %[e0], %[t0]\n\t"                \
-  "sxtb16 %[t0], %[t0], ror #8\n\t"        \
-  "sxtb16 %[e1], %[t1]\n\t"                \
-  "sxtb16 %[t1], %[t1], ror #8\n\t"        \
-  "smlad  %[c00], %[a], %[e0], %[c00]\n\t" \
-  "smlad  %[c00], %[b], %[t0], %[c00]\n\t" \
-  "smlad  %[c01], %[a], %[e1], %[c01]\n\t" \
-  "smlad  %[c01], %[b], %[t1], %[c01]\n\t" \
-  "ldrd   %[a], %[b], [%[x]], #8\n\t"      \
-  "smlad  %[c10], %[a], %[e0], %[c10]\n\t" \
-  "smlad  %[c10], %[b], %[t0], %[c10]\n\t" \
-  "smlad  %[c11], %[a], %[e1], %[c11]\n\t" \
-  "smlad  %[c11], %[b], %[t1], %[c11]\n\t"
-    asm volatile(
-        "cmp    %[t0], #0\n\t"
-        "bne    2f\n"
-        "1:\n\t" STF_M4_QUAD "2:\n\t" STF_M4_QUAD
-        "subs   %[n], %[n], #1\n\t"
-        "bne    1b"
-        : [c00] "+r"(c00), [c01] "+r"(c01), [c10] "+r"(c10), [c11] "+r"(c11), [x] "+r"(x), [w] "+r"(w), [n] "+r"(pairs),
-          [t0] "+&r"(t0), [e0] "=&r"(e0), [e1] "=&r"(e1), [t1] "=&r"(t1), [a] "=&r"(a), [b] "=&r"(b)
-        : [ldw] "r"(ldw)
-        : "cc", "memory");
-#undef STF_M4_QUAD
-    acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
+  /// The state of sums22's loop over the 2 × 2 tiles of a pair of rows and a panel, read and
+  /// advanced by the assembly at these offsets.
+  struct Pair22 {
+    const std::int32_t* x;  // 0: the pair's quads (interleaved: row 0's (A, B), row 1's)
+    const std::int8_t* w;   // 4: the next tile's weights
+    std::int32_t rounds;    // 8: (quads + 3) / 4
+    std::int32_t rem;       // 12: quads % 4 (the loop is entered at its quad (4 - rem) % 4)
+    std::int32_t ldw;       // 16: bytes per quad of the panel
+    std::int32_t zero[4];   // 20: the accumulators' start (loaded with the rest by one ldm)
+    float* y;               // 36: row 0's next two outputs (the sums' bits are stored there)
+    std::int32_t y1;        // 40: bytes from a row 0 output to its row 1 output
+    float* end;             // 44: row 0's y after the last tile
+  };
+
+  /// The sums of every 2 × 2 tile of a pair of rows × a panel's first (end - y) outputs (quads ≥ 1,
+  /// at least one tile), stored as int32 bits in y (the epilogue reads them there), in one assembly
+  /// loop over the tiles (its state in j; no per-tile call, GCC spilled the pointers around the
+  /// intrinsics' or a tile's asm). kLdw = j.ldw, the weights 4-aligned: per quad ldm of both rows'
+  /// (A, B), ldrd of both outputs' weights (post-indexed by kLdw), four sxtb16, eight smlad: 14
+  /// instructions for 16 multiply-adds, 14.5 with the loop's subs and bne (unrolled by four quads;
+  /// 0.91 per multiply-add). kLdw = 0 (any width and alignment): each row's (A, B) by ldrd, two ldr
+  /// of weights and an add: 17 (17.5). Per tile the loop's
+  /// state is reloaded from j (15 instructions; the accumulators, r10-r12 and lr, start from j's zeros).
+  template <int kLdw>
+  static void sums22(Pair22& j) {
+    static_assert(sizeof(void*) == 4 && sizeof(Pair22) == 48);
+#define STF_M4_QUAD_LDM              \
+  "ldmia  r0!, {r3, r4, r5, r6}\n\t" \
+  "ldrd   r8, r9, [r1], %[ldw]\n\t"  \
+  "sxtb16 r7, r8\n\t"                \
+  "sxtb16 r8, r8, ror #8\n\t"        \
+  "smlad  r10, r3, r7, r10\n\t"      \
+  "smlad  r12, r5, r7, r12\n\t"      \
+  "smlad  r10, r4, r8, r10\n\t"      \
+  "smlad  r12, r6, r8, r12\n\t"      \
+  "sxtb16 r7, r9\n\t"                \
+  "sxtb16 r9, r9, ror #8\n\t"        \
+  "smlad  r11, r3, r7, r11\n\t"      \
+  "smlad  lr, r5, r7, lr\n\t"        \
+  "smlad  r11, r4, r9, r11\n\t"      \
+  "smlad  lr, r6, r9, lr\n\t"
+#define STF_M4_QUAD_LDR         \
+  "ldrd   r3, r4, [r0], #8\n\t" \
+  "ldr    r8, [r1]\n\t"         \
+  "ldr    r9, [r1, #4]\n\t"     \
+  "add    r1, r1, r5\n\t"       \
+  "sxtb16 r6, r8\n\t"           \
+  "sxtb16 r8, r8, ror #8\n\t"   \
+  "sxtb16 r7, r9\n\t"           \
+  "sxtb16 r9, r9, ror #8\n\t"   \
+  "smlad  r10, r3, r6, r10\n\t" \
+  "smlad  r10, r4, r8, r10\n\t" \
+  "smlad  r11, r3, r7, r11\n\t" \
+  "smlad  r11, r4, r9, r11\n\t" \
+  "ldrd   r3, r4, [r0], #8\n\t" \
+  "smlad  r12, r3, r6, r12\n\t" \
+  "smlad  r12, r4, r8, r12\n\t" \
+  "smlad  lr, r3, r7, lr\n\t"   \
+  "smlad  lr, r4, r9, lr\n\t"
+#define STF_M4_TILES(QUAD)                                                                     \
+  "push   {r0}\n"                                                                              \
+  "9:\n\t"                                                                                     \
+  "ldr    r4, [sp]\n\t"                                                                        \
+  "ldm    r4, {r0, r1, r2, r3, r5, r10, r11, r12, lr}\n\t" /* x, w, rounds, rem, ldw, zeros */ \
+  "add    r6, r1, #8\n\t"                                                                      \
+  "str    r6, [r4, #4]\n\t"                                                                    \
+  "cbz    r3, 1f\n\t"                                                                          \
+  "cmp    r3, #2\n\t"                                                                          \
+  "beq    3f\n\t"                                                                              \
+  "bhi    2f\n\t"                                                                              \
+  "b      4f\n"                                                                                \
+  "1:\n\t" QUAD "2:\n\t" QUAD "3:\n\t" QUAD "4:\n\t" QUAD                                      \
+  "subs   r2, r2, #1\n\t"                                                                      \
+  "bne    1b\n\t"                                                                              \
+  "ldr    r0, [sp]\n\t"                                                                        \
+  "ldrd   r1, r2, [r0, #36]\n\t" /* y, y1 */                                                   \
+  "add    r2, r1, r2\n\t"                                                                      \
+  "strd   r12, lr, [r2]\n\t"                                                                   \
+  "strd   r10, r11, [r1], #8\n\t"                                                              \
+  "ldr    r3, [r0, #44]\n\t"                                                                   \
+  "str    r1, [r0, #36]\n\t"                                                                   \
+  "cmp    r1, r3\n\t"                                                                          \
+  "bne    9b\n\t"                                                                              \
+  "add    sp, sp, #4"
+    register Pair22* jp asm("r0") = &j;
+    if constexpr (kLdw > 0)
+      asm volatile(STF_M4_TILES(STF_M4_QUAD_LDM)
+                   : "+r"(jp)
+                   : [ldw] "n"(kLdw)
+                   : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "cc", "memory");
+    else
+      asm volatile(STF_M4_TILES(STF_M4_QUAD_LDR)
+                   : "+r"(jp)
+                   :
+                   : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "cc", "memory");
+#undef STF_M4_TILES
+#undef STF_M4_QUAD_LDR
+#undef STF_M4_QUAD_LDM
   }
 
-  /// 1 row × 4 outputs of a panel (ldw bytes per quad), quads ≥ 1: the sums, in assembly (a single
-  /// row: a decoding step). Per quad 24 instructions for 16 multiply-adds (the intrinsics' 1 × 2
-  /// tile: 16 for 8).
-  static void tile14(const std::int32_t* x, index_t quads, const std::int8_t* w, index_t ldw, std::int32_t (&acc)[4]) {
-    std::int32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0, t, e, a, b;
-#define STF_M4_OUT(C, OFF)            \
-  "ldr    %[t], [%[w], #" OFF         \
-  "]\n\t"                             \
-  "sxtb16 %[e], %[t]\n\t"             \
-  "sxtb16 %[t], %[t], ror #8\n\t"     \
-  "smlad  %[" C "], %[a], %[e], %[" C \
-  "]\n\t"                             \
-  "smlad  %[" C "], %[b], %[t], %[" C "]\n\t"
-    asm volatile("1:\n\t"
-                 "ldrd   %[a], %[b], [%[x]], #8\n\t" STF_M4_OUT("c0", "0") STF_M4_OUT("c1", "4")
-                     STF_M4_OUT("c2", "8") STF_M4_OUT("c3", "12") "add    %[w], %[w], %[ldw]\n\t"
-                 "subs   %[n], %[n], #1\n\t"
-                 "bne    1b"
-                 : [c0] "+r"(c0), [c1] "+r"(c1), [c2] "+r"(c2), [c3] "+r"(c3), [x] "+r"(x), [w] "+r"(w),
-                   [n] "+r"(quads), [t] "=&r"(t), [e] "=&r"(e), [a] "=&r"(a), [b] "=&r"(b)
-                 : [ldw] "r"(ldw)
-                 : "cc", "memory");
+  /// The state of sums14's loop over the 1 × 4 tiles of a row and a panel (offsets as the assembly
+  /// reads them).
+  struct Row14 {
+    const std::int32_t* x;  // 0: the row's quads
+    const std::int8_t* w;   // 4: the next tile's weights
+    std::int32_t quads;     // 8
+    std::int32_t ldw;       // 12: bytes per quad of the panel
+    std::int32_t zero[4];   // 16: the accumulators' start (loaded with the rest by one ldm)
+    float* y;               // 32: the tiles' outputs (the sums' bits are stored there)
+    float* end;             // 36: y after the last tile
+  };
+
+  /// The sums of every 1 × 4 tile of a single row (a decoding step) × a panel's first (end - y)
+  /// outputs (quads ≥ 1, at least one tile), stored as int32 bits in y, in one assembly loop over
+  /// the tiles. Per quad 24 instructions for 16 multiply-adds (ldrd of the row's (A, B), per output
+  /// ldr, two sxtb16, two smlad); per tile 8 (stm of the four sums).
+  static void sums14(Row14& j) {
+    static_assert(sizeof(void*) == 4 && sizeof(Row14) == 40);
+#define STF_M4_OUT(C, OFF)    \
+  "ldr    r6, [r1, #" OFF     \
+  "]\n\t"                     \
+  "sxtb16 r7, r6\n\t"         \
+  "sxtb16 r6, r6, ror #8\n\t" \
+  "smlad  " C ", r3, r7, " C  \
+  "\n\t"                      \
+  "smlad  " C ", r4, r6, " C "\n\t"
+    register Row14* jp asm("r0") = &j;
+    asm volatile("mov    lr, r0\n\t"
+                 "ldr    r12, [lr, #32]\n"
+                 "3:\n\t"
+                 "ldm    lr, {r0, r1, r2, r5, r8, r9, r10, r11}\n\t"  // x, w, quads, ldw, zeros
+                 "add    r6, r1, #16\n\t"
+                 "str    r6, [lr, #4]\n\t"
+                 "1:\n\t"
+                 "ldrd   r3, r4, [r0], #8\n\t" STF_M4_OUT("r8", "0") STF_M4_OUT("r9", "4") STF_M4_OUT("r10", "8")
+                     STF_M4_OUT("r11", "12") "add    r1, r1, r5\n\t"
+                 "subs   r2, r2, #1\n\t"
+                 "bne    1b\n\t"
+                 "stmia  r12!, {r8, r9, r10, r11}\n\t"
+                 "ldr    r6, [lr, #36]\n\t"
+                 "cmp    r12, r6\n\t"
+                 "bne    3b"
+                 : "+r"(jp)
+                 :
+                 : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "cc", "memory");
 #undef STF_M4_OUT
-    acc[0] = c0, acc[1] = c1, acc[2] = c2, acc[3] = c3;
   }
 
   /// R rows (1: alone; 2: a pair, interleaved by quad) × N outputs (1, 2) of a panel (ldw bytes per
@@ -259,7 +352,176 @@ struct ProductInt8 {
     acc[0][0] = a00, acc[0][1] = a01, acc[1][0] = a10, acc[1][1] = a11;
   }
 
-  /// Kernels::linear_w8a8 (kernels/api.hpp).
+  /// relu(v) (the float path's v > 0 ? v : 0) on the bits: every negative (-0 too) and every NaN
+  /// is above +inf's pattern as an unsigned integer, and becomes +0.
+  static float relu_bits(float v) {
+    std::uint32_t u;
+    std::memcpy(&u, &v, 4);
+    u = u > 0x7F800000u ? 0u : u;
+    std::memcpy(&v, &u, 4);
+    return v;
+  }
+
+  /// The epilogue of one row's `width` outputs whose int32 sums y holds as bits:
+  /// generic::ProductInt8::dequantize's bits, then ReLU where kRelu.
+  template <bool kRelu>
+  static void epilogue_row(float* y, index_t width, float sx, const float* sw, const float* b) {
+    using Generic = generic::ProductInt8<Tag>;
+    for (index_t o = 0; o < width; ++o) {
+      std::int32_t acc;
+      std::memcpy(&acc, y + o, 4);
+      const float v = Generic::dequantize(acc, sx, sw[o], b ? b + o : nullptr);
+      y[o] = kRelu ? relu_bits(v) : v;
+    }
+  }
+
+  /// The epilogue of a pair of rows (y0, y1) × 4·quads outputs with a bias, in assembly: per four
+  /// outputs both rows' sums by vldm, eight vcvt, s_w and the bias loaded once per row pair
+  /// (the bias by two vldm, one per row's fma), eight vmul (s_x · s_w), eight vfma
+  /// (fma(float(acc), s_x · s_w, b): dequantize's bits), two vstm: 33 instructions for 8 outputs
+  /// (with kRelu: vmov to core registers, relu_bits' compare and move, strd: 63).
+  template <bool kRelu>
+  static void epilogue_pair(float* y0, float* y1, index_t quads, float sx0, float sx1, const float* sw,
+                            const float* b) {
+    std::int32_t t0, t1;
+#define STF_M4_EPI_HEAD           \
+  "1:\n\t"                        \
+  "vldmia %[y0], {s0-s3}\n\t"     \
+  "vldmia %[y1], {s4-s7}\n\t"     \
+  "vcvt.f32.s32 s0, s0\n\t"       \
+  "vcvt.f32.s32 s1, s1\n\t"       \
+  "vcvt.f32.s32 s2, s2\n\t"       \
+  "vcvt.f32.s32 s3, s3\n\t"       \
+  "vcvt.f32.s32 s4, s4\n\t"       \
+  "vcvt.f32.s32 s5, s5\n\t"       \
+  "vcvt.f32.s32 s6, s6\n\t"       \
+  "vcvt.f32.s32 s7, s7\n\t"       \
+  "vldmia %[sw]!, {s8-s11}\n\t"   \
+  "vmul.f32 s12, %[sx0], s8\n\t"  \
+  "vmul.f32 s13, %[sx0], s9\n\t"  \
+  "vmul.f32 s14, %[sx0], s10\n\t" \
+  "vmul.f32 s15, %[sx0], s11\n\t" \
+  "vmul.f32 s8, %[sx1], s8\n\t"   \
+  "vmul.f32 s9, %[sx1], s9\n\t"   \
+  "vmul.f32 s10, %[sx1], s10\n\t" \
+  "vmul.f32 s11, %[sx1], s11\n\t" \
+  "vldmia %[b], {s16-s19}\n\t"    \
+  "vldmia %[b]!, {s20-s23}\n\t"   \
+  "vfma.f32 s16, s0, s12\n\t"     \
+  "vfma.f32 s17, s1, s13\n\t"     \
+  "vfma.f32 s18, s2, s14\n\t"     \
+  "vfma.f32 s19, s3, s15\n\t"     \
+  "vfma.f32 s20, s4, s8\n\t"      \
+  "vfma.f32 s21, s5, s9\n\t"      \
+  "vfma.f32 s22, s6, s10\n\t"     \
+  "vfma.f32 s23, s7, s11\n\t"
+#define STF_M4_RELU(T) \
+  "cmp    %[" T        \
+  "], #0x7F800000\n\t" \
+  "it     hi\n\t"      \
+  "movhi  %[" T "], #0\n\t"
+#define STF_M4_RELU_PAIR(SA, SB, Y)                                                                          \
+  "vmov   %[t0], %[t1], " SA ", " SB "\n\t" STF_M4_RELU("t0") STF_M4_RELU("t1") "strd   %[t0], %[t1], [%[" Y \
+                                                                                "]], #8\n\t"
+    if constexpr (kRelu)
+      asm volatile(STF_M4_EPI_HEAD STF_M4_RELU_PAIR("s16", "s17", "y0") STF_M4_RELU_PAIR("s18", "s19", "y0")
+                       STF_M4_RELU_PAIR("s20", "s21", "y1") STF_M4_RELU_PAIR("s22", "s23", "y1")
+                   "subs   %[n], %[n], #1\n\t"
+                   "bne    1b"
+                   : [y0] "+r"(y0), [y1] "+r"(y1), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads), [t0] "=&r"(t0),
+                     [t1] "=&r"(t1)
+                   : [sx0] "t"(sx0), [sx1] "t"(sx1)
+                   : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14",
+                     "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
+    else
+      asm volatile(STF_M4_EPI_HEAD
+                   "vstmia %[y0]!, {s16-s19}\n\t"
+                   "vstmia %[y1]!, {s20-s23}\n\t"
+                   "subs   %[n], %[n], #1\n\t"
+                   "bne    1b"
+                   : [y0] "+r"(y0), [y1] "+r"(y1), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads)
+                   : [sx0] "t"(sx0), [sx1] "t"(sx1)
+                   : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14",
+                     "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
+#undef STF_M4_RELU_PAIR
+#undef STF_M4_RELU
+#undef STF_M4_EPI_HEAD
+  }
+
+  /// The epilogue of one row's 4·quads outputs with a bias, in assembly (epilogue_pair's steps for
+  /// one row: 18 instructions for 4 outputs, with kRelu 33).
+  template <bool kRelu>
+  static void epilogue_one(float* y, index_t quads, float sx, const float* sw, const float* b) {
+    std::int32_t t0, t1;
+#define STF_M4_EPI_HEAD          \
+  "1:\n\t"                       \
+  "vldmia %[y], {s0-s3}\n\t"     \
+  "vcvt.f32.s32 s0, s0\n\t"      \
+  "vcvt.f32.s32 s1, s1\n\t"      \
+  "vcvt.f32.s32 s2, s2\n\t"      \
+  "vcvt.f32.s32 s3, s3\n\t"      \
+  "vldmia %[sw]!, {s8-s11}\n\t"  \
+  "vmul.f32 s8, %[sx], s8\n\t"   \
+  "vmul.f32 s9, %[sx], s9\n\t"   \
+  "vmul.f32 s10, %[sx], s10\n\t" \
+  "vmul.f32 s11, %[sx], s11\n\t" \
+  "vldmia %[b]!, {s4-s7}\n\t"    \
+  "vfma.f32 s4, s0, s8\n\t"      \
+  "vfma.f32 s5, s1, s9\n\t"      \
+  "vfma.f32 s6, s2, s10\n\t"     \
+  "vfma.f32 s7, s3, s11\n\t"
+#define STF_M4_RELU(T) \
+  "cmp    %[" T        \
+  "], #0x7F800000\n\t" \
+  "it     hi\n\t"      \
+  "movhi  %[" T "], #0\n\t"
+#define STF_M4_RELU_PAIR(SA, SB) \
+  "vmov   %[t0], %[t1], " SA ", " SB "\n\t" STF_M4_RELU("t0") STF_M4_RELU("t1") "strd   %[t0], %[t1], [%[y]], #8\n\t"
+    if constexpr (kRelu)
+      asm volatile(STF_M4_EPI_HEAD STF_M4_RELU_PAIR("s4", "s5") STF_M4_RELU_PAIR("s6", "s7")
+                   "subs   %[n], %[n], #1\n\t"
+                   "bne    1b"
+                   : [y] "+r"(y), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads), [t0] "=&r"(t0), [t1] "=&r"(t1)
+                   : [sx] "t"(sx)
+                   : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "cc", "memory");
+    else
+      asm volatile(STF_M4_EPI_HEAD
+                   "vstmia %[y]!, {s4-s7}\n\t"
+                   "subs   %[n], %[n], #1\n\t"
+                   "bne    1b"
+                   : [y] "+r"(y), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads)
+                   : [sx] "t"(sx)
+                   : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "cc", "memory");
+#undef STF_M4_RELU_PAIR
+#undef STF_M4_RELU
+#undef STF_M4_EPI_HEAD
+  }
+
+  /// The epilogue of the outputs [0, width) of `two ? 2 : 1` rows from y (rows `out` apart) whose
+  /// sums y holds as bits.
+  template <bool kRelu>
+  static void epilogue(float* y, index_t out, bool two, index_t width, const float* sx, const float* sw,
+                       const float* b) {
+    index_t o = 0;
+    if (b && width >= 4) {
+      if (two)
+        epilogue_pair<kRelu>(y, y + out, width / 4, sx[0], sx[1], sw, b);
+      else
+        epilogue_one<kRelu>(y, width / 4, sx[0], sw, b);
+      o = width & ~index_t{3};
+    }
+    for (index_t i = 0; i < (two ? 2 : 1); ++i)
+      epilogue_row<kRelu>(y + i * out + o, width - o, sx[i], sw + o, b ? b + o : nullptr);
+  }
+
+  /// Stores the sums acc[i][j] (i < rows, j < n) as bits at y + i · out + j.
+  static void store_sums(float* y, index_t out, const std::int32_t* acc, index_t rows, index_t n, index_t lda) {
+    for (index_t i = 0; i < rows; ++i) std::memcpy(y + i * out, acc + i * lda, 4 * n);
+  }
+
+  /// Kernels::linear_w8a8 (kernels/api.hpp): per group of rows the quantization, then per panel
+  /// and pair of rows the sums stored as bits in y (sums22's tiles, sums14's, the edges), then the
+  /// epilogue over them with the ReLU fused (other activations: generic::ProductInt8::activate).
   static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                           const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
     using Generic = generic::ProductInt8<Tag>;
@@ -267,6 +529,8 @@ struct ProductInt8 {
     const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(scratch);
     std::int32_t* base = reinterpret_cast<std::int32_t*>(scratch + ((4 - (a & 3)) & 3));  // (words from here)
     const index_t ldx = ld / 2;  // words per row: 2 · ld bytes (a pair: ld words from its first row's)
+    const bool aligned = (reinterpret_cast<std::uintptr_t>(qw) & 3) == 0;  // (ldrd of weights)
+    const bool relu = act == Fuse::relu;
     float s[kGroup];
     for (index_t r0 = 0; r0 < rows; r0 += kGroup) {
       const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
@@ -285,28 +549,31 @@ struct ProductInt8 {
           const bool two = n - r >= 2;
           float* yr = y + (r0 + r) * out + p0;
           const std::int32_t* xr = base + r * ldx;
-          const float* sw = s_w + p0;
-          const float* b = bias ? bias + p0 : nullptr;
           index_t o = 0;
-          if (two && quads > 0) {  // the full tiles, their epilogue written out
-            const float s0 = s[r], s1 = s[r + 1];
-            for (; o + 2 <= width; o += 2) {
-              std::int32_t acc[2][2];
-              tile22(xr, quads, wp + o * kQuadK, ldw, acc);
-              yr[o] = Generic::dequantize(acc[0][0], s0, sw[o], b ? b + o : nullptr);
-              yr[o + 1] = Generic::dequantize(acc[0][1], s0, sw[o + 1], b ? b + o + 1 : nullptr);
-              yr[out + o] = Generic::dequantize(acc[1][0], s1, sw[o], b ? b + o : nullptr);
-              yr[out + o + 1] = Generic::dequantize(acc[1][1], s1, sw[o + 1], b ? b + o + 1 : nullptr);
-            }
+          if (two && quads > 0 && width >= 2) {  // the 2 x 2 tiles
+            o = width & ~index_t{1};
+            Pair22 j{xr,
+                     wp,
+                     static_cast<std::int32_t>((quads + 3) / 4),
+                     static_cast<std::int32_t>(quads % 4),
+                     static_cast<std::int32_t>(ldw),
+                     {},
+                     yr,
+                     static_cast<std::int32_t>(4 * out),
+                     yr + o};
+            if (aligned && ldw == 256)
+              sums22<256>(j);
+            else if (aligned && ldw == 128)
+              sums22<128>(j);
+            else if (aligned && ldw == 64)
+              sums22<64>(j);
+            else
+              sums22<0>(j);
           }
-          if (!two && quads > 0) {  // a single row, 4 outputs at a time
-            const float s0 = s[r];
-            for (; o + 4 <= width; o += 4) {
-              std::int32_t acc[4];
-              tile14(xr, quads, wp + o * kQuadK, ldw, acc);
-              for (index_t j = 0; j < 4; ++j)
-                yr[o + j] = Generic::dequantize(acc[j], s0, sw[o + j], b ? b + o + j : nullptr);
-            }
+          if (!two && quads > 0 && width >= 4) {  // a single row, the 1 x 4 tiles
+            o = width & ~index_t{3};
+            Row14 j{xr, wp, static_cast<std::int32_t>(quads), static_cast<std::int32_t>(ldw), {}, yr, yr + o};
+            sums14(j);
           }
           for (; o < width; o += 2) {  // the edges: one row or one output, no reduction
             std::int32_t acc[2][2];
@@ -320,13 +587,16 @@ struct ProductInt8 {
               tile<1, 2>(xr, quads, wo, ldw, acc);
             else
               tile<1, 1>(xr, quads, wo, ldw, acc);
-            for (index_t i = 0; i < (two ? 2 : 1); ++i)
-              for (index_t j = 0; j < (pair ? 2 : 1); ++j)
-                yr[i * out + o + j] = Generic::dequantize(acc[i][j], s[r + i], sw[o + j], b ? b + o + j : nullptr);
+            store_sums(yr + o, out, &acc[0][0], two ? 2 : 1, pair ? 2 : 1, 2);
           }
+          const float* b = bias ? bias + p0 : nullptr;
+          if (relu)
+            epilogue<true>(yr, out, two, width, s + r, s_w + p0, b);
+          else
+            epilogue<false>(yr, out, two, width, s + r, s_w + p0, b);
         }
       }
-      Generic::activate(act, y + r0 * out, n, out);
+      if (!relu) Generic::activate(act, y + r0 * out, n, out);
     }
   }
 };
