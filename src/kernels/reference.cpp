@@ -280,6 +280,16 @@ void attention_row(const float* q, const float* kt, index_t kt_stride, const flo
   }
 }
 
+void attention_heads(const float* q, index_t n_heads, const float* kt, index_t kt_stride, const float* v,
+                     index_t v_stride, index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p,
+                     float* out) noexcept {
+  for (index_t h = 0; h < n_heads; ++h) {
+    const index_t off = h * head_dim;
+    attention_row(q + off, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, n_keys, mask, fill, p,
+                  out + off);
+  }
+}
+
 void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
                     const float* v, index_t v_stride, index_t head_dim, index_t n_keys, const RowMask* masks,
                     MaskFill fill, float* p, float* out, index_t out_stride) noexcept {

@@ -27,6 +27,7 @@ struct Table {
   decltype(&Kernels<isa::scalar>::quantize_rows) quantize_rows;
   decltype(&Kernels<isa::scalar>::attention_rows_w8a8) attention_rows_w8a8;
   decltype(&Kernels<isa::scalar>::attention_row) attention_row;
+  decltype(&Kernels<isa::scalar>::attention_heads) attention_heads;
   decltype(&Kernels<isa::scalar>::attention_rows) attention_rows;
   decltype(&Kernels<isa::scalar>::attention_rows_weights) attention_rows_weights;
   decltype(&Kernels<isa::scalar>::layer_norm_row) layer_norm_row;
@@ -53,6 +54,7 @@ Table table_of() noexcept {
           .quantize_rows = &K::quantize_rows,
           .attention_rows_w8a8 = &K::attention_rows_w8a8,
           .attention_row = &K::attention_row,
+          .attention_heads = &K::attention_heads,
           .attention_rows = &K::attention_rows,
           .attention_rows_weights = &K::attention_rows_weights,
           .layer_norm_row = &K::layer_norm_row,
@@ -116,6 +118,7 @@ constexpr Table kFirstCall = {
     .quantize_rows = first_call<&Table::quantize_rows>(&Table::quantize_rows),
     .attention_rows_w8a8 = first_call<&Table::attention_rows_w8a8>(&Table::attention_rows_w8a8),
     .attention_row = first_call<&Table::attention_row>(&Table::attention_row),
+    .attention_heads = first_call<&Table::attention_heads>(&Table::attention_heads),
     .attention_rows = first_call<&Table::attention_rows>(&Table::attention_rows),
     .attention_rows_weights = first_call<&Table::attention_rows_weights>(&Table::attention_rows_weights),
     .layer_norm_row = first_call<&Table::layer_norm_row>(&Table::layer_norm_row),
@@ -244,6 +247,12 @@ void Kernels<isa::dispatch>::attention_row(const float* q, const float* kt, inde
                                            index_t v_stride, index_t head_dim, index_t n_keys, ref::RowMask mask,
                                            MaskFill fill, float* p, float* out) noexcept {
   table().attention_row(q, kt, kt_stride, v, v_stride, head_dim, n_keys, mask, fill, p, out);
+}
+template <>
+void Kernels<isa::dispatch>::attention_heads(const float* q, index_t n_heads, const float* kt, index_t kt_stride,
+                                             const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
+                                             ref::RowMask mask, MaskFill fill, float* p, float* out) noexcept {
+  table().attention_heads(q, n_heads, kt, kt_stride, v, v_stride, head_dim, n_keys, mask, fill, p, out);
 }
 template <>
 void Kernels<isa::dispatch>::attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt,

@@ -404,6 +404,31 @@ void check_attention(Env& env) {
           env.expect("attention_row", b.o_got, b.o_want, hd,
                      {{"head_dim", hd}, {"keys", n_keys}, {"mask", index_t(kind)}, {"fill", index_t(mf)}}, false);
         }
+  // the heads of one query row (attention_heads, a decoding step): the outputs aliasing the query
+  // row, as in the layers; heads · head_dim within the buffers' widest head
+  for (index_t heads : kAttentionHeadCounts)
+    for (index_t hd : kHeadDims)
+      for (index_t n_keys : kKeyCounts)
+        for (MaskKind kind : kMaskKinds)
+          for (MaskFill mf : kMaskFills) {
+            if (heads * hd > env.max_head_dim || n_keys > env.max_keys) continue;
+            if (mf == MaskFill::neg_1e9 && !fill_matters(kind)) continue;
+            const index_t width = heads * hd, v_stride = width + 3, kt_stride = n_keys + 2;
+            fill(b.kt, width * kt_stride, 31 + static_cast<std::uint32_t>(heads), 1.5f);
+            fill(b.vv, n_keys * v_stride, 32);
+            fill(b.q, width, 33 + static_cast<std::uint32_t>(n_keys), 1.5f);
+            make_masks(kind, 1, n_keys, b.allow, b.masks, b.mask_arrays);
+            std::memcpy(b.o_got, b.q, width * sizeof(float));
+            std::memcpy(b.o_want, b.q, width * sizeof(float));
+            K::attention_heads(b.o_got, heads, b.kt, kt_stride, b.vv, v_stride, hd, n_keys, b.masks[0], mf, b.s_got,
+                               b.o_got);
+            ref::attention_heads(b.o_want, heads, b.kt, kt_stride, b.vv, v_stride, hd, n_keys, b.masks[0], mf, b.s_want,
+                                 b.o_want);
+            env.expect(
+                "attention_heads", b.o_got, b.o_want, width,
+                {{"heads", heads}, {"head_dim", hd}, {"keys", n_keys}, {"mask", index_t(kind)}, {"fill", index_t(mf)}},
+                false);
+          }
 }
 
 /// The w8a8 attention (attention_rows_w8a8) against ref::attention_rows_w8a8, and quantize_rows

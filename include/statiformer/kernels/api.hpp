@@ -260,6 +260,13 @@ struct Kernels {
   static void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
                             index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill, float* p,
                             float* out) noexcept;
+  /// The n_heads heads of one query row (a decoding step): head h is attention_row of q + h·head_dim
+  /// over Kᵀ's rows from h·head_dim on (kt + h·head_dim·kt_stride) and the values v + h·head_dim,
+  /// into out + h·head_dim (out may alias q); p as attention_row's. Same bits as n_heads calls of
+  /// attention_row.
+  static void attention_heads(const float* q, index_t n_heads, const float* kt, index_t kt_stride, const float* v,
+                              index_t v_stride, index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill,
+                              float* p, float* out) noexcept;
   /// attention_row for n_rows query rows: row r reads q + r·q_stride with masks[r] and writes
   /// out + r·out_stride (which may alias its own query row); p: scratch of
   /// attention_scratch_floats(n_rows, n_keys, head_dim). Same bits as n_rows calls of
@@ -324,6 +331,9 @@ void Kernels<isa::dispatch>::attention_rows_w8a8(const std::int8_t*, index_t, co
 template <>
 void Kernels<isa::dispatch>::attention_row(const float*, const float*, index_t, const float*, index_t, index_t, index_t,
                                            ref::RowMask, MaskFill, float*, float*) noexcept;
+template <>
+void Kernels<isa::dispatch>::attention_heads(const float*, index_t, const float*, index_t, const float*, index_t,
+                                             index_t, index_t, ref::RowMask, MaskFill, float*, float*) noexcept;
 template <>
 void Kernels<isa::dispatch>::attention_rows(const float*, index_t, index_t, const float*, index_t, const float*,
                                             index_t, index_t, index_t, const ref::RowMask*, MaskFill, float*, float*,

@@ -95,6 +95,13 @@ void Kernels<Tag>::attention_row(const float* q, const float* kt, index_t kt_str
                                                          out);
 }
 template <class Tag>
+void Kernels<Tag>::attention_heads(const float* q, index_t n_heads, const float* kt, index_t kt_stride, const float* v,
+                                   index_t v_stride, index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill,
+                                   float* p, float* out) noexcept {
+  kernels_detail::generic::Attention<Tag>::attention_heads(q, n_heads, kt, kt_stride, v, v_stride, head_dim, n_keys,
+                                                           mask, fill, p, out);
+}
+template <class Tag>
 void Kernels<Tag>::attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
                                   const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
                                   const ref::RowMask* masks, MaskFill fill, float* p, float* out,

@@ -56,6 +56,11 @@ void log_softmax_row(float* x, index_t n) noexcept;
 void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
                    index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p, float* out) noexcept;
 
+/// attention_row for each of the n_heads heads of one query row (see Kernels::attention_heads).
+void attention_heads(const float* q, index_t n_heads, const float* kt, index_t kt_stride, const float* v,
+                     index_t v_stride, index_t head_dim, index_t n_keys, RowMask mask, MaskFill fill, float* p,
+                     float* out) noexcept;
+
 /// attention_row for n_rows query rows (see Kernels::attention_rows).
 void attention_rows(const float* q, index_t q_stride, index_t n_rows, const float* kt, index_t kt_stride,
                     const float* v, index_t v_stride, index_t head_dim, index_t n_keys, const RowMask* masks,

@@ -252,12 +252,9 @@ struct DecoderLayer {
                                              c.v + off, DModel, c.v_scale + h * MemLen, head_dim, MemLen, &memory_row,
                                              Opt.fill, p8, q + off, DModel);
         }
-      } else {
-        for (index_t h = 0; h < NHeads; ++h) {
-          const index_t off = h * head_dim;
-          ActiveKernels::attention_row(q + off, cache.cross_kt.data + off * MemLen, MemLen, cache.cross_v.data + off,
-                                       DModel, head_dim, MemLen, memory_row, Opt.fill, p, q + off);
-        }
+      } else {  // every head in one call
+        ActiveKernels::attention_heads(q, NHeads, cache.cross_kt.data, MemLen, cache.cross_v.data, DModel, head_dim,
+                                       MemLen, memory_row, Opt.fill, p, q);
       }
       linear_rows<Opt.format>(ca.o, q, 1, out, inner);
     };

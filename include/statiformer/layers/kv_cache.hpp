@@ -54,7 +54,7 @@ constexpr index_t cached_attention_floats(index_t n, index_t capacity, index_t d
 /// may alias x (x is read only by the projections, before out is written). first + n <= Capacity
 /// is the caller's contract. P: a MultiHeadAttention's Params, its linears in format Format
 /// (linear_rows: each row of an int8 format is quantized on its own, so a row's bits do not depend
-/// on n). One row takes the single-row kernel; more rows go through attention_head (same bits:
+/// on n). One row takes attention_heads (all heads in one call); more rows go through attention_head (same bits:
 /// attention_rows is n calls of attention_row). Scratch: cached_attention_floats<Format>(n, ...).
 template <index_t Capacity, index_t DModel, index_t NHeads, NumberFormat Format, class AttentionParams>
 void cached_self_attention(const AttentionParams& P, const float* x, index_t first, index_t n,
@@ -69,14 +69,15 @@ void cached_self_attention(const AttentionParams& P, const float* x, index_t fir
   linear_rows<Format>(P.v, x, n, cache.v.data + first * DModel, lin);
   linear_rows<Format>(P.q, x, n, q, lin);
   const index_t keys = first + n;
-  for (index_t h = 0; h < NHeads; ++h) {
-    const index_t off = h * head_dim;
-    if (n == 1)
-      ActiveKernels::attention_row(q + off, cache.kt.data + off * Capacity, Capacity, cache.v.data + off, DModel,
-                                   head_dim, keys, ref::RowMask{keys, nullptr}, fill, p, q + off);
-    else
+  if (n == 1) {  // every head of the one row in one call
+    ActiveKernels::attention_heads(q, NHeads, cache.kt.data, Capacity, cache.v.data, DModel, head_dim, keys,
+                                   ref::RowMask{keys, nullptr}, fill, p, q);
+  } else {
+    for (index_t h = 0; h < NHeads; ++h) {
+      const index_t off = h * head_dim;
       attention_head(q + off, DModel, cache.kt.data + off * Capacity, Capacity, cache.v.data + off, DModel, head_dim, n,
                      keys, AttentionMask{keys, true, first, nullptr, fill}, p, q + off, DModel, nullptr);
+    }
   }
   linear_rows<Format>(P.o, q, n, out, lin);
 }

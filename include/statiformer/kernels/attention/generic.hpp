@@ -25,6 +25,7 @@ struct Attention : AttentionRegisterBlock<Tag> {
   using typename AttentionStreaming<Tag>::ScoreScale;
   using typename AttentionStreaming<Tag>::GroupKeys;
   using AttentionStreaming<Tag>::kTallRowGroup;
+  using AttentionStreaming<Tag>::kTallHeadVecs;
   using AttentionStreaming<Tag>::allowed;
   using AttentionStreaming<Tag>::stream_block;
   using AttentionStreaming<Tag>::stream_group_prefix;
@@ -256,6 +257,49 @@ struct Attention : AttentionRegisterBlock<Tag> {
   static void attention_row(const float* q, const float* kt, index_t kt_stride, const float* v, index_t v_stride,
                             index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill, float* p, float* out) {
     attention_groups(q, head_dim, 1, kt, kt_stride, v, v_stride, head_dim, n_keys, &mask, fill, p, out, head_dim);
+  }
+
+  /// The n_heads heads of one query row (a decoding step): head h is attention_row of q + h·head_dim
+  /// over Kᵀ's rows from h·head_dim on and the values v + h·head_dim, into out + h·head_dim (out may
+  /// alias q). Where each head would be one register block (x86: a prefix mask over at most
+  /// kRegisterBlockVecs·L keys), the heads go as the rows of one block, their dependent chains
+  /// (products over a short reduction, division, maxima, exp, sums) side by side instead of one
+  /// head's after the other's: attention_group_block's operations per row, the same bits.
+  static void attention_heads(const float* q, index_t n_heads, const float* kt, index_t kt_stride, const float* v,
+                              index_t v_stride, index_t head_dim, index_t n_keys, ref::RowMask mask, MaskFill fill,
+                              float* p, float* out) {
+    index_t h = 0;
+    if constexpr (AttentionSelect<Tag>::wide) {
+      const index_t e = mask.key_end < n_keys ? mask.key_end : n_keys;
+      const index_t nb = (e + L - 1) / L;
+      if (mask.prefix() && e > 0 && nb <= kRegisterBlockVecs) {
+        const ScoreScale vscale(std::sqrt(static_cast<float>(head_dim)));
+        ref::RowMask mg[kTallRowGroup];
+        for (index_t r = 0; r < kTallRowGroup; ++r) mg[r] = mask;
+        const bool tall = kTallRowGroup > kAttentionRowGroup && nb == 1 && head_dim <= kTallHeadVecs * L;
+        const index_t group = tall ? kTallRowGroup : kAttentionRowGroup;
+        const index_t groups = (n_heads + group - 1) / group;
+        for (index_t g = 0; g < groups; ++g) {
+          // (balanced: 8 heads as 4 + 4, not 6 + 2)
+          const index_t nh = (n_heads - h + (groups - g) - 1) / (groups - g);
+          const index_t off = h * head_dim;
+          if (nh > kAttentionRowGroup)
+            AttentionRegisterBlock<Tag>::template group_block_rows<kTallRowGroup, kAttentionRowGroup + 1, true>(
+                nh, 1, q + off, head_dim, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, e, mg, vscale,
+                out + off, head_dim);
+          else
+            AttentionRegisterBlock<Tag>::template group_block_rows<kAttentionRowGroup, 1, true>(
+                nh, nb, q + off, head_dim, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, e, mg, vscale,
+                out + off, head_dim);
+          h += nh;
+        }
+      }
+    }
+    for (; h < n_heads; ++h) {
+      const index_t off = h * head_dim;
+      attention_row(q + off, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, n_keys, mask, fill, p,
+                    out + off);
+    }
   }
 };
 

@@ -39,7 +39,9 @@ struct AttentionRegisterBlock : AttentionSpans<Tag> {
   /// exp(s - max) over the allowed keys, the canonical sum), and only the weights go to memory
   /// (a buffer of its own, at most a few KB of stack, so that tall groups need no more scratch)
   /// for the values' tiles. The queries are read before any output is written (they may alias).
-  template <index_t R, index_t NB>
+  /// Heads: the rows are the heads of one query row (attention_heads): row r's keys are Kᵀ's rows
+  /// from r·head_dim on and its values v + r·head_dim; else every row shares kt and v.
+  template <index_t R, index_t NB, bool Heads = false>
   static void attention_group_block(const float* q, index_t q_stride, const float* kt, index_t kt_stride,
                                     const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
                                     const ref::RowMask* mg, const ScoreScale& vscale, float* og, index_t out_stride) {
@@ -52,14 +54,19 @@ struct AttentionRegisterBlock : AttentionSpans<Tag> {
 #pragma GCC unroll 16
       for (index_t b = 0; b < NB; ++b) s[r][b] = I::zero();
     }
-    const float* kk = kt;
-    for (index_t k = 0; k < head_dim; ++k, kk += kt_stride) {
-      V kv[NB];
+    auto load_keys = [&](const float* kk, V* kv) {
 #pragma GCC unroll 16
       for (index_t b = 0; b < NB; ++b)
         kv[b] = (b + 1 == NB && tail != L) ? I::load_partial(kk + b * L, tail) : I::load(kk + b * L);
+    };
+    const float* kk = kt;
+    const index_t kt_row = Heads ? head_dim * kt_stride : 0;  // (row r's Kᵀ: kt + r·kt_row)
+    for (index_t k = 0; k < head_dim; ++k, kk += kt_stride) {
+      V kv[NB];
+      if constexpr (!Heads) load_keys(kk, kv);
 #pragma GCC unroll 16
       for (index_t r = 0; r < R; ++r) {
+        if constexpr (Heads) load_keys(kk + r * kt_row, kv);
         const float x = q[r * q_stride + k];
 #pragma GCC unroll 16
         for (index_t b = 0; b < NB; ++b) s[r][b] = I::fma_n(x, kv[b], s[r][b]);
@@ -124,30 +131,30 @@ struct AttentionRegisterBlock : AttentionSpans<Tag> {
     }
     float ones[kScoreBlocks][kTallRowGroup];
     for (index_t r = 0; r < R; ++r) ones[0][r] = 1.0f;  // (a first block rescales nothing)
-    AttentionSpans<Tag>::template span_values<(R > kAttentionRowGroup)>(p, ps, R, e, v, v_stride, head_dim, ones, true,
-                                                                        l, og, out_stride);
+    AttentionSpans<Tag>::template span_values<(R > kAttentionRowGroup), Heads>(
+        p, ps, R, e, v, v_stride, head_dim, ones, true, l, og, out_stride, Heads ? head_dim : 0);
   }
 
   /// attention_group_block for Lowest to R rows and nb <= kRegisterBlockVecs score vectors (tall
   /// groups, more than kAttentionRowGroup rows: one).
-  template <index_t R, index_t Lowest = 1>
+  template <index_t R, index_t Lowest = 1, bool Heads = false>
   static void group_block_rows(index_t nr, index_t nb, const float* q, index_t q_stride, const float* kt,
                                index_t kt_stride, const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
                                const ref::RowMask* mg, const ScoreScale& vscale, float* og, index_t out_stride) {
     if constexpr (R > Lowest) {
       if (nr < R)
-        return group_block_rows<R - 1, Lowest>(nr, nb, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg,
-                                               vscale, og, out_stride);
+        return group_block_rows<R - 1, Lowest, Heads>(nr, nb, q, q_stride, kt, kt_stride, v, v_stride, head_dim,
+                                                      n_scored, mg, vscale, og, out_stride);
     }
     if constexpr (R > kAttentionRowGroup)
-      attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
-                                  out_stride);
+      attention_group_block<R, 1, Heads>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
+                                         out_stride);
     else if (nb == 1)
-      attention_group_block<R, 1>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
-                                  out_stride);
+      attention_group_block<R, 1, Heads>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
+                                         out_stride);
     else
-      attention_group_block<R, kRegisterBlockVecs>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg,
-                                                   vscale, og, out_stride);
+      attention_group_block<R, kRegisterBlockVecs, Heads>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored,
+                                                          mg, vscale, og, out_stride);
   }
 
   /// The first nt rows (kAttentionRowGroup < nt <= kTallRowGroup) as one tall group, when they qualify:

@@ -31,7 +31,8 @@ struct AttentionSpans : AttentionStreaming<Tag> {
   /// What the values' tiles of a group need: row r's weights p + r·ps (key 0 of the span at
   /// index 0), the keys [0, keys) every row has, the factor c[b][r] each row's outputs are
   /// multiplied by before block b (1 where nothing is rescaled: x·1 = x exactly), and l: when not
-  /// null, the outputs are divided by l[r] before they are stored (the last span).
+  /// null, the outputs are divided by l[r] before they are stored (the last span). v_row: row r's
+  /// values are at v + r·v_row (the heads of one query row, attention_heads; 0: shared).
   struct ValuesArgs {
     const float* p;
     index_t ps, keys;
@@ -42,11 +43,13 @@ struct AttentionSpans : AttentionStreaming<Tag> {
     const float (*c)[kTallRowGroup];
     bool from_zero;
     const float* l;
+    index_t v_row = 0;
   };
 
   /// o[r, :] = (o[r, :] or +0), then per block b: o[r, :] *= c[b][r], and o[r, :] = fma(p[r, j],
   /// v[j, :], o[r, :]) for its keys j in order; R rows × NV vectors of outputs in registers.
-  template <index_t R, index_t NV>
+  /// RowValues: each row's own values (a.v_row apart), else one load of v[j, :] for every row.
+  template <index_t R, index_t NV, bool RowValues = false>
   static void values_tile(const ValuesArgs& a) {
     constexpr index_t B = kAttentionKeyBlock;
     auto load_at = [&](const float* ptr, index_t i) {
@@ -69,11 +72,17 @@ struct AttentionSpans : AttentionStreaming<Tag> {
       const float* vk = a.v + kb * a.v_stride;
       for (index_t k = kb; k < k1; ++k, vk += a.v_stride) {
         V wv[NV];
+        if constexpr (!RowValues) {
 #pragma GCC unroll 16
-        for (index_t i = 0; i < NV; ++i) wv[i] = load_at(vk, i);
+          for (index_t i = 0; i < NV; ++i) wv[i] = load_at(vk, i);
+        }
 #pragma GCC unroll 16
         for (index_t r = 0; r < R; ++r) {
           const float pr = a.p[r * a.ps + k];
+          if constexpr (RowValues) {
+#pragma GCC unroll 16
+            for (index_t i = 0; i < NV; ++i) wv[i] = load_at(vk + r * a.v_row, i);
+          }
 #pragma GCC unroll 16
           for (index_t i = 0; i < NV; ++i) acc[r][i] = I::fma_n(pr, wv[i], acc[r][i]);
         }
@@ -100,21 +109,21 @@ struct AttentionSpans : AttentionStreaming<Tag> {
     }
   }
 
-  template <index_t R, index_t NV>
+  template <index_t R, index_t NV, bool RowValues = false>
   static void values_nv(index_t nv, const ValuesArgs& a) {
     if constexpr (NV > 1) {
-      if (nv < NV) return values_nv<R, NV - 1>(nv, a);
+      if (nv < NV) return values_nv<R, NV - 1, RowValues>(nv, a);
     }
-    values_tile<R, NV>(a);
+    values_tile<R, NV, RowValues>(a);
   }
 
   /// Lowest to R rows (a tall group's, more than kAttentionRowGroup: at most kTallHeadVecs vectors).
-  template <index_t R, index_t Lowest = 1>
+  template <index_t R, index_t Lowest = 1, bool RowValues = false>
   static void values_rows(index_t rows, index_t nv, const ValuesArgs& a) {
     if constexpr (R > Lowest) {
-      if (rows < R) return values_rows<R - 1, Lowest>(rows, nv, a);
+      if (rows < R) return values_rows<R - 1, Lowest, RowValues>(rows, nv, a);
     }
-    values_nv<R, (R > kAttentionRowGroup ? kTallHeadVecs : kVecs)>(nv, a);
+    values_nv<R, (R > kAttentionRowGroup ? kTallHeadVecs : kVecs), RowValues>(nv, a);
   }
 
   /// p[r, j] = Σ_k q[r, k] · kt[k, j] for the nr <= kRows rows of a group and n keys: gemm's
@@ -181,10 +190,11 @@ struct AttentionSpans : AttentionStreaming<Tag> {
   /// span). The keys every row has as register tiles, then each row's own keys past them.
   /// Tall: a tall group's rows (more than kAttentionRowGroup, at most kTallHeadVecs vectors); its
   /// own instantiation, which keeps the tall tiles out of the other groups' code.
-  template <bool Tall = false>
+  /// RowValues: row r's values at vs + r·v_row (the heads of one query row), else shared.
+  template <bool Tall = false, bool RowValues = false>
   static void span_values(const float* p, index_t ps, index_t nr, const index_t* e, const float* vs, index_t v_stride,
                           index_t head_dim, const float (*c)[kTallRowGroup], bool from_zero, const float* l, float* og,
-                          index_t out_stride) {
+                          index_t out_stride, index_t v_row = 0) {
     constexpr index_t B = kAttentionKeyBlock;
     index_t e_min = e[0], e_max = e[0];
     for (index_t r = 1; r < nr; ++r) {
@@ -204,22 +214,24 @@ struct AttentionSpans : AttentionStreaming<Tag> {
                          width - (nv - 1) * L,
                          c,
                          from_zero,
-                         e_min == e_max ? l : nullptr};
+                         e_min == e_max ? l : nullptr,
+                         v_row};
       if constexpr (Tall)
-        values_rows<kTallRowGroup, kAttentionRowGroup + 1>(nr, nv, a);
+        values_rows<kTallRowGroup, kAttentionRowGroup + 1, RowValues>(nr, nv, a);
       else
-        values_rows<kAttentionRowGroup>(nr, nv, a);
+        values_rows<kAttentionRowGroup, 1, RowValues>(nr, nv, a);
     }
     if (e_min == e_max) return;
     // each row's keys past e_min continue its own sums, with the factors of the blocks they start
     for (index_t r = 0; r < nr; ++r) {
       float* o = og + r * out_stride;
+      const float* vr = vs + r * v_row;
       for (index_t d = 0; e[r] > e_min && d < head_dim; d += L) {
         const index_t w = head_dim - d < L ? head_dim - d : L;
         V acc = I::load_partial(o + d, w);
         for (index_t j = e_min; j < e[r]; ++j) {
           if (j % B == 0) acc = I::mul(acc, I::set1(c[j / B][r]));
-          acc = I::fma_n(p[r * ps + j], I::load_partial(vs + j * v_stride + d, w), acc);
+          acc = I::fma_n(p[r * ps + j], I::load_partial(vr + j * v_stride + d, w), acc);
         }
         I::store_partial(o + d, acc, w);
       }
