@@ -122,10 +122,12 @@ TEST_CASE("multi-head attention masks keys exactly where padding, causal and boo
 }
 
 TEST_CASE("multi-head attention over few keys splits its rows into balanced calls without changing a bit", "[layers]") {
-  // (where the variant takes tall groups: 16 rows over 16 keys as 8 + 8, not 12 + 4)
+  // (where the variant takes tall groups: 16 rows over up to 32 keys as 8 + 8, not 12 + 4)
   constexpr bool tall = kAttentionCallRows > kAttentionRowGroup;
   STATIC_REQUIRE(attention_call_rows(16, 16) == (tall ? 8 : kAttentionCallRows));
-  STATIC_REQUIRE(attention_call_rows(16, 17) == kAttentionCallRows);
+  STATIC_REQUIRE(attention_call_rows(16, 17) == (tall ? 8 : kAttentionCallRows));
+  STATIC_REQUIRE(attention_call_rows(16, 32) == (tall ? 8 : kAttentionCallRows));
+  STATIC_REQUIRE(attention_call_rows(16, 33) == kAttentionCallRows);
   STATIC_REQUIRE(attention_call_rows(13, 13) == kAttentionCallRows);
   STATIC_REQUIRE(attention_call_rows(25, 16) == kAttentionCallRows);
   check_mha<16, 16, 32, 4>(AttentionMask::padding(16), {16});
@@ -133,4 +135,8 @@ TEST_CASE("multi-head attention over few keys splits its rows into balanced call
   check_mha<15, 15, 32, 2>(AttentionMask::padding(12), {12});
   check_mha<24, 10, 32, 4>(AttentionMask::padding(10), {10});  // cross: 12 + 12
   check_mha<14, 16, 48, 3>(AttentionMask::causal_mask(9), {9, true});
+  // over 17 to 32 keys (the tall groups' two score vectors per row)
+  check_mha<16, 24, 32, 4>(AttentionMask::padding(21), {21});
+  check_mha<20, 20, 64, 4>(AttentionMask::causal_mask(20), {20, true});
+  check_mha<32, 32, 64, 4>(AttentionMask::padding(32), {32});
 }

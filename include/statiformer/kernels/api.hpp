@@ -56,11 +56,11 @@ inline constexpr index_t kAttentionCallRows =
 /// Query rows of a layer's first attention_rows call over seq_q rows attending to seq_k keys, and
 /// of each call after it (the last takes what is left): kAttentionCallRows, except where the
 /// active variant takes tall groups (kAttentionCallRows > kAttentionRowGroup), the keys fit one of
-/// them (at most 16: one AVX-512 vector) and the rows are two calls of which the second would be
+/// them (at most 32: one key block, two AVX-512 vectors) and the rows are two calls of which the second would be
 /// short: then halves, so that both calls are tall groups (16 rows as 8 + 8 rather than a tall 12
 /// and a group of 4). Rows are independent: the same bits either way.
 constexpr index_t attention_call_rows(index_t seq_q, index_t seq_k) {
-  if (kAttentionCallRows > kAttentionRowGroup && seq_k <= 16 && seq_q >= 2 * kAttentionRowGroup + 2 &&
+  if (kAttentionCallRows > kAttentionRowGroup && seq_k <= 32 && seq_q >= 2 * kAttentionRowGroup + 2 &&
       seq_q <= 2 * kAttentionCallRows)
     return (seq_q + 1) / 2;
   return kAttentionCallRows;

@@ -285,7 +285,7 @@ struct Attention : AttentionRegisterBlock<Tag> {
           const index_t off = h * head_dim;
           if (nh > kAttentionRowGroup)
             AttentionRegisterBlock<Tag>::template group_block_rows<kTallRowGroup, kAttentionRowGroup + 1, true>(
-                nh, 1, q + off, head_dim, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, e, mg, vscale,
+                nh, nb, q + off, head_dim, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, e, mg, vscale,
                 out + off, head_dim);
           else
             AttentionRegisterBlock<Tag>::template group_block_rows<kAttentionRowGroup, 1, true>(

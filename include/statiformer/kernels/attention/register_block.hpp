@@ -131,24 +131,29 @@ struct AttentionRegisterBlock : AttentionSpans<Tag> {
     }
     float ones[kScoreBlocks][kTallRowGroup];
     for (index_t r = 0; r < R; ++r) ones[0][r] = 1.0f;  // (a first block rescales nothing)
-    AttentionSpans<Tag>::template span_values<(R > kAttentionRowGroup), Heads>(
-        p, ps, R, e, v, v_stride, head_dim, ones, true, l, og, out_stride, Heads ? head_dim : 0);
+    if constexpr (R > kAttentionRowGroup)
+      AttentionSpans<Tag>::template span_values_inline<true, Heads>(p, ps, R, e, v, v_stride, head_dim, ones, true, l,
+                                                                    og, out_stride, Heads ? head_dim : 0);
+    else
+      AttentionSpans<Tag>::template span_values<false, Heads>(p, ps, R, e, v, v_stride, head_dim, ones, true, l, og,
+                                                              out_stride, Heads ? head_dim : 0);
   }
 
   /// attention_group_block for Lowest to R rows and nb <= kRegisterBlockVecs score vectors (tall
-  /// groups, more than kAttentionRowGroup rows: one).
-  template <index_t R, index_t Lowest = 1, bool Heads = false>
+  /// groups, more than kAttentionRowGroup rows: TallNB, their own instantiations for one and for
+  /// two score vectors, so that the short keys' tall groups keep their code as it was).
+  template <index_t R, index_t Lowest = 1, bool Heads = false, index_t TallNB = 1>
   static void group_block_rows(index_t nr, index_t nb, const float* q, index_t q_stride, const float* kt,
                                index_t kt_stride, const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
                                const ref::RowMask* mg, const ScoreScale& vscale, float* og, index_t out_stride) {
     if constexpr (R > Lowest) {
       if (nr < R)
-        return group_block_rows<R - 1, Lowest, Heads>(nr, nb, q, q_stride, kt, kt_stride, v, v_stride, head_dim,
-                                                      n_scored, mg, vscale, og, out_stride);
+        return group_block_rows<R - 1, Lowest, Heads, TallNB>(nr, nb, q, q_stride, kt, kt_stride, v, v_stride, head_dim,
+                                                              n_scored, mg, vscale, og, out_stride);
     }
     if constexpr (R > kAttentionRowGroup)
-      attention_group_block<R, 1, Heads>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
-                                         out_stride);
+      attention_group_block<R, TallNB, Heads>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale,
+                                              og, out_stride);
     else if (nb == 1)
       attention_group_block<R, 1, Heads>(q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
                                          out_stride);
@@ -158,19 +163,35 @@ struct AttentionRegisterBlock : AttentionSpans<Tag> {
   }
 
   /// The first nt rows (kAttentionRowGroup < nt <= kTallRowGroup) as one tall group, when they qualify:
-  /// prefix masks with a key each, at most L keys scored, head_dim <= kTallHeadVecs·L. Returns
-  /// whether it took them.
+  /// prefix masks with a key each, at most kRegisterBlockVecs·L keys scored, head_dim <=
+  /// kTallHeadVecs·L. Returns whether it took them.
   [[gnu::noinline]] static bool tall_group(const float* q, index_t q_stride, index_t nt, const float* kt,
                                            index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
                                            index_t n_keys, const ref::RowMask* mg, float scale, float* og,
                                            index_t out_stride) {
     if (head_dim > kTallHeadVecs * L) return false;
     const GroupKeys g = group_keys(mg, nt, n_keys);
-    if (!g.prefixes || !g.every_key || g.n_scored > L) return false;
+    if (!g.prefixes || !g.every_key || g.n_scored > kRegisterBlockVecs * L) return false;
+    if (g.n_scored > L) {
+      tall_group_two(q, q_stride, nt, kt, kt_stride, v, v_stride, head_dim, g.n_scored, mg, scale, og, out_stride);
+      return true;
+    }
     const ScoreScale vscale(scale);
     group_block_rows<kTallRowGroup, kAttentionRowGroup + 1>(nt, 1, q, q_stride, kt, kt_stride, v, v_stride, head_dim,
                                                             g.n_scored, mg, vscale, og, out_stride);
     return true;
+  }
+
+  /// tall_group over two score vectors per row (L < n_scored <= 2·L keys): its own function, so that
+  /// the one-vector tall groups' code stays as it was.
+  [[gnu::noinline]] static void tall_group_two(const float* q, index_t q_stride, index_t nt, const float* kt,
+                                               index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                               index_t n_scored, const ref::RowMask* mg, float scale, float* og,
+                                               index_t out_stride) {
+    const ScoreScale vscale(scale);
+    group_block_rows<kTallRowGroup, kAttentionRowGroup + 1, false, kRegisterBlockVecs>(
+        nt, kRegisterBlockVecs, q, q_stride, kt, kt_stride, v, v_stride, head_dim, n_scored, mg, vscale, og,
+        out_stride);
   }
 };
 

@@ -33,8 +33,8 @@ struct AttentionStreaming : Product<Tag> {
   using Elementwise<Tag>::map;
   using Elementwise<Tag>::add;
 
-  /// Rows of one group on 32-register vocabularies (AVX-512) when its scores are one vector per
-  /// row (at most L keys) and its outputs at most kTallHeadVecs vectors: two groups' worth. Short
+  /// Rows of one group on 32-register vocabularies (AVX-512) when its scores are at most two vectors
+  /// per row (at most 2·L keys) and its outputs at most kTallHeadVecs vectors: two groups' worth. Short
   /// heads over few keys are chains of dependent steps with little work each (products over a
   /// short reduction, a division, horizontal maxima and sums, exp); in one group the rows' chains
   /// run side by side instead of one group's after the other's.

@@ -195,6 +195,16 @@ struct AttentionSpans : AttentionStreaming<Tag> {
   static void span_values(const float* p, index_t ps, index_t nr, const index_t* e, const float* vs, index_t v_stride,
                           index_t head_dim, const float (*c)[kTallRowGroup], bool from_zero, const float* l, float* og,
                           index_t out_stride, index_t v_row = 0) {
+    span_values_inline<Tall, RowValues>(p, ps, nr, e, vs, v_stride, head_dim, c, from_zero, l, og, out_stride, v_row);
+  }
+  /// span_values inlined into its caller (a tall group's register block: out of line, the call and
+  /// its arguments cost a short group a few percent).
+  template <bool Tall, bool RowValues>
+  [[gnu::always_inline]] static inline void span_values_inline(const float* p, index_t ps, index_t nr, const index_t* e,
+                                                               const float* vs, index_t v_stride, index_t head_dim,
+                                                               const float (*c)[kTallRowGroup], bool from_zero,
+                                                               const float* l, float* og, index_t out_stride,
+                                                               index_t v_row) {
     constexpr index_t B = kAttentionKeyBlock;
     index_t e_min = e[0], e_max = e[0];
     for (index_t r = 1; r < nr; ++r) {
