@@ -292,9 +292,10 @@ class TorchDecoderStep:
 
 
 def check_decoder_step(torch, layer, step, tgt, memory, tolerance):
-    """Steps through every position of tgt [1, T, D] and compares each output row with the full
-    layer's forward over the whole prefix (causal tgt mask); raises if max|diff| / max|y| exceeds
-    tolerance at any row (the last row included). Returns the relative difference."""
+    """Projects the memory [1, M, D], steps through every position of tgt [1, T, D] and compares
+    each output row with the full layer's forward over the whole prefix (causal tgt mask); raises
+    if max|diff| / max|y| exceeds tolerance at any row (the last row included). Returns the
+    relative difference."""
     t = tgt.shape[1]
     causal = torch.nn.Transformer.generate_square_subsequent_mask(t)
     y_full = layer(tgt, memory, tgt_mask=causal)[0]
@@ -515,7 +516,11 @@ def main():
                 continue
             layer, tgt, memory = make_decoder_layer(torch, np, t, m, d, h, f)
             step = TorchDecoderStep(torch, layer, t)
-            rel = check_decoder_step(torch, layer, step, tgt, memory, args.step_tolerance)
+            # times 8: peaked attention, where an error in Q, K or the scale reaches the output (a
+            # 1e-3 error in 1/sqrt(hd) moved it by 5e-7 relative on the benchmark input, 1.1e-5 on this)
+            rel = max(check_decoder_step(torch, layer, step, tgt * scale, memory * scale, args.step_tolerance)
+                      for scale in (1.0, 8.0))
+            step.prepare_memory(memory[0])
             for pos in range(t - 1):  # the cache holds T - 1 positions, the memory's keys and values
                 step.step(tgt[0, pos:pos + 1], pos)
             x = tgt[0, t - 1:t]
