@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/run_bench.sh [--quick] — build and run every benchmark, time PyTorch, write the report.
 #   build/bench/<executable>.json   Google Benchmark JSON of bench_layers, bench_peers, bench_stf_<isa>
-#   build/bench/torch.json          PyTorch's nn.TransformerEncoderLayer, float and int8 (bench/peers/torch_bench.py)
+#   build/bench/torch.json          PyTorch's nn.TransformerEncoderLayer, float and int8, and its decoder step
+#                                   through a K/V cache (bench/peers/torch_bench.py)
 #   build/bench/report.md, .png     bench/report/report.py over all of them
 # --quick: one short repetition each, for a CI smoke run (PyTorch only if already installed).
 # Environment: JOBS=N build parallelism (default: the preset's); BENCH_NOTE=text quoted in the report;
@@ -17,7 +18,7 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "run_bench.sh: unknown argument '$arg' (usage: bench/run_bench.sh [--quick])" >&2; exit 2 ;;
   esac
 done

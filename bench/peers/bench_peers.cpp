@@ -3,6 +3,8 @@
 //   EncoderLayer/stf.<variant>/<S>x<D>x<H>x<F>  the kernel variant this build's flags select
 //                                               (bench_stf_<isa> time the other x86 variants)
 //   EncoderLayer/eigen/<S>x<D>x<H>x<F>          the Eigen peer (eigen_encoder.hpp)
+//   DecoderStep/eigen/<T>x<M>x<D>x<H>x<F>       the Eigen decoder step (eigen_step.hpp) at the last
+//                                               of T positions, as DecoderStep/stf.<variant>
 //   EncoderLayer/onednn/<S>x<D>x<H>x<F>         the oneDNN peer (dnnl_peer.cpp; where the build found
 //                                               oneDNN), checked against stf::EncoderLayer to 1e-5
 //                                               before it is timed
@@ -66,6 +68,36 @@ void register_eigen() {
       benchmark::ClobberMemory();
     }
     stf_peers::set_counters(state, flops, bytes);
+  });
+}
+
+template <index_t T, index_t M, index_t D, index_t H, index_t F>
+void register_eigen_step() {
+  using Layer = stf::DecoderLayer<T, M, D, H, F>;
+  constexpr index_t pos = T - 1;  // the last position, as DecoderStep/stf.<variant>
+  constexpr double flops = stf_peers::decoder_step_flops(pos, M, D, F);
+  const std::string name = "DecoderStep/eigen/" + stf_peers::decoder_step_name(T, M, D, H, F);
+  benchmark::RegisterBenchmark(name.c_str(), [](benchmark::State& state) {
+    typename Layer::Params params;  // the stf schema, to bind the same weights as for stf
+    const auto weights = stf_peers::random_params(params);
+    stf_peers::DecoderWeights w;
+    stf_peers::PlainCopies plain;
+    if (!stf_peers::decoder_peer_weights_of<Layer>(params, w, plain)) {
+      ++g_failed_checks;
+      state.SkipWithError("the Eigen step's weights do not bind by name");
+      return;
+    }
+    auto peer = stf_peers::make_eigen_decoder_step({int(T), int(M), int(D), int(H), int(F)}, w);
+    const auto memory = stf_peers::random_input(M * D), x = stf_peers::random_input(D);
+    stf_bench::AlignedFloats y(D);
+    peer->prepare_memory(memory.data());
+    for (index_t p = 0; p < pos; ++p) peer->step(x.data(), int(p), y.data());
+    for (auto _ : state) {  // rewrites position pos's key and value with the same values each time
+      peer->step(x.data(), int(pos), y.data());
+      benchmark::DoNotOptimize(y.data());
+      benchmark::ClobberMemory();
+    }
+    state.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
   });
 }
 
@@ -225,6 +257,8 @@ int main(int argc, char** argv) {
   register_eigen<64, 128, 4, 512>();
   register_eigen<128, 256, 8, 1024>();
   register_eigen<128, 512, 8, 2048>();
+  register_eigen_step<16, 16, 32, 4, 64>();
+  register_eigen_step<25, 25, 64, 4, 128>();
 #ifdef STF_BENCH_HAVE_DNNL
   register_dnnl<10, 16, 2, 32>();
   register_dnnl<16, 32, 4, 64>();

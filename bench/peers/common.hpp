@@ -22,50 +22,32 @@ using stf_bench::random_params;
 /// matrices).
 using PlainCopies = std::vector<std::vector<float>>;
 
-/// Hands the parameters bound to a stf::EncoderLayer to a peer, by their schema names (PyTorch's
-/// state_dict names, with in_proj split into q/k/v); matrices stored in column panels are handed
-/// over as plain row-major copies kept in `copies`. False if a name is unknown, missing or has
-/// another element count.
-template <class Layer>
-bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w, PlainCopies& copies) {
-  constexpr stf::index_t D = Layer::d_model, F = Layer::d_ff;
-  struct Slot {
-    const char* name;
-    const float* EncoderWeights::*member;
-    stf::index_t size;
-  };
-  const Slot slots[] = {
-      {"self_attn.q.weight", &EncoderWeights::q_weight, D * D},
-      {"self_attn.q.bias", &EncoderWeights::q_bias, D},
-      {"self_attn.k.weight", &EncoderWeights::k_weight, D * D},
-      {"self_attn.k.bias", &EncoderWeights::k_bias, D},
-      {"self_attn.v.weight", &EncoderWeights::v_weight, D * D},
-      {"self_attn.v.bias", &EncoderWeights::v_bias, D},
-      {"self_attn.o.weight", &EncoderWeights::o_weight, D * D},
-      {"self_attn.o.bias", &EncoderWeights::o_bias, D},
-      {"ff.linear1.weight", &EncoderWeights::linear1_weight, F * D},
-      {"ff.linear1.bias", &EncoderWeights::linear1_bias, F},
-      {"ff.linear2.weight", &EncoderWeights::linear2_weight, D * F},
-      {"ff.linear2.bias", &EncoderWeights::linear2_bias, D},
-      {"norm1.weight", &EncoderWeights::norm1_weight, D},
-      {"norm1.bias", &EncoderWeights::norm1_bias, D},
-      {"norm2.weight", &EncoderWeights::norm2_weight, D},
-      {"norm2.bias", &EncoderWeights::norm2_bias, D},
-  };
+/// Where a peer wants one parameter: its schema name, the peer's pointer, its element count.
+struct PeerSlot {
+  const char* name;
+  const float** target;
+  stf::index_t size;
+};
+
+/// Hands every parameter `params.visit` names to the peer's pointer of the same name in `slots`;
+/// matrices stored in column panels are handed over as plain row-major [in, out] copies kept in
+/// `copies`. False if a name is unknown, missing, bound twice or has another element count.
+template <class Params, std::size_t N>
+bool bind_peer_slots(Params& params, const PeerSlot (&slots)[N], PlainCopies& copies) {
   bool ok = true;
   std::size_t bound = 0;
   params.visit(
       [&](const stf::Name& name, stf::ParamRef r) {
-        for (const Slot& s : slots) {
+        for (const PeerSlot& s : slots) {
           if (std::strcmp(s.name, name.c_str()) != 0) continue;
-          ok = ok && r.size() == s.size && w.*s.member == nullptr;
-          w.*s.member = *r.data;
+          ok = ok && r.size() == s.size && *s.target == nullptr;
+          *s.target = *r.data;
           if (r.transposed && r.panel) {  // stored [cols, rows] in column panels
             std::vector<float>& plain = copies.emplace_back(r.size());
             for (stf::index_t i = 0; i < r.cols; ++i)
               for (stf::index_t o = 0; o < r.rows; ++o)
                 plain[i * r.rows + o] = (*r.data)[stf::stored_index(r.cols, r.rows, r.panel, i, o)];
-            w.*s.member = plain.data();
+            *s.target = plain.data();
           }
           ++bound;
           return;
@@ -73,7 +55,71 @@ bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w, PlainCop
         ok = false;  // a parameter the peer does not know
       },
       {});
-  return ok && bound == sizeof(slots) / sizeof(slots[0]);
+  return ok && bound == N;
+}
+
+/// Hands the parameters bound to a stf::EncoderLayer to a peer, by their schema names (PyTorch's
+/// state_dict names, with in_proj split into q/k/v); matrices stored in column panels are handed
+/// over as plain row-major copies kept in `copies`. False if a name is unknown, missing or has
+/// another element count.
+template <class Layer>
+bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w, PlainCopies& copies) {
+  constexpr stf::index_t D = Layer::d_model, F = Layer::d_ff;
+  const PeerSlot slots[] = {
+      {"self_attn.q.weight", &w.q_weight, D * D},
+      {"self_attn.q.bias", &w.q_bias, D},
+      {"self_attn.k.weight", &w.k_weight, D * D},
+      {"self_attn.k.bias", &w.k_bias, D},
+      {"self_attn.v.weight", &w.v_weight, D * D},
+      {"self_attn.v.bias", &w.v_bias, D},
+      {"self_attn.o.weight", &w.o_weight, D * D},
+      {"self_attn.o.bias", &w.o_bias, D},
+      {"ff.linear1.weight", &w.linear1_weight, F * D},
+      {"ff.linear1.bias", &w.linear1_bias, F},
+      {"ff.linear2.weight", &w.linear2_weight, D * F},
+      {"ff.linear2.bias", &w.linear2_bias, D},
+      {"norm1.weight", &w.norm1_weight, D},
+      {"norm1.bias", &w.norm1_bias, D},
+      {"norm2.weight", &w.norm2_weight, D},
+      {"norm2.bias", &w.norm2_bias, D},
+  };
+  return bind_peer_slots(params, slots, copies);
+}
+
+/// The same for a stf::DecoderLayer: self-attention, cross-attention, feed-forward, three norms.
+template <class Layer>
+bool decoder_peer_weights_of(typename Layer::Params& params, DecoderWeights& dw, PlainCopies& copies) {
+  constexpr stf::index_t D = Layer::d_model, F = Layer::d_ff;
+  EncoderWeights& w = dw.layer;
+  const PeerSlot slots[] = {
+      {"self_attn.q.weight", &w.q_weight, D * D},
+      {"self_attn.q.bias", &w.q_bias, D},
+      {"self_attn.k.weight", &w.k_weight, D * D},
+      {"self_attn.k.bias", &w.k_bias, D},
+      {"self_attn.v.weight", &w.v_weight, D * D},
+      {"self_attn.v.bias", &w.v_bias, D},
+      {"self_attn.o.weight", &w.o_weight, D * D},
+      {"self_attn.o.bias", &w.o_bias, D},
+      {"cross_attn.q.weight", &dw.cross_q_weight, D * D},
+      {"cross_attn.q.bias", &dw.cross_q_bias, D},
+      {"cross_attn.k.weight", &dw.cross_k_weight, D * D},
+      {"cross_attn.k.bias", &dw.cross_k_bias, D},
+      {"cross_attn.v.weight", &dw.cross_v_weight, D * D},
+      {"cross_attn.v.bias", &dw.cross_v_bias, D},
+      {"cross_attn.o.weight", &dw.cross_o_weight, D * D},
+      {"cross_attn.o.bias", &dw.cross_o_bias, D},
+      {"ff.linear1.weight", &w.linear1_weight, F * D},
+      {"ff.linear1.bias", &w.linear1_bias, F},
+      {"ff.linear2.weight", &w.linear2_weight, D * F},
+      {"ff.linear2.bias", &w.linear2_bias, D},
+      {"norm1.weight", &w.norm1_weight, D},
+      {"norm1.bias", &w.norm1_bias, D},
+      {"norm2.weight", &w.norm2_weight, D},
+      {"norm2.bias", &w.norm2_bias, D},
+      {"norm3.weight", &dw.norm3_weight, D},
+      {"norm3.bias", &dw.norm3_bias, D},
+  };
+  return bind_peer_slots(params, slots, copies);
 }
 
 /// The oneDNN peer's tolerance against stf::EncoderLayer, relative to max|y| (test_dnnl_peer and

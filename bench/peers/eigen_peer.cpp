@@ -3,6 +3,7 @@
 #include <string>
 
 #include "eigen_encoder.hpp"
+#include "eigen_step.hpp"
 #include "peer_api.hpp"
 
 #ifndef STF_PEER_FLAGS
@@ -13,6 +14,10 @@ namespace stf_peers {
 
 std::unique_ptr<EncoderPeer> make_eigen_encoder(const EncoderShape& shape, const EncoderWeights& weights) {
   return std::make_unique<EigenEncoderLayer>(shape, weights);
+}
+
+std::unique_ptr<DecoderStepPeer> make_eigen_decoder_step(const DecoderShape& shape, const DecoderWeights& weights) {
+  return std::make_unique<EigenDecoderStep>(shape, weights);
 }
 
 const char* eigen_build_info() {

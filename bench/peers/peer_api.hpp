@@ -41,6 +41,39 @@ std::unique_ptr<EncoderPeer> make_eigen_encoder(const EncoderShape& shape, const
 /// "Eigen 3.4.0; SIMD: ...; flags: ..." — how the Eigen peer was built.
 const char* eigen_build_info();
 
+/// (SeqLen, MemLen, DModel, NHeads, DFf) of an nn.TransformerDecoderLayer stepped through a K/V
+/// cache: at most SeqLen target positions, MemLen memory rows.
+struct DecoderShape {
+  int seq_len, mem_len, d_model, n_heads, d_ff;
+};
+
+/// The parameters of a post-norm nn.TransformerDecoderLayer, laid out as EncoderWeights: `layer`
+/// holds self-attention (q/k/v/o), the feed-forward and norm1, norm2; cross-attention and norm3
+/// come beside it. Not owned.
+struct DecoderWeights {
+  EncoderWeights layer;
+  const float *cross_q_weight = nullptr, *cross_q_bias = nullptr;  // [D, D], [D]
+  const float *cross_k_weight = nullptr, *cross_k_bias = nullptr;
+  const float *cross_v_weight = nullptr, *cross_v_bias = nullptr;
+  const float *cross_o_weight = nullptr, *cross_o_bias = nullptr;
+  const float *norm3_weight = nullptr, *norm3_bias = nullptr;
+};
+
+/// One decoder layer of fixed shape, decoding one token at a time through its own K/V cache
+/// (post-norm, ReLU, all memory rows valid).
+class DecoderStepPeer {
+ public:
+  virtual ~DecoderStepPeer() = default;
+  /// Projects the memory [MemLen, DModel] (row-major) into the cross-attention keys and values.
+  virtual void prepare_memory(const float* memory) = 0;
+  /// Row x [DModel], the target at position pos (< SeqLen; positions < pos already stepped), to
+  /// row y, writing this position's self-attention key and value into the cache.
+  virtual void step(const float* x, int pos, float* y) = 0;
+};
+
+/// The Eigen 3.4 step (eigen_step.hpp), single-threaded.
+std::unique_ptr<DecoderStepPeer> make_eigen_decoder_step(const DecoderShape& shape, const DecoderWeights& weights);
+
 /// How the oneDNN peer runs attention: batched matmuls over the heads (one primitive call for all
 /// heads' scores, one for their values) or one 2-D matmul per head.
 enum class DnnlAttention { batched, per_head };

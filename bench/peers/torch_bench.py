@@ -24,6 +24,15 @@ Benchmarks (names as in bench_peers):
                                           layer for stf's EncoderLayerInt8 (issue 23), once per
                                           quantized engine torch offers (Debian's 1.13: onednn,
                                           qnnpack; no fbgemm): see make_int8_layer.
+  DecoderStep/pytorch/<T>x<M>x<D>x<H>x<F>
+                                          (--decoder-step, default yes) one new token through the
+                                          weights of nn.TransformerDecoderLayer(D, H, F, dropout=0.0,
+                                          batch_first=True) in eval mode, written as a PyTorch user
+                                          writes generation with a K/V cache (fairseq, HF): see
+                                          TorchDecoderStep. Timed at the last of T positions, the
+                                          T - 1 before it and the M memory rows' keys and values in
+                                          the cache, as DecoderStep/stf.<variant>. Checked first
+                                          against the full layer's forward over the whole prefix.
 
 Timing: warm-up, then iterations per repetition calibrated to --min-time seconds, --repetitions
 repetitions; real time (perf_counter) and CPU time (process_time) per forward call; entries per
@@ -33,6 +42,7 @@ repetition plus mean/median/stddev aggregates, as Google Benchmark writes them.
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import socket
@@ -47,12 +57,19 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(var, "1")
 
 SHAPES = [(10, 16, 2, 32), (16, 32, 4, 64), (25, 64, 4, 128), (32, 64, 4, 256), (64, 128, 4, 512), (128, 256, 8, 1024), (128, 512, 8, 2048)]
+# (T, M, D, H, F) of the DecoderStep benchmarks (bench/peers/stf_encoder_bench.cpp)
+DECODER_STEP_SHAPES = [(16, 16, 32, 4, 64), (25, 25, 64, 4, 128)]
 FAST_PATH_OP = "aten::_transformer_encoder_layer_fwd"
 
 
 def encoder_flops(s, d, f):
     """Matrix products only, as stf_peers::encoder_flops: 8·S·D² + 4·S²·D + 4·S·D·F."""
     return 8 * s * d * d + 4 * s * s * d + 4 * s * d * f
+
+
+def decoder_step_flops(pos, m, d, f):
+    """Matrix products only, as stf_peers::decoder_step_flops: 12·D² + 4·(pos + 1)·D + 4·M·D + 4·D·F."""
+    return 12 * d * d + 4 * (pos + 1) * d + 4 * m * d + 4 * d * f
 
 
 def encoder_bytes(param_count, s, d):
@@ -190,6 +207,108 @@ def int8_engines(torch):
     return [e for e in ("onednn", "x86", "fbgemm", "qnnpack") if e in torch.backends.quantized.supported_engines]
 
 
+def make_decoder_layer(torch, np, t, m, d, h, f):
+    """nn.TransformerDecoderLayer with bench_peers' weights (stf::DecoderLayer's visit order:
+    self_attn.{q,k,v,o}, cross_attn.{q,k,v,o}, ff.linear{1,2}, norm{1,2,3}), the step's target
+    rows [1, T, D] and memory [1, M, D] (one bench_input: T target rows, then M memory rows)."""
+    layer = torch.nn.TransformerDecoderLayer(d, h, f, dropout=0.0, batch_first=True).eval()
+    sizes = [d * d, d] * 8 + [f * d, f, d * f, d] + [d, d] * 3
+    flat = torch.from_numpy(lcg_floats(sum(sizes), np))
+    parts = list(torch.split(flat, sizes))
+    with torch.no_grad():
+        for attn, base in ((layer.self_attn, 0), (layer.multihead_attn, 8)):
+            q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b = parts[base:base + 8]
+            attn.in_proj_weight.copy_(torch.cat([plain_from_panels(torch, w, d, d).t() for w in (q_w, k_w, v_w)]))
+            attn.in_proj_bias.copy_(torch.cat([q_b, k_b, v_b]))
+            attn.out_proj.weight.copy_(plain_from_panels(torch, o_w, d, d).t())
+            attn.out_proj.bias.copy_(o_b)
+        l1_w, l1_b, l2_w, l2_b, n1_w, n1_b, n2_w, n2_b, n3_w, n3_b = parts[16:]
+        layer.linear1.weight.copy_(plain_from_panels(torch, l1_w, d, f).t())
+        layer.linear1.bias.copy_(l1_b)
+        layer.linear2.weight.copy_(plain_from_panels(torch, l2_w, f, d).t())
+        layer.linear2.bias.copy_(l2_b)
+        for norm, w, b in ((layer.norm1, n1_w, n1_b), (layer.norm2, n2_w, n2_b), (layer.norm3, n3_w, n3_b)):
+            norm.weight.copy_(w)
+            norm.bias.copy_(b)
+    rows = torch.from_numpy(bench_input((t + m) * d, np))
+    return layer, rows[:t * d].view(1, t, d), rows[t * d:].view(1, m, d)
+
+
+class TorchDecoderStep:
+    """One incremental step of a post-norm nn.TransformerDecoderLayer (eval, ReLU) as a PyTorch user
+    writes generation with a K/V cache (fairseq's and HF's incremental decoding): q/k/v by F.linear on
+    the slices of in_proj_weight, the new key and value written into preallocated cache tensors
+    [T, D] at their position (no torch.cat), per-head scores / sqrt(hd), softmax, @ V over the cached
+    positions, out_proj, add & norm1; the query's cross-attention over the memory's keys and values,
+    projected once (prepare_memory), add & norm2; linear1, ReLU, linear2, add & norm3."""
+
+    def __init__(self, torch, layer, t):
+        self.torch, self.F = torch, torch.nn.functional
+        sa, ca = layer.self_attn, layer.multihead_attn
+        d = sa.embed_dim
+        self.d, self.h, self.hd = d, sa.num_heads, d // sa.num_heads
+        self.sqrt_hd = math.sqrt(self.hd)
+        w, b = sa.in_proj_weight, sa.in_proj_bias
+        self.wq, self.wk, self.wv = w[:d], w[d:2 * d], w[2 * d:]
+        self.bq, self.bk, self.bv = b[:d], b[d:2 * d], b[2 * d:]
+        self.wo, self.bo = sa.out_proj.weight, sa.out_proj.bias
+        cw, cb = ca.in_proj_weight, ca.in_proj_bias
+        self.cwq, self.cwk, self.cwv = cw[:d], cw[d:2 * d], cw[2 * d:]
+        self.cbq, self.cbk, self.cbv = cb[:d], cb[d:2 * d], cb[2 * d:]
+        self.cwo, self.cbo = ca.out_proj.weight, ca.out_proj.bias
+        self.w1, self.b1, self.w2, self.b2 = layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias
+        self.norms = [(n.weight, n.bias, n.eps) for n in (layer.norm1, layer.norm2, layer.norm3)]
+        self.k_cache = torch.zeros(t, d)
+        self.v_cache = torch.zeros(t, d)
+        self.mem_k = self.mem_v = None
+
+    def prepare_memory(self, memory):
+        """The memory [M, D]'s cross-attention keys and values, per head [H, M, hd]."""
+        m = memory.shape[0]
+        self.mem_k = self.F.linear(memory, self.cwk, self.cbk).view(m, self.h, self.hd).transpose(0, 1)
+        self.mem_v = self.F.linear(memory, self.cwv, self.cbv).view(m, self.h, self.hd).transpose(0, 1)
+
+    def attend(self, q, k, v):
+        """q [1, D] over k, v [H, n, hd] -> [1, D]."""
+        scores = self.torch.matmul(q.view(self.h, 1, self.hd), k.transpose(1, 2)) / self.sqrt_hd
+        return self.torch.matmul(self.torch.softmax(scores, dim=-1), v).view(1, self.d)
+
+    def norm(self, x, i):
+        w, b, eps = self.norms[i]
+        return self.F.layer_norm(x, (self.d,), w, b, eps)
+
+    def step(self, x, pos):
+        """Row x [1, D] at position pos -> [1, D]; writes the cache's row pos."""
+        F, n = self.F, pos + 1
+        q = F.linear(x, self.wq, self.bq)
+        self.k_cache[pos] = F.linear(x, self.wk, self.bk)[0]
+        self.v_cache[pos] = F.linear(x, self.wv, self.bv)[0]
+        k = self.k_cache[:n].view(n, self.h, self.hd).transpose(0, 1)
+        v = self.v_cache[:n].view(n, self.h, self.hd).transpose(0, 1)
+        x = self.norm(x + F.linear(self.attend(q, k, v), self.wo, self.bo), 0)
+        q = F.linear(x, self.cwq, self.cbq)
+        x = self.norm(x + F.linear(self.attend(q, self.mem_k, self.mem_v), self.cwo, self.cbo), 1)
+        return self.norm(x + F.linear(F.relu(F.linear(x, self.w1, self.b1)), self.w2, self.b2), 2)
+
+
+def check_decoder_step(torch, layer, step, tgt, memory, tolerance):
+    """Projects the memory [1, M, D], steps through every position of tgt [1, T, D] and compares
+    each output row with the full layer's forward over the whole prefix (causal tgt mask); raises
+    if max|diff| / max|y| exceeds tolerance at any row (the last row included). Returns the
+    relative difference."""
+    t = tgt.shape[1]
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(t)
+    y_full = layer(tgt, memory, tgt_mask=causal)[0]
+    step.prepare_memory(memory[0])
+    y_step = torch.cat([step.step(tgt[0, pos:pos + 1], pos) for pos in range(t)])
+    rel = float((y_step - y_full).abs().max() / y_full.abs().max())
+    if not rel <= tolerance:  # NaN too
+        raise RuntimeError(f"torch_bench: the PyTorch incremental decoder step differs from "
+                           f"nn.TransformerDecoderLayer's forward over the prefix: max|diff| / max|y| = {rel:.3g} "
+                           f"> {tolerance:g} (last row: {float((y_step[-1] - y_full[-1]).abs().max()):.3g})")
+    return rel
+
+
 def ran_fast_path(torch, call):
     """Whether `call()` ran the fused eval fast path (seen by the autograd profiler)."""
     with torch.autograd.profiler.profile() as prof:
@@ -272,9 +391,12 @@ def gb_entry(name, family, reps, rep, iters, real_s, cpu_s, flops, nbytes, label
         "time_unit": "ns",
         "FLOP/s": flops / real_s if real_s > 0 else 0.0,
         "bytes": nbytes,
-        "bytes_per_second": nbytes / real_s if real_s > 0 else 0.0,
+        "bytes_per_second": nbytes / real_s if real_s > 0 and nbytes else 0.0,
         "label": label,
     }
+    if nbytes is None:  # the decoder step counts no bytes (as DecoderStep/stf.<variant>)
+        e.pop("bytes")
+        e.pop("bytes_per_second")
     if aggregate is not None:
         e.pop("repetition_index")
         e["aggregate_name"] = aggregate
@@ -294,7 +416,12 @@ def main():
                     help="also time PyTorch's int8 layer (EncoderLayerInt8/torch.<engine>)")
     ap.add_argument("--int8-tolerance", type=float, default=0.05,
                     help="max |y_int8 - y_float| / max |y_float| before an int8 layer is timed")
-    ap.add_argument("--filter", default="", help="only shapes whose SxDxHxF contains this text")
+    ap.add_argument("--decoder-step", choices=("yes", "no"), default="yes",
+                    help="also time the incremental decoder step (DecoderStep/pytorch)")
+    ap.add_argument("--step-tolerance", type=float, default=1e-5,
+                    help="max |y_step - y_full| / max |y_full| before the decoder step is timed")
+    ap.add_argument("--filter", default="",
+                    help="only shapes whose SxDxHxF (decoder step: TxMxDxHxF) contains this text")
     args = ap.parse_args()
     min_time = args.min_time if args.min_time is not None else (0.01 if args.quick else 0.5)
     reps = args.repetitions if args.repetitions is not None else (1 if args.quick else 5)
@@ -325,6 +452,28 @@ def main():
     paths = {}
     family = 0
     failed = 0  # int8 layers too far from the float one
+
+    def record(name, call, label, flops, nbytes):
+        """Times call() and appends its entries (per repetition, then the aggregates)."""
+        nonlocal family
+        runs = time_call(call, min_time, reps, warmup)
+        for rep, (iters, real_s, cpu_s) in enumerate(runs):
+            benchmarks.append(gb_entry(name, family, reps, rep, iters, real_s, cpu_s, flops, nbytes, label))
+        if reps > 1:
+            reals = [r for _, r, _ in runs]
+            cpus = [c for _, _, c in runs]
+            for agg, fn in (("mean", statistics.mean), ("median", statistics.median),
+                            ("stddev", statistics.stdev)):
+                e = gb_entry(name, family, reps, 0, len(runs), fn(reals), fn(cpus), flops, nbytes, label,
+                             run_type="aggregate", aggregate=agg)
+                if agg == "stddev":  # a rate of a spread means nothing
+                    e.pop("FLOP/s")
+                    e.pop("bytes_per_second", None)
+                benchmarks.append(e)
+        med = statistics.median(r for _, r, _ in runs)
+        print(f"{name:42s} {med * 1e6:12.1f} us  {flops / med / 1e9:8.2f} GFLOP/s  [{label}]")
+        family += 1
+
     with torch.inference_mode():
         for (s, d, h, f) in SHAPES:
             shape = f"{s}x{d}x{h}x{f}"
@@ -360,23 +509,25 @@ def main():
                     fast = ran_fast_path(torch, call)
                     label = ("fast path (" + FAST_PATH_OP + ")") if fast else "standard path"
                 paths[name] = label
-                runs = time_call(call, min_time, reps, warmup)
-                for rep, (iters, real_s, cpu_s) in enumerate(runs):
-                    benchmarks.append(gb_entry(name, family, reps, rep, iters, real_s, cpu_s, flops, nbytes, label))
-                if reps > 1:
-                    reals = [r for _, r, _ in runs]
-                    cpus = [c for _, _, c in runs]
-                    for agg, fn in (("mean", statistics.mean), ("median", statistics.median),
-                                    ("stddev", statistics.stdev)):
-                        e = gb_entry(name, family, reps, 0, len(runs), fn(reals), fn(cpus), flops, nbytes, label,
-                                     run_type="aggregate", aggregate=agg)
-                        if agg == "stddev":  # a rate of a spread means nothing
-                            e.pop("FLOP/s")
-                            e.pop("bytes_per_second")
-                        benchmarks.append(e)
-                med = statistics.median(r for _, r, _ in runs)
-                print(f"{name:42s} {med * 1e6:12.1f} us  {flops / med / 1e9:8.2f} GFLOP/s  [{label}]")
-                family += 1
+                record(name, call, label, flops, nbytes)
+        for (t, m, d, h, f) in DECODER_STEP_SHAPES if args.decoder_step == "yes" else []:
+            shape = f"{t}x{m}x{d}x{h}x{f}"
+            if args.filter and args.filter not in shape:
+                continue
+            layer, tgt, memory = make_decoder_layer(torch, np, t, m, d, h, f)
+            step = TorchDecoderStep(torch, layer, t)
+            # times 8: peaked attention, where an error in Q, K or the scale reaches the output (a
+            # 1e-3 error in 1/sqrt(hd) moved it by 5e-7 relative on the benchmark input, 1.1e-5 on this)
+            rel = max(check_decoder_step(torch, layer, step, tgt * scale, memory * scale, args.step_tolerance)
+                      for scale in (1.0, 8.0))
+            step.prepare_memory(memory[0])
+            for pos in range(t - 1):  # the cache holds T - 1 positions, the memory's keys and values
+                step.step(tgt[0, pos:pos + 1], pos)
+            x = tgt[0, t - 1:t]
+            label = (f"incremental step, K/V cache; vs the full layer over the prefix: max|diff| / max|y| = "
+                     f"{rel:.2g}")
+            record(f"DecoderStep/pytorch/{shape}", (lambda s_, x_, p_: lambda: s_.step(x_, p_))(step, x, t - 1),
+                   label, decoder_step_flops(t - 1, m, d, f), None)
 
     used_paths = sorted({p for n, p in paths.items() if n.startswith("EncoderLayer/")})
     context = {
