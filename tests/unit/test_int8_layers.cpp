@@ -281,9 +281,10 @@ static_assert(param_bytes_of<Enc32::Params>() == 4 * Enc32::Params::param_count)
 static_assert(param_bytes_of<Enc8::Params>() == (4 * 64 * 64 + 2 * 64 * 256) + 4 * (2 * (4 * 64 + 256 + 64) + 4 * 64));
 static_assert(QuantizedLinearParams<18, 5>::param_bytes == 20 * 5 + 4 * (5 + 5));  // 18 padded to 20
 static_assert(QuantizedLinearParams<18, 5, false>::param_bytes == 20 * 5 + 4 * 5);
-// the scratch of the int8 formats holds whole hidden rows of a 32-row block
+// the scratch of the int8 formats holds whole hidden rows of a 32-row block (the second linear
+// writes the outputs straight into y)
 static_assert(FeedForward<64, 64, 256, Activation::relu, false, NumberFormat::w8a8>::scratch_floats ==
-              32 * (256 + 64) + (linear_w8a8_scratch_bytes(32, 256) + 3) / 4);
+              32 * 256 + (linear_w8a8_scratch_bytes(32, 256) + 3) / 4);
 static_assert(EncoderStack<Enc8, 2>::Params::param_bytes == 2 * param_bytes_of<Enc8::Params>());
 
 TEST_CASE("int8 footprints: a model's weight_bytes count int8 weights as bytes", "[layers][int8][footprint]") {

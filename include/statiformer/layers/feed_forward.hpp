@@ -19,7 +19,8 @@ namespace stf {
 ///
 /// With int8 linears (Format w8a32 or w8a8) each row's hidden values are quantized as one row (one
 /// scale per row over all DFf of them), so the hidden units are not chunked: blocks of up to
-/// kInt8RowBlock (32) rows, each block's whole hidden rows in the scratch, O(block · (DFf + DModel)).
+/// kInt8RowBlock (32) rows, each block's whole hidden rows in the scratch, O(block · DFf), and its
+/// outputs straight into y.
 template <index_t SeqLen, index_t DModel, index_t DFf, Activation Act = Activation::relu, bool OutActivation = false,
           NumberFormat Format = NumberFormat::f32>
 struct FeedForward {
@@ -34,8 +35,8 @@ struct FeedForward {
   /// Rows per block of the int8 formats (whole hidden rows).
   static constexpr index_t kInt8RowBlock = SeqLen < 32 ? SeqLen : 32;
   static constexpr index_t scratch_floats =
-      is_int8(Format) ? kInt8RowBlock * (DFf + DModel) + max_of(linear_scratch_floats<Format>(kInt8RowBlock, DModel),
-                                                                linear_scratch_floats<Format>(kInt8RowBlock, DFf))
+      is_int8(Format) ? kInt8RowBlock * DFf + max_of(linear_scratch_floats<Format>(kInt8RowBlock, DModel),
+                                                     linear_scratch_floats<Format>(kInt8RowBlock, DFf))
                       : kRowBlock * (kChunk + DModel);
 
   struct Params {
@@ -110,10 +111,10 @@ struct FeedForward {
 
   /// The int8 formats: per block of rows, hidden = act(linear1(x)) whole, then linear2(hidden)
   /// straight into y: the block's rows of x are read whole before (y may alias x), and the later
-  /// blocks read other rows. (The scratch keeps a block of outputs' room the loop no longer uses.)
+  /// blocks read other rows.
   void run_int8(const float* x, index_t rows, float* y, float* scratch) const {
     float* hidden = scratch;
-    float* q = hidden + kInt8RowBlock * DFf + kInt8RowBlock * DModel;
+    float* q = hidden + kInt8RowBlock * DFf;
     for (index_t r = 0; r < rows; r += kInt8RowBlock) {
       const index_t n = rows - r < kInt8RowBlock ? rows - r : kInt8RowBlock;
       linear_rows<Format>(params.linear1, x + r * DModel, n, hidden, q, fuse(Act));
