@@ -31,6 +31,7 @@ struct Attention : AttentionScores, AttentionValues {
   using AttentionScores::attention_scores;
   using AttentionScores::attention_sums;
   using AttentionScores::attention_sums32;
+  using AttentionScores::kExpLo;
   using AttentionScores::ScoreArgs;
   using AttentionValues::attention_values;
   using AttentionValues::ValueArgs;
@@ -115,6 +116,7 @@ struct Attention : AttentionScores, AttentionValues {
       sa.kt = kt + kb;
       sa.cnt = static_cast<uint32_t>(cnt);
       sa.bm = bm;
+      sa.smin = 0x7f800000u;  // +inf
       if (pow2)
         attention_scores<R, false>(sa);
       else
@@ -134,7 +136,9 @@ struct Attention : AttentionScores, AttentionValues {
         }
         m[r] = m_new;
       }
-      attention_exp<R>(pT, cnt, m);
+      float smin;  // (exp's select of +0 only where the block's scores can reach it)
+      std::memcpy(&smin, &sa.smin, sizeof smin);
+      attention_exp<R>(pT, cnt, m, smin);
       float bsum[R];
       if (cnt == 32)
         attention_sums32<R>(pT, bsum);
