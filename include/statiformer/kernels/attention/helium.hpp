@@ -75,6 +75,41 @@ struct Attention : AttentionScores, AttentionValues {
 
  private:
   // ---- attention_prefix_rows' pieces ------------------------------------------------------------
+  /// qT[d][r] = q[r, d]: panels of 4 rows (2 or 3 rows: one panel predicated to them; 6: rows 0-3,
+  /// then 2-5), a gather per d that steps the rows' addresses by one float (vldrw [q0, #4]!) and a
+  /// store that steps by a row of qT (R floats): 4 d per loop iteration, then one at a time.
+  template <int R>
+  static void transpose_queries(const float* q, index_t q_stride, index_t hd, float* qT) {
+    for (int panel = 0; panel < (R > 4 ? 2 : 1); ++panel) {
+      const int r0 = panel ? R - 4 : 0;
+      alignas(16) uint32_t addr[4];  // (lanes past the rows: row 0's, never accessed)
+      for (int i = 0; i < 4; ++i) addr[i] = address(q + (r0 + (r0 + i < R ? i : 0)) * q_stride) - 4u;
+      float* t = qT + r0;
+      asm volatile(
+          ".macro stf_qt_step\n"
+          ".if %c[R] < 4\n vpstt\n vldrwt.u32 q1, [q0, #4]!\n vstrwt.32 q1, [%[t]], #4*%c[R]\n"
+          ".else\n vldrw.u32 q1, [q0, #4]!\n vstrw.32 q1, [%[t]], #4*%c[R]\n .endif\n"
+          ".endm\n"
+          "vldrw.u32 q0, [%[addr]]\n"
+          ".if %c[R] < 4\n vctp.32 %[nr]\n .endif\n"
+          "lsr r12, %[hd], #2\n"
+          "wls lr, r12, 2f\n"
+          "1:\n"
+          ".rept 4\n stf_qt_step\n .endr\n"
+          "le lr, 1b\n"
+          "2:\n"
+          "and r12, %[hd], #3\n"
+          "wls lr, r12, 4f\n"
+          "3:\n"
+          "stf_qt_step\n"
+          "le lr, 3b\n"
+          "4:\n"
+          ".purgem stf_qt_step\n"
+          : [t] "+r"(t)
+          : [addr] "r"(addr), [hd] "r"(hd), [nr] "r"(R), [R] "i"(R), "m"(addr)
+          : "r12", "lr", "q0", "q1", "cc", "memory");
+    }
+  }
   template <int R>
   static void attention_group(const float* q, index_t q_stride, const float* kt, index_t kt_stride, const float* v,
                               index_t v_stride, index_t hd, index_t keys, float scale, float* p, float* out,
@@ -83,19 +118,7 @@ struct Attention : AttentionScores, AttentionValues {
     const index_t bs = keys < B ? keys : B;
     float* pT = p;           // [bs][R]; the sums' vectors may read a few floats past it, into qT
     float* qT = p + R * bs;  // [hd][R]
-    {
-      const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), R);
-      const index_t full = hd & ~index_t{3};
-      for (int r = 0; r < R; ++r) {
-        const float* qr = q + r * q_stride;
-        for (index_t d = 0; d < full; d += 4)
-          vstrwq_scatter_shifted_offset_f32(qT + d * R + r, offs, vld1q_f32(qr + d));
-        if (full < hd) {
-          const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(hd - full));
-          vstrwq_scatter_shifted_offset_p_f32(qT + full * R + r, offs, vldrwq_z_f32(qr + full, pr), pr);
-        }
-      }
-    }
+    transpose_queries<R>(q, q_stride, hd, qT);
     // a power-of-two scale divides as its (exact) inverse multiplies
     std::uint32_t sbits;
     std::memcpy(&sbits, &scale, sizeof sbits);
