@@ -40,7 +40,8 @@ struct Attention : AttentionScores, AttentionValues {
   /// (generic::Attention::attention_groups calls it for prefix masks of one length; false: not handled here,
   /// rows 1 and 5). The reference's operations per row and block of 32 keys (see
   /// ref::attention_row), with the group's rows side by side in every step:
-  ///  - the queries go transposed into qT [head_dim][rows], so that one ldm brings q[0..rows, d];
+  ///  - the queries go transposed into qT [head_dim][rows] (transpose_queries: gathers over panels
+  ///    of 4 rows), so that one ldm brings q[0..rows, d];
   ///    the scores are then vectors across 4 keys, one accumulator per row (Kᵀ rows are contiguous
   ///    keys): per step one load, one pointer step, one ldm and `rows` vfma, every lane used
   ///    (attention_scores); divided by the scale (a product by its inverse when the scale is a
@@ -48,7 +49,8 @@ struct Attention : AttentionScores, AttentionValues {
   ///    stored, transposed into pT [keys][rows];
   ///  - exp(s - m) over pT as one flat array (the lanes' maxima repeat every 3 vectors for 1, 2, 3,
   ///    4 or 6 rows), attention_exp: simd_math::exp's operations for arguments <= 0 or NaN (what
-  ///    s - max(s) is), where its n > 0 branch and the overflow select do nothing;
+  ///    s - max(s) is), where its n > 0 branch and the overflow select do nothing, and its select
+  ///    of +0 below its range too where the block's scores cannot reach it (ScoreArgs::smin);
   ///  - the rows' canonical 16-lane sums as one tree of vector additions across the rows;
   ///  - P·V as vectors across 4 outputs, one accumulator per row, ldm of pT[j][0..rows)
   ///    (attention_values), the last block's division by the sum on the S registers.
