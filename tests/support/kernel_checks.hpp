@@ -389,6 +389,25 @@ void check_attention(Env& env) {
             env.expect("attention_rows_weights (weights)", b.s_got, b.s_want, rows * n_keys, sizes, false);
             env.expect("attention_rows_weights (outputs)", b.o_got, b.o_want, rows * d_model, sizes, false);
           }
+  // scores spread wider than exp's range (s - max below -87.34, exp's +0) in the row groups: the
+  // kernels that leave exp's select out where the block's scores cannot reach it must keep it here
+  for (index_t rows : {2, 4, 6, 13})
+    for (index_t n_keys : {10, 33, 64}) {
+      const index_t hd = 16, d_model = hd + 5, kt_stride = n_keys + 2;
+      if (!fits(hd, n_keys)) continue;
+      fill(b.kt, hd * kt_stride, 31, 12.0f);
+      fill(b.vv, n_keys * d_model, 32);
+      fill(b.q, rows * d_model, 33 + static_cast<std::uint32_t>(n_keys), 12.0f);
+      make_masks(MaskKind::all, rows, n_keys, b.allow, b.masks, b.mask_arrays);
+      const std::initializer_list<Size> sizes = {{"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"wide", 1}};
+      std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
+      std::memcpy(b.o_want, b.q, rows * d_model * sizeof(float));
+      K::attention_rows(b.o_got, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks, MaskFill::neg_inf,
+                        b.s_got, b.o_got, d_model);
+      ref::attention_rows(b.o_want, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
+                          MaskFill::neg_inf, b.s_want, b.o_want, d_model);
+      env.expect("attention_rows, wide scores", b.o_got, b.o_want, rows * d_model, sizes, false);
+    }
   // single rows, the one-row entry point, into a separate output
   for (index_t hd : kHeadDims)
     for (index_t n_keys : kKeyCounts)

@@ -22,7 +22,7 @@ using namespace stf::kernels_detail;
 namespace {
 
 /// The variant this build's target must run for `Tag` and `op` (the conditions of the variant
-/// files; softmax and transpose have no target variant).
+/// files; softmax has no target variant, transpose only mve's).
 template <class Tag>
 std::string expected_variant(const std::string& op, bool int8) {
   if (int8 && op == "attention") {  // (AttentionInt8Select: x86's own on avx2 and avx512, Cortex-M's on
@@ -57,10 +57,11 @@ std::string expected_variant(const std::string& op, bool int8) {
 #endif
     return "int8_generic";
   }
-  if (op == "softmax" || op == "transpose") return "generic";
+  if (op == "softmax") return "generic";
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
   if (std::is_same_v<Tag, isa::mve>) return "helium";
 #endif
+  if (op == "transpose") return "generic";
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
   if (std::is_same_v<Tag, isa::scalar>) return "cortex_m4f";
 #endif
@@ -91,7 +92,8 @@ bool generic_code_only(const std::string& op, bool int8) {
     return all_void<typename E::Div, typename E::ExpShifted, typename E::Add> && !E::exp_kernel;
   }
   if (op == "norm") return all_void<typename NormSelect<Tag>::Row16>;
-  return true;  // softmax, transpose: generic code only (transpose's tiles are the vocabulary's)
+  if (op == "transpose") return all_void<typename TransposeSelect<Tag>::Whole>;  // (its tiles are the vocabulary's)
+  return true;                                                                   // softmax: generic code only
 }
 
 std::set<std::string> words(std::string_view s) {

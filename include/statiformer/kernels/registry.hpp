@@ -49,7 +49,7 @@ struct OperationVariant {
 
 /// Every variant of every operation. A new variant file goes here, into its operation's select.hpp
 /// and, for a new target, into the firmware or cross check that runs it.
-inline constexpr std::array<OperationVariant, 25> operation_variants = {{
+inline constexpr std::array<OperationVariant, 26> operation_variants = {{
     {"product", "generic", "generic.hpp register_tiles.hpp", "every target without one of its own"},
     {"product", "cortex_m4f", "cortex_m4f.hpp cortex_m4f_tiles.hpp generic.hpp register_tiles.hpp",
      "scalar on Arm M-profile with an FPU (Cortex-M4F, M7, M55)"},
@@ -87,6 +87,7 @@ inline constexpr std::array<OperationVariant, 25> operation_variants = {{
     {"norm", "helium", "helium.hpp generic.hpp", "mve (Cortex-M55)"},
     {"softmax", "generic", "generic.hpp", "every target"},
     {"transpose", "generic", "generic.hpp", "every target (x86: register tiles of the vocabulary)"},
+    {"transpose", "helium", "helium.hpp generic.hpp", "mve (Cortex-M55: a gather per column of 4 rows)"},
 }};
 
 /// The variant of one operation a Kernels<Tag> runs, as its selection names it.

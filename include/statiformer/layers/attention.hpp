@@ -128,10 +128,12 @@ namespace detail {
 /// attention kernels read. Small ones here, inline: with the layer's sizes known at compile time
 /// the loop is cheaper than a call (10 × 16: 4% of the encoder layer's time went into the call),
 /// except where the variant's register tiles cover the whole matrix (x86: 16 × 32 keys as two
-/// 16 × 16 tiles on AVX-512: the encoder layer at (16, 32, 4, 64) 5% faster).
+/// 16 × 16 tiles on AVX-512: the encoder layer at (16, 32, 4, 64) 5% faster), or where the variant
+/// has a whole transpose of its own for 4 rows or more (Cortex-M55: gathers, 10 × 16 in 3 panels).
 inline void transpose(const float* src, index_t rows, index_t cols, index_t ld_src, float* dst, index_t ld_dst) {
   constexpr bool tiles = kernels_detail::TransposeSelect<isa::active>::register_tiles;
-  if ((rows < 32 || cols < 32) && !(tiles && rows % 16 == 0 && cols % 16 == 0)) {
+  constexpr bool whole = !std::is_void_v<typename kernels_detail::TransposeSelect<isa::active>::Whole>;
+  if (whole ? rows < 4 : (rows < 32 || cols < 32) && !(tiles && rows % 16 == 0 && cols % 16 == 0)) {
     for (index_t r = 0; r < rows; ++r)
       for (index_t c = 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
     return;

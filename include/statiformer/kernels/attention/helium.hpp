@@ -31,6 +31,7 @@ struct Attention : AttentionScores, AttentionValues {
   using AttentionScores::attention_scores;
   using AttentionScores::attention_sums;
   using AttentionScores::attention_sums32;
+  using AttentionScores::kExpLo;
   using AttentionScores::ScoreArgs;
   using AttentionValues::attention_values;
   using AttentionValues::ValueArgs;
@@ -39,7 +40,8 @@ struct Attention : AttentionScores, AttentionValues {
   /// (generic::Attention::attention_groups calls it for prefix masks of one length; false: not handled here,
   /// rows 1 and 5). The reference's operations per row and block of 32 keys (see
   /// ref::attention_row), with the group's rows side by side in every step:
-  ///  - the queries go transposed into qT [head_dim][rows], so that one ldm brings q[0..rows, d];
+  ///  - the queries go transposed into qT [head_dim][rows] (transpose_queries: gathers over panels
+  ///    of 4 rows), so that one ldm brings q[0..rows, d];
   ///    the scores are then vectors across 4 keys, one accumulator per row (Kᵀ rows are contiguous
   ///    keys): per step one load, one pointer step, one ldm and `rows` vfma, every lane used
   ///    (attention_scores); divided by the scale (a product by its inverse when the scale is a
@@ -47,7 +49,8 @@ struct Attention : AttentionScores, AttentionValues {
   ///    stored, transposed into pT [keys][rows];
   ///  - exp(s - m) over pT as one flat array (the lanes' maxima repeat every 3 vectors for 1, 2, 3,
   ///    4 or 6 rows), attention_exp: simd_math::exp's operations for arguments <= 0 or NaN (what
-  ///    s - max(s) is), where its n > 0 branch and the overflow select do nothing;
+  ///    s - max(s) is), where its n > 0 branch and the overflow select do nothing, and its select
+  ///    of +0 below its range too where the block's scores cannot reach it (ScoreArgs::smin);
   ///  - the rows' canonical 16-lane sums as one tree of vector additions across the rows;
   ///  - P·V as vectors across 4 outputs, one accumulator per row, ldm of pT[j][0..rows)
   ///    (attention_values), the last block's division by the sum on the S registers.
@@ -74,6 +77,41 @@ struct Attention : AttentionScores, AttentionValues {
 
  private:
   // ---- attention_prefix_rows' pieces ------------------------------------------------------------
+  /// qT[d][r] = q[r, d]: panels of 4 rows (2 or 3 rows: one panel predicated to them; 6: rows 0-3,
+  /// then 2-5), a gather per d that steps the rows' addresses by one float (vldrw [q0, #4]!) and a
+  /// store that steps by a row of qT (R floats): 4 d per loop iteration, then one at a time.
+  template <int R>
+  static void transpose_queries(const float* q, index_t q_stride, index_t hd, float* qT) {
+    for (int panel = 0; panel < (R > 4 ? 2 : 1); ++panel) {
+      const int r0 = panel ? R - 4 : 0;
+      alignas(16) uint32_t addr[4];  // (lanes past the rows: row 0's, never accessed)
+      for (int i = 0; i < 4; ++i) addr[i] = address(q + (r0 + (r0 + i < R ? i : 0)) * q_stride) - 4u;
+      float* t = qT + r0;
+      asm volatile(
+          ".macro stf_qt_step\n"
+          ".if %c[R] < 4\n vpstt\n vldrwt.u32 q1, [q0, #4]!\n vstrwt.32 q1, [%[t]], #4*%c[R]\n"
+          ".else\n vldrw.u32 q1, [q0, #4]!\n vstrw.32 q1, [%[t]], #4*%c[R]\n .endif\n"
+          ".endm\n"
+          "vldrw.u32 q0, [%[addr]]\n"
+          ".if %c[R] < 4\n vctp.32 %[nr]\n .endif\n"
+          "lsr r12, %[hd], #2\n"
+          "wls lr, r12, 2f\n"
+          "1:\n"
+          ".rept 4\n stf_qt_step\n .endr\n"
+          "le lr, 1b\n"
+          "2:\n"
+          "and r12, %[hd], #3\n"
+          "wls lr, r12, 4f\n"
+          "3:\n"
+          "stf_qt_step\n"
+          "le lr, 3b\n"
+          "4:\n"
+          ".purgem stf_qt_step\n"
+          : [t] "+r"(t)
+          : [addr] "r"(addr), [hd] "r"(hd), [nr] "r"(R), [R] "i"(R), "m"(addr)
+          : "r12", "lr", "q0", "q1", "cc", "memory");
+    }
+  }
   template <int R>
   static void attention_group(const float* q, index_t q_stride, const float* kt, index_t kt_stride, const float* v,
                               index_t v_stride, index_t hd, index_t keys, float scale, float* p, float* out,
@@ -82,19 +120,7 @@ struct Attention : AttentionScores, AttentionValues {
     const index_t bs = keys < B ? keys : B;
     float* pT = p;           // [bs][R]; the sums' vectors may read a few floats past it, into qT
     float* qT = p + R * bs;  // [hd][R]
-    {
-      const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), R);
-      const index_t full = hd & ~index_t{3};
-      for (int r = 0; r < R; ++r) {
-        const float* qr = q + r * q_stride;
-        for (index_t d = 0; d < full; d += 4)
-          vstrwq_scatter_shifted_offset_f32(qT + d * R + r, offs, vld1q_f32(qr + d));
-        if (full < hd) {
-          const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(hd - full));
-          vstrwq_scatter_shifted_offset_p_f32(qT + full * R + r, offs, vldrwq_z_f32(qr + full, pr), pr);
-        }
-      }
-    }
+    transpose_queries<R>(q, q_stride, hd, qT);
     // a power-of-two scale divides as its (exact) inverse multiplies
     std::uint32_t sbits;
     std::memcpy(&sbits, &scale, sizeof sbits);
@@ -115,6 +141,7 @@ struct Attention : AttentionScores, AttentionValues {
       sa.kt = kt + kb;
       sa.cnt = static_cast<uint32_t>(cnt);
       sa.bm = bm;
+      sa.smin = 0x7f800000u;  // +inf
       if (pow2)
         attention_scores<R, false>(sa);
       else
@@ -134,7 +161,9 @@ struct Attention : AttentionScores, AttentionValues {
         }
         m[r] = m_new;
       }
-      attention_exp<R>(pT, cnt, m);
+      float smin;  // (exp's select of +0 only where the block's scores can reach it)
+      std::memcpy(&smin, &sa.smin, sizeof smin);
+      attention_exp<R>(pT, cnt, m, smin);
       float bsum[R];
       if (cnt == 32)
         attention_sums32<R>(pT, bsum);

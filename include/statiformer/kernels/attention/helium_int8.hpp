@@ -340,11 +340,11 @@ struct AttentionInt8 {
 
   /// p[i] = exp(p[i] - m), i < n, for p[i] <= m (finite): Elementwise<mve>::exp_shifted's operations
   /// (kernels/elementwise/helium.hpp) where its steps for n > 0 and for overflow do nothing, in one
-  /// tail-predicated loop with the constants in registers, 22 instructions per vector (35): x = p - m;
+  /// tail-predicated loop with the constants in registers, 21 instructions per vector (35): x = p - m;
   /// n = fma(x, log2e, magic) - magic; r = fma(n, -c1, x), fma(n, c2, r); the same Horner steps;
   /// times 2^n (vmul, as exp_shifted: 2^n's bits built as (bits(fma(...)) << 23) + bits(1.0), the
-  /// same float as its ((n + 127) << 23), since magic's bits end in 22 zeros); x < lo: +0 (Clamp =
-  /// false: no x is, 19 instructions per vector).
+  /// same float as its ((n + 127) << 23), since magic's bits end in 22 zeros; one vmlas by 1 << 23);
+  /// x < lo: +0 (Clamp = false: no x is, 18 instructions per vector).
   static constexpr float kExpLo = -87.3365448f;
   template <bool Clamp>
   [[gnu::noinline]] static void exp_row(float* p, index_t n, float m) {
@@ -352,6 +352,7 @@ struct AttentionInt8 {
         1.44269504088896341f, -0.693359375f, 2.12194440e-4f, 1.0f / 5040.0f, 1.0f / 720.0f,
         1.0f / 120.0f,        1.0f / 24.0f,  1.0f / 6.0f,    0.5f,           1.0f};  // r1-r10
     const float32x4_t mv = vdupq_n_f32(m), magic = vdupq_n_f32(12582912.0f), lo = vdupq_n_f32(kExpLo);
+    const uint32x4_t k23 = vdupq_n_u32(1u << 23);
     const float* c = kConstants;
     asm volatile(
         "ldm %[c], {r1-r10}\n"
@@ -373,15 +374,15 @@ struct AttentionInt8 {
         "vfmas.f32 q3, q0, r9\n"
         "vfmas.f32 q3, q0, r10\n"
         "vfmas.f32 q3, q0, r10\n"
-        "vshl.i32 q1, q1, #23\n"
-        "vadd.i32 q1, q1, r10\n"
+        "vmlas.u32 q1, %q[k23], r10\n"  // (bits(nm) << 23) + bits(1.0), mod 2^32
         "vmul.f32 q3, q3, q1\n"
         ".if %c[clamp]\n vpst\n vmovt.i32 q3, #0\n .endif\n"
         "vstrw.32 q3, [%[p]], #16\n"
         "letp lr, 1b\n"
         "2:\n"
         : [p] "+r"(p)
-        : [n] "r"(n), [c] "r"(c), [m] "w"(mv), [magic] "w"(magic), [lo] "w"(lo), [clamp] "i"(Clamp), "m"(kConstants)
+        : [n] "r"(n), [c] "r"(c), [m] "w"(mv), [magic] "w"(magic), [lo] "w"(lo), [k23] "w"(k23), [clamp] "i"(Clamp),
+          "m"(kConstants)
         : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "q0", "q1", "q2", "q3", "lr", "cc", "memory");
   }
 

@@ -31,12 +31,15 @@ struct AttentionScores {
     std::uint32_t cnt;        // 32: keys in the block
     float* bm;                // 36: the rows' maxima, updated
     std::uint32_t scale;      // 40: bits of the inverse scale (multiply) or of the scale (divide)
+    std::uint32_t smin;       // 44: bits of +inf, lowered to a bound from below of the block's scores
+                              //     over all its rows (for attention_exp's clamp)
   };
   /// The scores of R rows (qT) with the block's cnt keys, divided by the scale, stored in pT[j][r]
   /// (ScoreArgs::addr), their maxima into bm. Per 4 keys: accumulators q0..q(R-1), hd steps of
   /// fma(kt[d, j..j+3], q[r, d]) (the last vector's loads predicated), then the scale,
   /// the maxima (vmaxnmv; any order gives the same maximum of non-NaN values, and a signed zero's
-  /// sign changes neither s - m nor exp), the scatter stores.
+  /// sign changes neither s - m nor exp), the scatter stores, a bound from below of the block's
+  /// scores over every row (vminnmv into ScoreArgs::smin).
   template <int R, bool Div>
   [[gnu::noinline]] static void attention_scores(const ScoreArgs& a) {
     asm volatile(
@@ -113,6 +116,11 @@ struct AttentionScores {
         ".endif\n .endr\n"
         "7:\n"
         ".if %c[R] == 1\n str r0, [r12]\n .else\n stm r12, {r0-r%c[last]}\n .endif\n"
+        // the minimum over the rows, unpredicated: a last vector's lanes past the keys hold zeros
+        // (or NaN, which vminnmv skips), which can only lower it (the bound stays a bound)
+        "ldr r0, [%[a], #44]\n"
+        ".irp i, 0, 1, 2, 3, 4, 5\n .if \\i < %c[R]\n vminnmv.f32 r0, q\\i\n .endif\n .endr\n"
+        "str r0, [%[a], #44]\n"
         "mov r0, #16*%c[R]\n"  // the next 4 keys
         "vadd.i32 q7, q7, r0\n"
         "add r10, r10, #16\n"
@@ -126,23 +134,46 @@ struct AttentionScores {
           "q5", "q6", "q7", "cc", "memory");
   }
 
+  /// exp's lower bound: x < kExpLo gives +0.
+  static constexpr float kExpLo = -87.3365448f;
   /// pT[j][r] = exp(pT[j][r] - m[r]) for j < cnt: a flat array of cnt·R floats whose lanes' maxima
   /// repeat every 12 floats (3 vectors). Groups of 3 vectors in assembly (constants in r0-r11, the
-  /// maxima in q5-q7), the rest through exp (the same operations).
+  /// maxima in q5-q7), the rest through exp (the same operations). smin: a bound from below of
+  /// the block's scores (ScoreArgs::smin); exp's select of +0 for x < kExpLo is left out where
+  /// smin - max m cannot reach it (it would change nothing: subtraction rounds monotonically, so
+  /// every s - m[r] is at least that; a NaN bound keeps the select).
   template <int R>
-  static void attention_exp(float* pT, index_t cnt, const float* m) {
+  static void attention_exp(float* pT, index_t cnt, const float* m, float smin) {
     static_assert(12 % R == 0);
     alignas(16) float mv[12];
     for (int i = 0; i < 12; ++i) mv[i] = m[i % R];
+    const V m0 = vld1q_f32(mv);  // (every row's maximum: mv[0..4) for 2, 3 or 4 rows, mv[0..8) for 6)
+    const float mmax = vmaxnmvq_f32(R > 4 ? vmaxnmvq_f32(mv[0], vld1q_f32(mv + 4)) : mv[0], m0);
     const index_t n = cnt * R;
-    exp_groups12(pT, n / 12, n % 12, mv);
+    if (!(smin - mmax >= kExpLo))
+      exp_groups12<true>(pT, n / 12, n % 12, mv);
+    else
+      exp_groups12<false>(pT, n / 12, n % 12, mv);
   }
   /// `groups` groups of 12 floats (3 vectors, the maxima q5, q6, q7), then `rest` (< 12) floats
-  /// in a tail-predicated loop that turns the maxima q5 <- q6 <- q7 after each vector.
+  /// in a tail-predicated loop that turns the maxima q5 <- q6 <- q7 after each vector. Clamp =
+  /// false: no x is below lo (the caller knows), 17 instructions per vector instead of 21: no
+  /// select, and bits(p) + (bits(nm) << 23) as one vmla by 1 << 23 (the same integer, mod 2^32).
+  template <bool Clamp>
   [[gnu::noinline]] static void exp_groups12(float* p, index_t groups, index_t rest, const float* mv) {
     alignas(8) static constexpr float kConstants[] = {
-        12582912.0f,   1.44269504088896341f, -0.693359375f, 2.12194440e-4f, 1.0f / 5040.0f, 1.0f / 720.0f,
-        1.0f / 120.0f, 1.0f / 24.0f,         1.0f / 6.0f,   0.5f,           1.0f,           -87.3365448f};
+        12582912.0f,
+        1.44269504088896341f,
+        -0.693359375f,
+        2.12194440e-4f,
+        1.0f / 5040.0f,
+        1.0f / 720.0f,
+        1.0f / 120.0f,
+        1.0f / 24.0f,
+        1.0f / 6.0f,
+        0.5f,
+        1.0f,
+        Clamp ? kExpLo : 1.17549435e-38f};  // (r11: lo, or without the select the bits 1 << 23, FLT_MIN's)
     struct {
       float* p;
       std::uint32_t groups;
@@ -162,7 +193,7 @@ struct AttentionScores {
         ".macro stf_exp_vec m\n"
         "vldrw.u32 q0, [%[a]]\n"
         "vsub.f32 q0, q0, \\m\n"
-        "vcmp.f32 lt, q0, r11\n"
+        ".if %c[clamp]\n vcmp.f32 lt, q0, r11\n .endif\n"
         "vdup.32 q1, r0\n"
         "vfma.f32 q1, q0, r1\n"
         "vsub.f32 q2, q1, r0\n"
@@ -176,10 +207,8 @@ struct AttentionScores {
         "vfmas.f32 q4, q0, r9\n"
         "vfmas.f32 q4, q0, r10\n"
         "vfmas.f32 q4, q0, r10\n"
-        "vshl.i32 q1, q1, #23\n"
-        "vadd.i32 q4, q4, q1\n"
-        "vpst\n"
-        "vmovt.i32 q4, #0\n"
+        ".if %c[clamp]\n vshl.i32 q1, q1, #23\n vadd.i32 q4, q4, q1\n .else\n vmla.u32 q4, q1, r11\n .endif\n"
+        ".if %c[clamp]\n vpst\n vmovt.i32 q4, #0\n .endif\n"
         "vstrw.32 q4, [%[a]], #16\n"
         ".endm\n"
         "ldr r0, [%[a], #8]\n"
@@ -213,7 +242,7 @@ struct AttentionScores {
         "4:\n"
         ".purgem stf_exp_vec\n"
         : [a] "+r"(a)
-        :  // (args and the constants: read through a, "memory")
+        : [clamp] "i"(Clamp)  // (args and the constants: read through a, "memory")
         : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "lr", "q0", "q1", "q2", "q3", "q4",
           "q5", "q6", "q7", "cc", "memory");
   }

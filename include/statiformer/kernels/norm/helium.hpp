@@ -84,9 +84,9 @@ struct Norm {
         "vmov.f32 s20, #1.0\n"
         "vdiv.f32 s23, s20, s23\n"
         "vmov %[inv], s23\n"
-        "lsl %[xs], %[n16], #2\n"  // y = ((x - mean) · inv) · gain + bias, a vector at a time
-        "wls lr, %[xs], 6f\n"
+        "wls lr, %[n16], 6f\n"  // y = ((x - mean) · inv) · gain + bias, 4 vectors per iteration
         "5:\n"
+        ".rept 4\n"
         "vldrw.u32 q4, [%[x]], #16\n"
         "vldrw.u32 q5, [%[g]], #16\n"
         "vldrw.u32 q6, [%[b]], #16\n"
@@ -95,6 +95,7 @@ struct Norm {
         "vmul.f32 q4, q4, q5\n"
         "vadd.f32 q4, q4, q6\n"
         "vstrw.32 q4, [%[y]], #16\n"
+        ".endr\n"
         "le lr, 5b\n"
         "6:\n"
         : [x] "+r"(x), [g] "+r"(gain), [b] "+r"(bias), [y] "+r"(y), [xs] "=&r"(xs), [mean] "=&r"(mean), [inv] "=&r"(inv)

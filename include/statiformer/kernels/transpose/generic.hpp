@@ -5,6 +5,7 @@
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/kernels/elementwise/generic.hpp>
 #include <statiformer/kernels/transpose/select.hpp>
+#include <type_traits>
 
 namespace stf::kernels_detail::generic {
 
@@ -29,9 +30,13 @@ struct Transpose : Elementwise<Tag> {
     }
   }
   /// dst[c, r] = src[r, c]: L × L tiles transposed in registers where the vocabulary has them
-  /// (transpose_tile), the edges element by element.
+  /// (transpose_tile), the edges element by element; the target's whole transpose where it has one
+  /// (TransposeSelect::Whole).
   static void transpose(const float* src, index_t rows, index_t cols, index_t ld_src, float* dst, index_t ld_dst) {
-    if constexpr (TransposeSelect<Tag>::register_tiles) {
+    using Whole = typename TransposeSelect<Tag>::Whole;
+    if constexpr (!std::is_void_v<Whole>) {
+      Whole::transpose(src, rows, cols, ld_src, dst, ld_dst);
+    } else if constexpr (TransposeSelect<Tag>::register_tiles) {
       const index_t rt = rows / L * L, ct = cols / L * L;
       for (index_t r = 0; r < rt; r += L)
         for (index_t c = 0; c < ct; c += L)
