@@ -2,9 +2,12 @@
 // same weights handed to a peer by name, the input, and the work counted per forward call.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include <statiformer/statiformer.hpp>
@@ -33,7 +36,7 @@ struct PeerSlot {
 /// matrices stored in column panels are handed over as plain row-major [in, out] copies kept in
 /// `copies`. False if a name is unknown, missing, bound twice or has another element count.
 template <class Params, std::size_t N>
-bool bind_peer_slots(Params& params, const PeerSlot (&slots)[N], PlainCopies& copies) {
+bool bind_peer_slots(Params& params, const std::array<PeerSlot, N>& slots, PlainCopies& copies) {
   bool ok = true;
   std::size_t bound = 0;
   params.visit(
@@ -58,14 +61,10 @@ bool bind_peer_slots(Params& params, const PeerSlot (&slots)[N], PlainCopies& co
   return ok && bound == N;
 }
 
-/// Hands the parameters bound to a stf::EncoderLayer to a peer, by their schema names (PyTorch's
-/// state_dict names, with in_proj split into q/k/v); matrices stored in column panels are handed
-/// over as plain row-major copies kept in `copies`. False if a name is unknown, missing or has
-/// another element count.
-template <class Layer>
-bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w, PlainCopies& copies) {
-  constexpr stf::index_t D = Layer::d_model, F = Layer::d_ff;
-  const PeerSlot slots[] = {
+/// The slots of an encoder layer's parameters by their schema names (PyTorch's state_dict names,
+/// with in_proj split into q/k/v): self-attention, feed-forward, two norms.
+inline std::array<PeerSlot, 16> encoder_slots(EncoderWeights& w, stf::index_t D, stf::index_t F) {
+  return {{
       {"self_attn.q.weight", &w.q_weight, D * D},
       {"self_attn.q.bias", &w.q_bias, D},
       {"self_attn.k.weight", &w.k_weight, D * D},
@@ -82,24 +81,23 @@ bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w, PlainCop
       {"norm1.bias", &w.norm1_bias, D},
       {"norm2.weight", &w.norm2_weight, D},
       {"norm2.bias", &w.norm2_bias, D},
-  };
-  return bind_peer_slots(params, slots, copies);
+  }};
 }
 
-/// The same for a stf::DecoderLayer: self-attention, cross-attention, feed-forward, three norms.
+/// Hands the parameters bound to a stf::EncoderLayer to a peer, by their schema names; matrices
+/// stored in column panels are handed over as plain row-major copies kept in `copies`. False if a
+/// name is unknown, missing or has another element count.
+template <class Layer>
+bool peer_weights_of(typename Layer::Params& params, EncoderWeights& w, PlainCopies& copies) {
+  return bind_peer_slots(params, encoder_slots(w, Layer::d_model, Layer::d_ff), copies);
+}
+
+/// The same for a stf::DecoderLayer: the encoder layer's slots, cross-attention and a third norm.
 template <class Layer>
 bool decoder_peer_weights_of(typename Layer::Params& params, DecoderWeights& dw, PlainCopies& copies) {
-  constexpr stf::index_t D = Layer::d_model, F = Layer::d_ff;
-  EncoderWeights& w = dw.layer;
-  const PeerSlot slots[] = {
-      {"self_attn.q.weight", &w.q_weight, D * D},
-      {"self_attn.q.bias", &w.q_bias, D},
-      {"self_attn.k.weight", &w.k_weight, D * D},
-      {"self_attn.k.bias", &w.k_bias, D},
-      {"self_attn.v.weight", &w.v_weight, D * D},
-      {"self_attn.v.bias", &w.v_bias, D},
-      {"self_attn.o.weight", &w.o_weight, D * D},
-      {"self_attn.o.bias", &w.o_bias, D},
+  constexpr stf::index_t D = Layer::d_model;
+  const std::array<PeerSlot, 16> layer = encoder_slots(dw.layer, D, Layer::d_ff);
+  const PeerSlot cross[] = {
       {"cross_attn.q.weight", &dw.cross_q_weight, D * D},
       {"cross_attn.q.bias", &dw.cross_q_bias, D},
       {"cross_attn.k.weight", &dw.cross_k_weight, D * D},
@@ -108,17 +106,12 @@ bool decoder_peer_weights_of(typename Layer::Params& params, DecoderWeights& dw,
       {"cross_attn.v.bias", &dw.cross_v_bias, D},
       {"cross_attn.o.weight", &dw.cross_o_weight, D * D},
       {"cross_attn.o.bias", &dw.cross_o_bias, D},
-      {"ff.linear1.weight", &w.linear1_weight, F * D},
-      {"ff.linear1.bias", &w.linear1_bias, F},
-      {"ff.linear2.weight", &w.linear2_weight, D * F},
-      {"ff.linear2.bias", &w.linear2_bias, D},
-      {"norm1.weight", &w.norm1_weight, D},
-      {"norm1.bias", &w.norm1_bias, D},
-      {"norm2.weight", &w.norm2_weight, D},
-      {"norm2.bias", &w.norm2_bias, D},
       {"norm3.weight", &dw.norm3_weight, D},
       {"norm3.bias", &dw.norm3_bias, D},
   };
+  std::array<PeerSlot, 26> slots{};
+  std::copy(layer.begin(), layer.end(), slots.begin());
+  std::copy(std::begin(cross), std::end(cross), slots.begin() + layer.size());
   return bind_peer_slots(params, slots, copies);
 }
 
