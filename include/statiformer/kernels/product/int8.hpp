@@ -126,6 +126,12 @@ struct ProductInt8 : Elementwise<Tag> {
   static void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                            const float* bias, index_t out, float* y, float* scratch, Fuse act) {
     const index_t in4 = quad_padded(in);
+    if constexpr (Elementwise<Tag>::L == 1) {
+      // One row on a one-lane vocabulary (Cortex-M4F/M7, scalar): each weight is used once, so it is
+      // converted where it is used, four outputs at a time, instead of into a chunk the product
+      // then reads back (1×64→64 on the M4F: 30,137 instructions through the chunks).
+      if (rows == 1) return linear_w8a32_row(x, in, qw, s_w, bias, out, y, act);
+    }
     for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
       const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
       const std::int8_t* wp = qw + p0 * in4;  // the panel: k-quads of `width` outputs
@@ -155,14 +161,61 @@ struct ProductInt8 : Elementwise<Tag> {
     }
     if (in == 0)  // no product: acc = +0
       for (index_t i = 0; i < rows * out; ++i) y[i] = 0.0f;
-    for (index_t r = 0; r < rows; ++r) {
-      float* yr = y + r * out;
-      if (bias)
-        for (index_t o = 0; o < out; ++o) yr[o] = std::fma(yr[o], s_w[o], bias[o]);
-      else
-        for (index_t o = 0; o < out; ++o) yr[o] = yr[o] * s_w[o];
-      if (act != Fuse::none) Elementwise<Tag>::activation(activation_of(act), yr, out);
+    for (index_t r = 0; r < rows; ++r) w8a32_epilogue(y + r * out, s_w, bias, out, act);
+  }
+
+  /// y = fma(acc, s_w, bias) (acc · s_w without a bias), then act, over one row of outputs.
+  static void w8a32_epilogue(float* yr, const float* s_w, const float* bias, index_t out, Fuse act) {
+    if (bias)
+      for (index_t o = 0; o < out; ++o) yr[o] = std::fma(yr[o], s_w[o], bias[o]);
+    else
+      for (index_t o = 0; o < out; ++o) yr[o] = yr[o] * s_w[o];
+    if (act != Fuse::none) Elementwise<Tag>::activation(activation_of(act), yr, out);
+  }
+
+  /// linear_w8a32 for one row: acc[o] = fma(x[k], float(w[k, o]), acc[o]) over k in order from +0
+  /// (the float product's canonical order: the same bits), four outputs of a panel at a time, the
+  /// bytes read where the k-quads store them (w[k, o] at the panel + (k - k % 4)·width + 4·o + k % 4).
+  static void linear_w8a32_row(const float* x, index_t in, const std::int8_t* qw, const float* s_w, const float* bias,
+                               index_t out, float* y, Fuse act) {
+    const index_t in4 = quad_padded(in);
+    for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+      const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+      const std::int8_t* wp = qw + p0 * in4;
+      index_t o = 0;
+      for (; o + 4 <= width; o += 4) {
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        const std::int8_t* wq = wp + 4 * o;  // this quad's bytes of outputs o..o+3
+        auto step = [&](const std::int8_t* w, float xk) {
+          a0 = std::fma(xk, static_cast<float>(w[0]), a0);
+          a1 = std::fma(xk, static_cast<float>(w[4]), a1);
+          a2 = std::fma(xk, static_cast<float>(w[8]), a2);
+          a3 = std::fma(xk, static_cast<float>(w[12]), a3);
+        };
+        index_t k = 0;
+        for (; k + kQuadK <= in; k += kQuadK, wq += kQuadK * width) {  // whole quads, unrolled
+          step(wq, x[k]);
+          step(wq + 1, x[k + 1]);
+          step(wq + 2, x[k + 2]);
+          step(wq + 3, x[k + 3]);
+        }
+        for (index_t j = 0; k + j < in; ++j) step(wq + j, x[k + j]);
+        y[p0 + o] = a0;
+        y[p0 + o + 1] = a1;
+        y[p0 + o + 2] = a2;
+        y[p0 + o + 3] = a3;
+      }
+      for (; o < width; ++o) {
+        float a = 0.0f;
+        const std::int8_t* wq = wp + 4 * o;
+        for (index_t k = 0; k < in; k += kQuadK, wq += kQuadK * width) {
+          const index_t n = in - k < kQuadK ? in - k : kQuadK;
+          for (index_t j = 0; j < n; ++j) a = std::fma(x[k + j], static_cast<float>(wq[j]), a);
+        }
+        y[p0 + o] = a;
+      }
     }
+    w8a32_epilogue(y, s_w, bias, out, act);
   }
 };
 
