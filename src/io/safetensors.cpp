@@ -628,7 +628,10 @@ bool check_hparams(const Header& h, const char* table, index_t count, bool requi
       key = next;
       continue;
     }
-    if (seen == 0 && !require) {
+    // not required: a file without hyperparameters passes (the caller vouches for it); a marker the
+    // model has and a file with hyperparameters lacks does not (weights exported for a model without it)
+    if (seen == 0 && !require &&
+        !(marker_advice(Str{reinterpret_cast<const u8*>(key), key_n}) && carries_any(h, table, count_all))) {
       key = next;
       continue;
     }

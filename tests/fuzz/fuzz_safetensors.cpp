@@ -263,7 +263,8 @@ void load_and_check(const std::uint8_t* data, std::size_t size, bool copy, bool 
     FUZZ_CHECK(reader.read(tensors));
     region = data + 8 + header_len;
     // each hyperparameter of the model is in the metadata once, with the model's text (or, when
-    // not required, absent)
+    // not required, absent; a marker only from a file that carries none of the model's keys)
+    bool carries_any = false, marker_missing = false;
     stf::for_each_hparam(stf::hparam_table<Params>, [&](const char* key, const char* value) {
       int seen = 0;
       for (const auto& [k, v] : reader.metadata)
@@ -272,7 +273,14 @@ void load_and_check(const std::uint8_t* data, std::size_t size, bool copy, bool 
           FUZZ_CHECK(v == value);
         }
       FUZZ_CHECK(seen == 1 || (seen == 0 && !require_hyperparameters));
+      const std::string ks = key;
+      const bool is_marker = ks == "causal" || (ks.size() > 7 && ks.compare(ks.size() - 7, 7, ".causal") == 0) ||
+                             ks == "int8_attention" ||
+                             (ks.size() > 15 && ks.compare(ks.size() - 15, 15, ".int8_attention") == 0);
+      carries_any = carries_any || seen > 0;
+      marker_missing = marker_missing || (is_marker && seen == 0);
     });
+    FUZZ_CHECK(!(carries_any && marker_missing));
     // a `causal` marker of the file is one of the model's keys (other keys the model lacks are ignored)
     for (const auto& pair : reader.metadata) {
       const std::string& k = pair.first;  // (clang 14 captures no structured binding)

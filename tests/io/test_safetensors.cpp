@@ -184,6 +184,19 @@ TEST_CASE("a decoder-only file is checked field by field, and causal and encoder
   }
   CHECK(fields >= 20);
   CHECK(causal == 4);  // a wrong value, missing, an encoder file into a causal stack, and the converse
+
+  // hyperparameters not required: a file that carries the encoder stack's, without the marker, still
+  // does not load into the causal stack (the caller vouches for files without hyperparameters only)
+  const std::vector<unsigned char> enc_file = read_file("corpus/gpt_enc_into_causal.safetensors");
+  REQUIRE(!enc_file.empty());
+  static stf_io::CausalStackHp::Params causal_params;
+  static ParamStorage<stf_io::CausalStackHp::Params> storage;
+  const LoadResult r =
+      load_safetensors(causal_params, enc_file.data(), enc_file.size(), storage, {.require_hyperparameters = false});
+  INFO(r.message);
+  CHECK(r.error == LoadError::hyperparameter);
+  const char* expected = "hyperparameter layers.0.causal: not in the file, model true (the file carries";
+  CHECK(std::strncmp(r.message, expected, std::strlen(expected)) == 0);
 }
 
 TEST_CASE("bind_table: an encoder stack's table does not bind into a causal stack, nor the converse",

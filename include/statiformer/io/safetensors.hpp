@@ -19,9 +19,11 @@
 // weights of an 8-head model computed as 4 heads, or post-norm as pre-norm, pass every shape check
 // and give wrong answers, so the default does not guess. LoadOptions::require_hyperparameters =
 // false accepts such files (the caller vouches for them); a hyperparameter the file does carry is
-// still checked. Metadata keys the model does not have are ignored, except the markers `causal` and
-// `int8_attention` (io/hparams.hpp): the weights of causal layers do not load into encoder layers of
-// the same shapes, nor weights exported for int8 attention into a model with float attention.
+// still checked, and a file that carries the model's hyperparameters but not one of its markers
+// (below) is still refused: it was exported for a model without the marker. Metadata keys the
+// model does not have are ignored, except the markers `causal` and `int8_attention`
+// (io/hparams.hpp): the weights of causal layers do not load into encoder layers of the same shapes,
+// nor weights exported for int8 attention into a model with float attention.
 //
 // F32 tensors whose bytes are float-aligned are bound in place (zero-copy: the file's bytes must
 // outlive the model); F16 and BF16 tensors, misaligned ones, or all with LoadOptions::copy, are
