@@ -452,6 +452,41 @@ def float_text(x):
     return "%.8e" % x32
 
 
+_FLOAT_LITERAL = re.compile(r"-?(?:\d+\.\d*|\.\d+|\d+)(?:e[-+]?\d+)?f\b")
+
+
+def emitted_difference(committed, fresh, tolerant, relative=1e-6):
+    """'' when the emitted header `fresh` is `committed` byte for byte but for the float constants and
+    arrays named in `tolerant` (PyTorch's outputs for the header's test input: PyTorch picks its float
+    kernels per CPU, so another CPU may round their last bits differently), which may differ by at
+    most `relative` of the largest |value| of their constant; else where and why not."""
+    a, b = open(committed).read().splitlines(), open(fresh).read().splitlines()
+    if len(a) != len(b):
+        return f"{len(a)} lines, the export {len(b)}"
+    decl = re.compile(r"^(?:alignas\(\d+\) )?inline constexpr float (\w+)")
+    blocks, name = {}, None  # constant name -> its lines' indices (committed)
+    for i, x in enumerate(a):
+        m = decl.match(x)
+        name = m.group(1) if m else name
+        if name in tolerant:
+            blocks.setdefault(name, []).append(i)
+        if name and (x.rstrip().endswith(";")):
+            name = None
+    owner = {i: n for n, idx in blocks.items() for i in idx}
+    scale = {n: max((abs(float(v[:-1])) for i in idx for v in _FLOAT_LITERAL.findall(a[i])), default=0.0)
+             for n, idx in blocks.items()}
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x == y:
+            continue
+        fx, fy = _FLOAT_LITERAL.findall(x), _FLOAT_LITERAL.findall(y)
+        if i not in owner or _FLOAT_LITERAL.sub("F", x) != _FLOAT_LITERAL.sub("F", y) or len(fx) != len(fy):
+            return f"line {i + 1}"
+        for u, v in zip(fx, fy):
+            if abs(float(u[:-1]) - float(v[:-1])) > relative * scale[owner[i]]:
+                return f"line {i + 1}: {owner[i]} {u}, the export {v}"
+    return ""
+
+
 def ident(name):
     return re.sub(r"[^0-9A-Za-z_]", "_", name)
 

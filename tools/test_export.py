@@ -1068,6 +1068,40 @@ class EmitClassifier(unittest.TestCase):
         error(st.TorchDecoderOnly(5, 1, 8, 10, 2, block="gpt"), "the per-token classifier's", tokens=[1])
 
 
+class EmittedDifference(unittest.TestCase):
+    """export.emitted_difference: --check's comparison of a fresh export with a committed header."""
+
+    HEADER = ("alignas(64) inline constexpr float w[4] = {\n    0.5f, -1.25f, 2.0f, 3.0f,\n};\n"
+              "alignas(64) inline constexpr float test_logits[4] = {\n    4.0f, -2.0f, 1.0f, 0.125f,\n};\n"
+              "inline constexpr float test_logits_max_abs = 4.0f;\n")
+
+    def differ(self, fresh_text):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = os.path.join(tmp, "a.hpp"), os.path.join(tmp, "b.hpp")
+            with open(a, "w") as f:
+                f.write(self.HEADER)
+            with open(b, "w") as f:
+                f.write(fresh_text)
+            return export.emitted_difference(a, b, {"test_logits", "test_logits_max_abs"}, 1e-6)
+
+    def test_identical(self):
+        self.assertEqual(self.differ(self.HEADER), "")
+
+    def test_test_outputs_within_tolerance(self):
+        self.assertEqual(self.differ(self.HEADER.replace("1.0f, 0.125f", "1.000003f, 0.125f")), "")
+        self.assertEqual(self.differ(self.HEADER.replace("max_abs = 4.0f", "max_abs = 4.000001f")), "")
+
+    def test_test_outputs_beyond_tolerance(self):
+        self.assertIn("test_logits 1.0f", self.differ(self.HEADER.replace("1.0f, 0.125f", "1.0001f, 0.125f")))
+
+    def test_weights_exactly(self):
+        self.assertEqual(self.differ(self.HEADER.replace("-1.25f", "-1.2500001f")), "line 2")
+
+    def test_structure(self):
+        self.assertEqual(self.differ(self.HEADER.replace("test_logits[4]", "test_logits[5]")), "line 4")
+        self.assertIn("lines", self.differ(self.HEADER + "\n"))
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     unittest.main(verbosity=1)

@@ -4,7 +4,8 @@
     /usr/bin/python3 tools/train_gpt.py            # train (~2 minutes, CPU, one thread), save, export
     /usr/bin/python3 tools/train_gpt.py --export   # only export the committed checkpoint again
     /usr/bin/python3 tools/train_gpt.py --check    # fail unless the committed header is the export
-                                                   # of the committed checkpoint, byte for byte
+                                                   # of the committed checkpoint, byte for byte but
+                                                   # for PyTorch's CPU-dependent last bits
 
 The text: /usr/share/common-licenses/GPL-3 (Debian's base-files, in every base install). The
 vocabulary: 96 tokens, id 0 = '\\n', ids 1..95 = ' '..'~' (printable ASCII; any other character
@@ -111,10 +112,15 @@ def main():
             out = os.path.join(tmp, "gpt_char_model.hpp")
             export_header(out)
             with open(out, "rb") as a, open(HEADER, "rb") as b:
-                same = a.read() == b.read()
-        print(f"train_gpt --check: {os.path.relpath(HEADER, ROOT)} {'is' if same else 'is NOT'} the export of "
-              f"{os.path.relpath(CHECKPOINT, ROOT)}")
-        return 0 if same else 1
+                identical = a.read() == b.read()
+            # (PyTorch's log-probabilities of the test prompt may differ in their last bits on another CPU)
+            why = "" if identical else export.emitted_difference(
+                HEADER, out, {"test_prompt_logprobs", "test_step_logprobs", "test_min_margin"}, 1e-6)
+        print(f"train_gpt --check: {os.path.relpath(HEADER, ROOT)} {'is' if not why else 'is NOT'} the export of "
+              f"{os.path.relpath(CHECKPOINT, ROOT)}" + ("" if identical or why else
+                                                       " (but for PyTorch's last bits, within 1e-6 of the largest)")
+              + (f": {why}" if why else ""))
+        return 0 if not why else 1
     if not args.export:
         model = train()
         # the positional table the model uses: CAPACITY rows (the same values as the first rows of
