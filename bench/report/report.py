@@ -745,12 +745,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("inputs", nargs="+", help="Google Benchmark JSON files")
     ap.add_argument("--md", default="report.md", help="Markdown output (default report.md)")
-    ap.add_argument("--png", default="report.png", help="PNG output (default report.png)")
+    ap.add_argument("--png", help="PNG output (default: report.png beside the Markdown output)")
     ap.add_argument("--time", choices=("real", "cpu"), default="cpu",
                     help="which time is the latency (default cpu: single-threaded programs)")
     ap.add_argument("--note", action="append", default=[], help="a line quoted at the top of the report")
     args = ap.parse_args()
     field = "real_time" if args.time == "real" else "cpu_time"
+    if args.png is None:
+        args.png = os.path.join(os.path.dirname(args.md), "report.png")
     results, contexts = load([p for p in args.inputs if os.path.exists(p)])
     missing = [p for p in args.inputs if not os.path.exists(p)]
     for p in missing:
