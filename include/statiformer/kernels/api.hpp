@@ -41,6 +41,11 @@ inline constexpr bool kKernelsSizeFirst = true;
 inline constexpr bool kKernelsSizeFirst = false;
 #endif
 
+/// Keys attention scores at a time: it streams over blocks of this many keys with an online
+/// softmax (a running maximum and sum), so no row of scores is ever held whole. Fixed, like the
+/// lane count: the blocks are part of the canonical order.
+inline constexpr index_t kAttentionKeyBlock = 32;
+
 /// Query rows one attention_rows call processes together (their scores share the K loads, their
 /// outputs the V loads): six, the row count of the register tiles on x86 and Cortex-M.
 inline constexpr index_t kAttentionRowGroup = 6;
@@ -56,20 +61,15 @@ inline constexpr index_t kAttentionCallRows =
 /// Query rows of a layer's first attention_rows call over seq_q rows attending to seq_k keys, and
 /// of each call after it (the last takes what is left): kAttentionCallRows, except where the
 /// active variant takes tall groups (kAttentionCallRows > kAttentionRowGroup), the keys fit one of
-/// them (at most 32: one key block, two AVX-512 vectors) and the rows are two calls of which the second would be
-/// short: then halves, so that both calls are tall groups (16 rows as 8 + 8 rather than a tall 12
+/// them (one key block: two AVX-512 vectors) and the rows are two calls of which the second would
+/// be short: then halves, so that both calls are tall groups (16 rows as 8 + 8 rather than a tall 12
 /// and a group of 4). Rows are independent: the same bits either way.
 constexpr index_t attention_call_rows(index_t seq_q, index_t seq_k) {
-  if (kAttentionCallRows > kAttentionRowGroup && seq_k <= 32 && seq_q >= 2 * kAttentionRowGroup + 2 &&
+  if (kAttentionCallRows > kAttentionRowGroup && seq_k <= kAttentionKeyBlock && seq_q >= 2 * kAttentionRowGroup + 2 &&
       seq_q <= 2 * kAttentionCallRows)
     return (seq_q + 1) / 2;
   return kAttentionCallRows;
 }
-/// Keys attention scores at a time: it streams over blocks of this many keys with an online
-/// softmax (a running maximum and sum), so no row of scores is ever held whole. Fixed, like the
-/// lane count: the blocks are part of the canonical order.
-inline constexpr index_t kAttentionKeyBlock = 32;
-
 /// Keys whose scores a group of rows may hold at once (a multiple of kAttentionKeyBlock): the
 /// variants with wide vectors compute them in one product and run the blocks' softmax steps over
 /// them before one product with the values. Still O(block) scratch, whatever the sequence length.
