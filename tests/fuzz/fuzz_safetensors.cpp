@@ -240,6 +240,15 @@ bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 // ---- the check ------------------------------------------------------------------------------------
 
+/// Whether a metadata key is a marker (io/hparams.hpp: `causal`, `int8_attention`, bare or as a
+/// module's field): weights that compute something else in a model without it.
+bool is_marker(const std::string& k) {
+  auto field = [&](const std::string& f) {
+    return k == f || (k.size() > f.size() && k.compare(k.size() - f.size() - 1, f.size() + 1, "." + f) == 0);
+  };
+  return field("causal") || field("int8_attention");
+}
+
 template <class Params>
 void load_and_check(const std::uint8_t* data, std::size_t size, bool copy, bool require_hyperparameters = true) {
   static Params params;
@@ -273,18 +282,14 @@ void load_and_check(const std::uint8_t* data, std::size_t size, bool copy, bool 
           FUZZ_CHECK(v == value);
         }
       FUZZ_CHECK(seen == 1 || (seen == 0 && !require_hyperparameters));
-      const std::string ks = key;
-      const bool is_marker = ks == "causal" || (ks.size() > 7 && ks.compare(ks.size() - 7, 7, ".causal") == 0) ||
-                             ks == "int8_attention" ||
-                             (ks.size() > 15 && ks.compare(ks.size() - 15, 15, ".int8_attention") == 0);
       carries_any = carries_any || seen > 0;
-      marker_missing = marker_missing || (is_marker && seen == 0);
+      marker_missing = marker_missing || (is_marker(key) && seen == 0);
     });
     FUZZ_CHECK(!(carries_any && marker_missing));
-    // a `causal` marker of the file is one of the model's keys (other keys the model lacks are ignored)
+    // a marker of the file (causal, int8_attention) is one of the model's keys (other keys the model lacks are ignored)
     for (const auto& pair : reader.metadata) {
       const std::string& k = pair.first;  // (clang 14 captures no structured binding)
-      const bool marker = k == "causal" || (k.size() > 7 && k.compare(k.size() - 7, 7, ".causal") == 0);
+      const bool marker = is_marker(k);
       bool mine = false;
       stf::for_each_hparam(stf::hparam_table<Params>, [&](const char* key, const char*) { mine = mine || k == key; });
       FUZZ_CHECK(!marker || mine || stf::hparam_table<Params>.count == 0);
