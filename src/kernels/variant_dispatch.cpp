@@ -23,6 +23,7 @@ struct Table {
   decltype(&Kernels<isa::scalar>::linear) linear;
   decltype(&Kernels<isa::scalar>::linear_block) linear_block;
   decltype(&Kernels<isa::scalar>::linear_w8a8) linear_w8a8;
+  decltype(&Kernels<isa::scalar>::linears_w8a8) linears_w8a8;
   decltype(&Kernels<isa::scalar>::linear_w8a32) linear_w8a32;
   decltype(&Kernels<isa::scalar>::quantize_rows) quantize_rows;
   decltype(&Kernels<isa::scalar>::attention_rows_w8a8) attention_rows_w8a8;
@@ -50,6 +51,7 @@ Table table_of() noexcept {
   return {.linear = &K::linear,
           .linear_block = &K::linear_block,
           .linear_w8a8 = &K::linear_w8a8,
+          .linears_w8a8 = &K::linears_w8a8,
           .linear_w8a32 = &K::linear_w8a32,
           .quantize_rows = &K::quantize_rows,
           .attention_rows_w8a8 = &K::attention_rows_w8a8,
@@ -114,6 +116,7 @@ constexpr Table kFirstCall = {
     .linear = first_call<&Table::linear>(&Table::linear),
     .linear_block = first_call<&Table::linear_block>(&Table::linear_block),
     .linear_w8a8 = first_call<&Table::linear_w8a8>(&Table::linear_w8a8),
+    .linears_w8a8 = first_call<&Table::linears_w8a8>(&Table::linears_w8a8),
     .linear_w8a32 = first_call<&Table::linear_w8a32>(&Table::linear_w8a32),
     .quantize_rows = first_call<&Table::quantize_rows>(&Table::quantize_rows),
     .attention_rows_w8a8 = first_call<&Table::attention_rows_w8a8>(&Table::attention_rows_w8a8),
@@ -220,6 +223,11 @@ void Kernels<isa::dispatch>::linear_w8a8(const float* x, index_t rows, index_t i
                                          const float* s_w, const float* bias, index_t out, float* y,
                                          std::int8_t* scratch, Fuse act) noexcept {
   table().linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+}
+template <>
+void Kernels<isa::dispatch>::linears_w8a8(const float* x, index_t rows, index_t in, const W8a8Linear* linears,
+                                          index_t count, std::int8_t* scratch) noexcept {
+  table().linears_w8a8(x, rows, in, linears, count, scratch);
 }
 template <>
 void Kernels<isa::dispatch>::linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw,

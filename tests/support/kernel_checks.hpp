@@ -182,6 +182,59 @@ void check_linear(Env& env) {
     }
 }
 
+/// Several w8a8 linears over the same rows (Kernels::linears_w8a8: each group of rows quantized
+/// once for all of them) against ref::linear_w8a8 of each: three linears of different widths,
+/// activations and biases, the second's weights at an odd address (Helium: not at a word), at the
+/// linear sizes' rows and some of their reductions, and, where the runner has the buffers, rows
+/// around the quantized groups (the rows of a later group must serve every linear too).
+template <class K, class Env>
+void check_linears_w8a8(Env& env) {
+  Buffers& b = env.buf;
+  QuantBuffers& qb = env.qbuf;
+  auto run = [&](const float* x, index_t rows, index_t in, const std::int8_t* qw, const index_t(&outs)[3]) {
+    const index_t total = outs[0] + outs[1] + outs[2], in4 = quad_padded(in);
+    const Fuse acts[3] = {Fuse::relu, Fuse::none, Fuse::gelu};
+    W8a8Linear ls[3];
+    index_t w0 = 0, o0 = 0;
+    for (index_t l = 0; l < 3; ++l) {
+      ls[l] = {qw + w0 + (l == 1 ? 1 : 0), qb.s_w + o0, l == 1 ? nullptr : b.bias + o0, outs[l],
+               b.got + rows * o0,          acts[l]};
+      w0 += in4 * outs[l] + 4;
+      o0 += outs[l];
+    }
+    for (index_t i = 0; i < rows * total + 8; ++i) b.got[i] = b.want[i] = -7.0f;
+    K::linears_w8a8(x, rows, in, ls, 3, qb.scratch);
+    for (index_t l = 0; l < 3; ++l) {
+      const index_t at = ls[l].y - b.got;
+      ref::linear_w8a8(x, rows, in, ls[l].qw, ls[l].s_w, ls[l].bias, outs[l], b.want + at, qb.q_row, acts[l]);
+    }
+    env.expect("linears_w8a8 (three linears over the same rows)", b.got, b.want, rows * total + 8,
+               {{"rows", rows}, {"in", in}, {"outs[0]", outs[0]}, {"outs[1]", outs[1]}, {"outs[2]", outs[2]}},
+               env.flushes_denormals);
+  };
+  for (index_t o = 0; o < Capacity<1, 1>::s_w; ++o) qb.s_w[o] = static_cast<float>(o % 5 + 1) * 0.0027f;
+  fill(b.x, Capacity<1, 1>::x, 71);
+  fill_i8(qb.qw, Capacity<1, 1>::qw, 72);
+  fill(b.bias, Capacity<1, 1>::bias, 73);
+  // (three panels' worth and an edge: 17 + 64 + 33 outputs, within check_linear's largest out)
+  constexpr index_t outs[3] = {17, 64, 33};
+  static_assert(outs[0] + outs[1] + outs[2] <= largest(kLinearOuts), "the outputs fit in check_linear's");
+  for (index_t rows : kLinearRows)
+    for (index_t in : {index_t{1}, index_t{5}, index_t{16}, index_t{33}, largest(kLinearIns)}) {
+      static_assert(quad_padded(largest(kLinearIns)) * (outs[0] + outs[1] + outs[2]) + 12 <= Capacity<1, 1>::qw,
+                    "the weights fit in check_linear_w8a8's");
+      run(b.x, rows, in, qb.qw, outs);
+    }
+  if (qb.limit_x) {
+    constexpr index_t in = 33, few[3] = {5, 7, 3};
+    static_assert(largest(kQuantGroupRows) * (few[0] + few[1] + few[2]) <= largest(kLinearRows) * largest(kLinearOuts),
+                  "the outputs fit in check_linear's");
+    fill(qb.limit_x, largest(kQuantGroupRows) * in, 78);
+    fill_i8(qb.limit_qw, quad_padded(in) * 15 + 12, 79);
+    for (index_t rows : kQuantGroupRows) run(qb.limit_x, rows, in, qb.limit_qw, few);
+  }
+}
+
 /// w8a8 linear (kernels/QUANTIZATION.md) against ref::linear_w8a8: every size of check_linear (the
 /// quads, register tiles and 64-wide panels), each activation, with and without bias; the long
 /// reduction; special rows (zeros, NaN, ±inf, ties, huge values); and, where the runner has the
@@ -266,6 +319,7 @@ void check_linear_w8a8(Env& env) {
         run("linear_w8a8 (rows around the quantized groups)", qb.limit_x, rows, group_in, qb.limit_qw, group_out,
             b.bias, act);
   }
+  check_linears_w8a8<K>(env);
 }
 
 /// linear_w8a32 (int8 weights, float rows and product) against ref::linear_w8a32, bit for bit: the

@@ -14,11 +14,10 @@
 #endif
 
 namespace stf_test {
-void int8_neon_sdot_linear_w8a8(const float* x, stf::index_t rows, stf::index_t in, const std::int8_t* qw,
-                                const float* s_w, const float* bias, stf::index_t out, float* y, std::int8_t* scratch,
-                                stf::Fuse act) {
+void int8_neon_sdot_linears_w8a8(const float* x, stf::index_t rows, stf::index_t in, const stf::W8a8Linear* linears,
+                                 stf::index_t count, std::int8_t* scratch) {
   using namespace stf::kernels_detail::neon;
-  ProductInt8<stf::isa::neon, Int8Sdot<stf::isa::neon>>::linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+  ProductInt8<stf::isa::neon, Int8Sdot<stf::isa::neon>>::linears_w8a8(x, rows, in, linears, count, scratch);
 }
 // The w8a8 attention's sdot code (kernels/attention/neon_int8.hpp); false: declined (the caller
 // then runs the generic code). Its float steps call the library's Kernels<neon> (declared only).

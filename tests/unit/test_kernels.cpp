@@ -144,8 +144,10 @@ TEST_CASE("kernel variants: linear (bias, fused activations, a long reduction) e
   run_check([](auto k, auto& env) { stf_checks::check_linear<decltype(k)>(env); });
 }
 
-TEST_CASE("kernel variants: linear_w8a8 (int8: sizes, activations, special rows, the int32 limit) equals the reference",
-          "[kernels][int8]") {
+TEST_CASE(
+    "kernel variants: linear_w8a8 (int8: sizes, activations, special rows, the int32 limit) and linears_w8a8 equal the "
+    "reference",
+    "[kernels][int8]") {
   run_check([](auto k, auto& env) { stf_checks::check_linear_w8a8<decltype(k)>(env); });
 }
 
@@ -184,8 +186,8 @@ TEST_CASE("kernel variants: attention_rows_w8a8 without VNNI (vpmaddwd) equals t
 #if defined(__aarch64__) && defined(__linux__)
 namespace stf_test {
 // tests/unit/int8_neon_dotprod.cpp (compiled with +dotprod)
-void int8_neon_sdot_linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
-                                const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act);
+void int8_neon_sdot_linears_w8a8(const float* x, index_t rows, index_t in, const W8a8Linear* linears, index_t count,
+                                 std::int8_t* scratch);
 bool int8_neon_sdot_attention_rows_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows,
                                         const std::int8_t* k, index_t k_stride, const float* s_k, const std::int8_t* v,
                                         index_t v_stride, const float* s_v, index_t head_dim, index_t n_keys,
@@ -196,7 +198,8 @@ bool int8_neon_sdot_attention_rows_w8a8(const std::int8_t* q, index_t q_stride, 
 // The neon variant's sdot tiles (what a build with +dotprod selects; kernels/product/neon_int8.hpp)
 // on every aarch64 build, where the CPU (or qemu-aarch64's default CPU, max) has the dot product
 // instructions; the build's own neon variant, above, runs the smull tiles unless its flags have +dotprod.
-TEST_CASE("kernel variants: linear_w8a8 of neon with sdot (+dotprod) equals the reference", "[kernels][int8]") {
+TEST_CASE("kernel variants: linear_w8a8 and linears_w8a8 of neon with sdot (+dotprod) equal the reference",
+          "[kernels][int8]") {
   if (!(getauxval(AT_HWCAP) & HWCAP_ASIMDDP)) {
     WARN("skipped: this CPU has no dot product instructions (HWCAP_ASIMDDP)");
     return;
@@ -205,7 +208,12 @@ TEST_CASE("kernel variants: linear_w8a8 of neon with sdot (+dotprod) equals the 
     static const char* name() { return "neon (int8 sdot)"; }
     static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                             const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act = Fuse::none) {
-      stf_test::int8_neon_sdot_linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+      const W8a8Linear one{qw, s_w, bias, out, y, act};
+      stf_test::int8_neon_sdot_linears_w8a8(x, rows, in, &one, 1, scratch);
+    }
+    static void linears_w8a8(const float* x, index_t rows, index_t in, const W8a8Linear* linears, index_t count,
+                             std::int8_t* scratch) {
+      stf_test::int8_neon_sdot_linears_w8a8(x, rows, in, linears, count, scratch);
     }
   };
   CatchEnv<NeonSdot> env;

@@ -175,6 +175,17 @@ constexpr Activation activation_of(Fuse act) {
   return act == Fuse::relu ? Activation::relu : (act == Fuse::gelu ? Activation::gelu : Activation::gelu_tanh);
 }
 
+/// One linear of a w8a8 call over shared input rows (Kernels::linears_w8a8): what linear_w8a8 takes
+/// besides the input and the scratch.
+struct W8a8Linear {
+  const std::int8_t* qw;  ///< Wᵀ [in, out] in k-quads and panels (qweight_index)
+  const float* s_w;       ///< [out] per-output scales
+  const float* bias;      ///< [out], or null
+  index_t out;
+  float* y;  ///< [rows, out]
+  Fuse act = Fuse::none;
+};
+
 namespace ref {
 /// The arrays a query row's mask reads, in place, besides its key end (RowMask::arrays): allow is
 /// statiformer's BoolMask convention (nonzero = attend); masked and key_masked are PyTorch's
@@ -234,6 +245,11 @@ struct Kernels {
   static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                           const float* bias, index_t out, float* y, std::int8_t* scratch,
                           Fuse act = Fuse::none) noexcept;
+  /// linear_w8a8 of `count` linears over the same input rows, each row group quantized once for all
+  /// of them (Q, K and V of a self-attention; K and V of a cross-attention): every y gets the bits
+  /// of its own linear_w8a8 call. No y may alias x or another y. scratch as linear_w8a8's.
+  static void linears_w8a8(const float* x, index_t rows, index_t in, const W8a8Linear* linears, index_t count,
+                           std::int8_t* scratch) noexcept;
   /// w8a32 linear (kernels/QUANTIZATION.md): x [rows, in] stays float; the int8 weight qw (Wᵀ
   /// [in, out] in k-quads and panels: qweight_index) is converted to float (exactly), kW8A32ChunkK
   /// reduction rows of one panel at a time, and multiplied by this variant's float product
@@ -317,6 +333,9 @@ void Kernels<isa::dispatch>::linear_block(const float*, index_t, index_t, index_
 template <>
 void Kernels<isa::dispatch>::linear_w8a8(const float*, index_t, index_t, const std::int8_t*, const float*, const float*,
                                          index_t, float*, std::int8_t*, Fuse) noexcept;
+template <>
+void Kernels<isa::dispatch>::linears_w8a8(const float*, index_t, index_t, const W8a8Linear*, index_t,
+                                          std::int8_t*) noexcept;
 template <>
 void Kernels<isa::dispatch>::linear_w8a32(const float*, index_t, index_t, const std::int8_t*, const float*,
                                           const float*, index_t, float*, float*, Fuse) noexcept;

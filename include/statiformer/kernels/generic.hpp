@@ -66,7 +66,13 @@ void Kernels<Tag>::linear_block(const float* x, index_t ldx, index_t rows, index
 template <class Tag>
 void Kernels<Tag>::linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                                const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) noexcept {
-  kernels_detail::generic::ProductInt8<Tag>::linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+  const W8a8Linear one{qw, s_w, bias, out, y, act};
+  kernels_detail::generic::ProductInt8<Tag>::linears_w8a8(x, rows, in, &one, 1, scratch);
+}
+template <class Tag>
+void Kernels<Tag>::linears_w8a8(const float* x, index_t rows, index_t in, const W8a8Linear* linears, index_t count,
+                                std::int8_t* scratch) noexcept {
+  kernels_detail::generic::ProductInt8<Tag>::linears_w8a8(x, rows, in, linears, count, scratch);
 }
 template <class Tag>
 void Kernels<Tag>::linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,

@@ -354,10 +354,18 @@ struct MultiHeadAttention {
     }
     if constexpr (is_int8(Format)) {
       float* lq = p + attention_floats;
-      linear_rows<Format>(P.q, xq, SeqQ, qb, lq);
-      linear_rows<Format>(P.k, xkv, SeqK, vb, lq);
-      detail::transpose(vb, SeqK, DModel, DModel, kt, SeqK);
-      linear_rows<Format>(P.v, xkv, SeqK, vb, lq);
+      if constexpr (SeqK <= SeqQ) {
+        // K and V in one call (w8a8: their input quantized once), K's rows through qb (free until Q)
+        // into Kᵀ
+        linear_rows_shared<Format>(xkv, SeqK, lq, P.k, qb, P.v, vb);
+        detail::transpose(qb, SeqK, DModel, DModel, kt, SeqK);
+        linear_rows<Format>(P.q, xq, SeqQ, qb, lq);
+      } else {
+        linear_rows<Format>(P.q, xq, SeqQ, qb, lq);
+        linear_rows<Format>(P.k, xkv, SeqK, vb, lq);
+        detail::transpose(vb, SeqK, DModel, DModel, kt, SeqK);
+        linear_rows<Format>(P.v, xkv, SeqK, vb, lq);
+      }
       if constexpr (v_stride != DModel)  // rows DModel apart to v_stride apart, the last one first
         for (index_t j = SeqK; j-- > 1;) std::memmove(vb + j * v_stride, vb + j * DModel, DModel * sizeof(float));
       heads(qb, kt, vb, mask, p, weights);
@@ -390,9 +398,12 @@ struct MultiHeadAttention {
                           float* vr) const {
     const auto& P = params;
     float* lq = vr + SeqK * v_stride + attention_floats;
-    linear_rows<Format>(P.q, xq, SeqQ, qb, lq);
-    linear_rows<Format>(P.k, xkv, SeqK, kr, lq);
-    linear_rows<Format>(P.v, xkv, SeqK, vr, lq);
+    if (SeqQ == SeqK && xq == xkv) {  // a self-attention: Q, K and V in one call (their input quantized once)
+      linear_rows_shared<Format>(xq, SeqQ, lq, P.q, qb, P.k, kr, P.v, vr);
+    } else {
+      linear_rows<Format>(P.q, xq, SeqQ, qb, lq);
+      linear_rows_shared<Format>(xkv, SeqK, lq, P.k, kr, P.v, vr);
+    }
     auto* q8 = reinterpret_cast<std::int8_t*>(lq + linear_floats);
     std::int8_t* k8 = q8 + SeqQ * DModel;
     std::int8_t* v8 = k8 + SeqK * DModel;

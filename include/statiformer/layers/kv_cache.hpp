@@ -63,10 +63,10 @@ void cached_self_attention(const AttentionParams& P, const float* x, index_t fir
   float* q = scratch;                                                // [n, DModel] queries, then the heads' context
   float* p = q + n * DModel;                                         // streaming attention scratch
   float* lin = p + attention_scratch_floats(n, Capacity, head_dim);  // the int8 projections' scratch
-  // the keys go through q into columns [first, first + n) of Kᵀ
-  linear_rows<Format>(P.k, x, n, q, lin);
+  // the keys go through q into columns [first, first + n) of Kᵀ; keys and values in one call (w8a8:
+  // the rows quantized once for both)
+  linear_rows_shared<Format>(x, n, lin, P.k, q, P.v, cache.v.data + first * DModel);
   transpose(q, n, DModel, DModel, cache.kt.data + first, Capacity);
-  linear_rows<Format>(P.v, x, n, cache.v.data + first * DModel, lin);
   linear_rows<Format>(P.q, x, n, q, lin);
   const index_t keys = first + n;
   if (n == 1) {  // every head of the one row in one call

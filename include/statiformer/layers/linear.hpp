@@ -3,6 +3,8 @@
 // LinearParamsOf<In, Out, Bias, Format> and a scratch of `linear_scratch_floats<Format>(rows, In)`.
 #pragma once
 
+#include <utility>
+
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/layers/params.hpp>
 
@@ -41,6 +43,38 @@ void linear_rows(const LinearParams<In, Out, B>& p, const float* x, index_t rows
                  Fuse act = Fuse::none) {
   static_assert(F == NumberFormat::f32, "float parameters run in format f32");
   ActiveKernels::linear(x, rows, In, p.weight.data, p.bias_or_null(), Out, y, act);
+}
+
+namespace detail {
+/// linear_rows_shared's body over pairs (parameters, output).
+template <NumberFormat F, class... Params>
+void linears_shared(const float* x, index_t rows, float* scratch, const std::pair<const Params&, float*>&... ls) {
+  if constexpr (F == NumberFormat::w8a8) {
+    constexpr index_t ins[] = {Params::in_features...}, in = ins[0];
+    static_assert(((Params::in_features == in) && ...), "the linears share their input: the same In");
+    const W8a8Linear linears[] = {{ls.first.weight, ls.first.weight_scale.data, ls.first.bias_or_null(),
+                                   Params::out_features, ls.second, Fuse::none}...};
+    ActiveKernels::linears_w8a8(x, rows, in, linears, sizeof...(Params), reinterpret_cast<std::int8_t*>(scratch));
+  } else {
+    (linear_rows<F>(ls.first, x, rows, ls.second, scratch), ...);
+  }
+}
+}  // namespace detail
+
+/// Two linears in format F over the same rows x [rows, In] (K and V of an attention): ya = x Aᵀ + a,
+/// yb = x Bᵀ + b, the bits of linear_rows of each. In w8a8 each group of rows is quantized once for
+/// both (Kernels::linears_w8a8); in the other formats they run one after the other. Neither y may
+/// alias x or the other. scratch: linear_scratch_floats<F>(rows, In).
+template <NumberFormat F, class PA, class PB>
+void linear_rows_shared(const float* x, index_t rows, float* scratch, const PA& pa, float* ya, const PB& pb,
+                        float* yb) {
+  detail::linears_shared<F, PA, PB>(x, rows, scratch, {pa, ya}, {pb, yb});
+}
+/// Three linears over the same rows (Q, K and V of a self-attention), as the two above.
+template <NumberFormat F, class PA, class PB, class PC>
+void linear_rows_shared(const float* x, index_t rows, float* scratch, const PA& pa, float* ya, const PB& pb, float* yb,
+                        const PC& pc, float* yc) {
+  detail::linears_shared<F, PA, PB, PC>(x, rows, scratch, {pa, ya}, {pb, yb}, {pc, yc});
 }
 
 }  // namespace stf

@@ -173,8 +173,9 @@ struct AttentionSpans : AttentionStreaming<Tag> {
         stream_group_prefix(p + b * B, ps, nr, kb, nb, mg, vscale, seen, m, l, nullptr, out_stride, head_dim, end,
                             c[b]);
       }
-      // keys of the span row r has: [0, e[r])
-      index_t e[kAttentionRowGroup];
+      // keys of the span row r has: [0, e[r]) (zeros past nr: GCC 12 cannot see that nr >= 1 once
+      // span_values is inlined here, and warns)
+      index_t e[kAttentionRowGroup] = {};
       for (index_t r = 0; r < nr; ++r) {
         const index_t key_end = mg[r].key_end;
         e[r] = key_end > s0 ? (key_end - s0 < ns ? key_end - s0 : ns) : 0;

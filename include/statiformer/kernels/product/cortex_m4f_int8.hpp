@@ -519,18 +519,18 @@ struct ProductInt8 {
     for (index_t i = 0; i < rows; ++i) std::memcpy(y + i * out, acc + i * lda, 4 * n);
   }
 
-  /// Kernels::linear_w8a8 (kernels/api.hpp): per group of rows the quantization, then per panel
-  /// and pair of rows the sums stored as bits in y (sums22's tiles, sums14's, the edges), then the
-  /// epilogue over them with the ReLU fused (other activations: generic::ProductInt8::activate).
-  static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
-                          const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
-    using Generic = generic::ProductInt8<Tag>;
-    const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in);
+  /// Kernels::linears_w8a8 (kernels/api.hpp): per group of rows the quantization, then for each
+  /// linear per panel and pair of rows the sums stored as bits in y (sums22's tiles, sums14's, the
+  /// edges), then the epilogue over them with the ReLU fused (other activations:
+  /// generic::ProductInt8::activate). Out of line and not cloned, as helium_int8.hpp's: one copy
+  /// serves Kernels::linear_w8a8 and linears_w8a8.
+  [[gnu::noinline, gnu::noclone]] static void linears_w8a8(const float* x, index_t rows, index_t in,
+                                                           const W8a8Linear* linears, index_t count,
+                                                           std::int8_t* scratch) {
+    const index_t ld = quantized_row_stride(in);
     const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(scratch);
     std::int32_t* base = reinterpret_cast<std::int32_t*>(scratch + ((4 - (a & 3)) & 3));  // (words from here)
     const index_t ldx = ld / 2;  // words per row: 2 · ld bytes (a pair: ld words from its first row's)
-    const bool aligned = (reinterpret_cast<std::uintptr_t>(qw) & 3) == 0;  // (ldrd of weights)
-    const bool relu = act == Fuse::relu;
     float s[kGroup];
     for (index_t r0 = 0; r0 < rows; r0 += kGroup) {
       const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
@@ -541,63 +541,77 @@ struct ProductInt8 {
         else  // the last row alone
           s[r] = quantize_expanded<2>(x + (r0 + r) * in, in, pair);
       }
-      for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
-        const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
-        const std::int8_t* wp = qw + p0 * in4;
-        const index_t ldw = width * kQuadK;
-        for (index_t r = 0; r < n; r += 2) {
-          const bool two = n - r >= 2;
-          float* yr = y + (r0 + r) * out + p0;
-          const std::int32_t* xr = base + r * ldx;
-          index_t o = 0;
-          if (two && quads > 0 && width >= 2) {  // the 2 x 2 tiles
-            o = width & ~index_t{1};
-            Pair22 j{xr,
-                     wp,
-                     static_cast<std::int32_t>((quads + 3) / 4),
-                     static_cast<std::int32_t>(quads % 4),
-                     static_cast<std::int32_t>(ldw),
-                     {},
-                     yr,
-                     static_cast<std::int32_t>(4 * out),
-                     yr + o};
-            if (aligned && ldw == 256)
-              sums22<256>(j);
-            else if (aligned && ldw == 128)
-              sums22<128>(j);
-            else if (aligned && ldw == 64)
-              sums22<64>(j);
-            else
-              sums22<0>(j);
-          }
-          if (!two && quads > 0 && width >= 4) {  // a single row, the 1 x 4 tiles
-            o = width & ~index_t{3};
-            Row14 j{xr, wp, static_cast<std::int32_t>(quads), static_cast<std::int32_t>(ldw), {}, yr, yr + o};
-            sums14(j);
-          }
-          for (; o < width; o += 2) {  // the edges: one row or one output, no reduction
-            std::int32_t acc[2][2];
-            const std::int8_t* wo = wp + o * kQuadK;
-            const bool pair = width - o >= 2;
-            if (two && pair)
-              tile<2, 2>(xr, quads, wo, ldw, acc);
-            else if (two)
-              tile<2, 1>(xr, quads, wo, ldw, acc);
-            else if (pair)
-              tile<1, 2>(xr, quads, wo, ldw, acc);
-            else
-              tile<1, 1>(xr, quads, wo, ldw, acc);
-            store_sums(yr + o, out, &acc[0][0], two ? 2 : 1, pair ? 2 : 1, 2);
-          }
-          const float* b = bias ? bias + p0 : nullptr;
-          if (relu)
-            epilogue<true>(yr, out, two, width, s + r, s_w + p0, b);
-          else
-            epilogue<false>(yr, out, two, width, s + r, s_w + p0, b);
-        }
-      }
-      if (!relu) Generic::activate(act, y + r0 * out, n, out);
+      for (index_t l = 0; l < count; ++l) panels(linears[l], in, r0, n, base, ldx, s);
     }
+  }
+
+  /// One linear's products with a call's quantized rows [r0, r0 + n) (linears_w8a8: pairs of rows
+  /// from `base`, ldx words apart, scales s), its epilogue and activation.
+  static void panels(const W8a8Linear& L, index_t in, index_t r0, index_t n, const std::int32_t* base, index_t ldx,
+                     const float* s) {
+    using Generic = generic::ProductInt8<Tag>;
+    const index_t in4 = quad_padded(in), quads = in4 / kQuadK, out = L.out;
+    const std::int8_t* qw = L.qw;
+    const float *s_w = L.s_w, *bias = L.bias;
+    float* y = L.y;
+    const bool aligned = (reinterpret_cast<std::uintptr_t>(qw) & 3) == 0;  // (ldrd of weights)
+    const bool relu = L.act == Fuse::relu;
+    for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+      const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+      const std::int8_t* wp = qw + p0 * in4;
+      const index_t ldw = width * kQuadK;
+      for (index_t r = 0; r < n; r += 2) {
+        const bool two = n - r >= 2;
+        float* yr = y + (r0 + r) * out + p0;
+        const std::int32_t* xr = base + r * ldx;
+        index_t o = 0;
+        if (two && quads > 0 && width >= 2) {  // the 2 x 2 tiles
+          o = width & ~index_t{1};
+          Pair22 j{xr,
+                   wp,
+                   static_cast<std::int32_t>((quads + 3) / 4),
+                   static_cast<std::int32_t>(quads % 4),
+                   static_cast<std::int32_t>(ldw),
+                   {},
+                   yr,
+                   static_cast<std::int32_t>(4 * out),
+                   yr + o};
+          if (aligned && ldw == 256)
+            sums22<256>(j);
+          else if (aligned && ldw == 128)
+            sums22<128>(j);
+          else if (aligned && ldw == 64)
+            sums22<64>(j);
+          else
+            sums22<0>(j);
+        }
+        if (!two && quads > 0 && width >= 4) {  // a single row, the 1 x 4 tiles
+          o = width & ~index_t{3};
+          Row14 j{xr, wp, static_cast<std::int32_t>(quads), static_cast<std::int32_t>(ldw), {}, yr, yr + o};
+          sums14(j);
+        }
+        for (; o < width; o += 2) {  // the edges: one row or one output, no reduction
+          std::int32_t acc[2][2];
+          const std::int8_t* wo = wp + o * kQuadK;
+          const bool pair = width - o >= 2;
+          if (two && pair)
+            tile<2, 2>(xr, quads, wo, ldw, acc);
+          else if (two)
+            tile<2, 1>(xr, quads, wo, ldw, acc);
+          else if (pair)
+            tile<1, 2>(xr, quads, wo, ldw, acc);
+          else
+            tile<1, 1>(xr, quads, wo, ldw, acc);
+          store_sums(yr + o, out, &acc[0][0], two ? 2 : 1, pair ? 2 : 1, 2);
+        }
+        const float* b = bias ? bias + p0 : nullptr;
+        if (relu)
+          epilogue<true>(yr, out, two, width, s + r, s_w + p0, b);
+        else
+          epilogue<false>(yr, out, two, width, s + r, s_w + p0, b);
+      }
+    }
+    if (!relu) Generic::activate(L.act, y + r0 * out, n, out);
   }
 };
 

@@ -87,31 +87,41 @@ struct ProductInt8 : Elementwise<Tag> {
       for (index_t r = 0; r < rows; ++r) Elementwise<Tag>::activation(activation_of(act), y + r * out, out);
   }
 
-  /// Kernels::linear_w8a8 (kernels/api.hpp). Generic: one row at a time, a weight panel's
-  /// outputs in an int32 array, the k-quads in order.
+  /// Kernels::linear_w8a8 (kernels/api.hpp): linears_w8a8 of one linear.
   static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                           const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
+    const W8a8Linear one{qw, s_w, bias, out, y, act};
+    linears_w8a8(x, rows, in, &one, 1, scratch);
+  }
+
+  /// Kernels::linears_w8a8 (kernels/api.hpp). Generic: one row at a time, quantized once for every
+  /// linear; a weight panel's outputs in an int32 array, the k-quads in order.
+  static void linears_w8a8(const float* x, index_t rows, index_t in, const W8a8Linear* linears, index_t count,
+                           std::int8_t* scratch) {
     if constexpr (!std::is_void_v<Linear>) {
-      Linear::linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+      Linear::linears_w8a8(x, rows, in, linears, count, scratch);
     } else {
       const index_t in4 = quad_padded(in);
       for (index_t r = 0; r < rows; ++r) {
         const float s_x = quantize_row(x + r * in, in, scratch);
-        float* yr = y + r * out;
-        for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
-          const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
-          const std::int8_t* wp = qw + p0 * in4;
-          std::int32_t acc[kWeightPanel] = {};
-          for (index_t k = 0; k < in4; k += kQuadK) {
-            const std::int32_t x0 = scratch[k], x1 = scratch[k + 1], x2 = scratch[k + 2], x3 = scratch[k + 3];
-            const std::int8_t* wk = wp + k * width;
+        for (index_t l = 0; l < count; ++l) {
+          const W8a8Linear& L = linears[l];
+          float* yr = L.y + r * L.out;
+          for (index_t p0 = 0; p0 < L.out; p0 += kWeightPanel) {
+            const index_t width = L.out - p0 < kWeightPanel ? L.out - p0 : kWeightPanel;
+            const std::int8_t* wp = L.qw + p0 * in4;
+            std::int32_t acc[kWeightPanel] = {};
+            for (index_t k = 0; k < in4; k += kQuadK) {
+              const std::int32_t x0 = scratch[k], x1 = scratch[k + 1], x2 = scratch[k + 2], x3 = scratch[k + 3];
+              const std::int8_t* wk = wp + k * width;
+              for (index_t o = 0; o < width; ++o)
+                acc[o] += x0 * wk[4 * o] + x1 * wk[4 * o + 1] + x2 * wk[4 * o + 2] + x3 * wk[4 * o + 3];
+            }
             for (index_t o = 0; o < width; ++o)
-              acc[o] += x0 * wk[4 * o] + x1 * wk[4 * o + 1] + x2 * wk[4 * o + 2] + x3 * wk[4 * o + 3];
+              yr[p0 + o] = dequantize(acc[o], s_x, L.s_w[p0 + o], L.bias ? L.bias + p0 + o : nullptr);
           }
-          for (index_t o = 0; o < width; ++o)
-            yr[p0 + o] = dequantize(acc[o], s_x, s_w[p0 + o], bias ? bias + p0 + o : nullptr);
+          activate(L.act, yr, 1, L.out);
         }
-        activate(act, yr, 1, out);
       }
     }
   }

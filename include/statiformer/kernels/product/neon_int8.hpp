@@ -358,44 +358,56 @@ struct ProductInt8 {
     Tiles::template tile<R, NV>(t);
   }
 
-  /// Kernels::linear_w8a8 (kernels/api.hpp).
-  static void linear_w8a8(const float* x, index_t rows_total, index_t in, const std::int8_t* qw, const float* s_w,
-                          const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
-    const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in);
+  /// Kernels::linears_w8a8 (kernels/api.hpp): per group of rows the quantization, then each linear's
+  /// tiles.
+  static void linears_w8a8(const float* x, index_t rows_total, index_t in, const W8a8Linear* linears, index_t count,
+                           std::int8_t* scratch) {
+    const index_t ld = quantized_row_stride(in);
     // the rows from the scratch's first 16-aligned byte: linear_w8a8_scratch_bytes has two bytes
     // an element, these rows one, so the 15 bytes skipped at most fit (ld ≥ 16 where in > 0)
     const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(scratch);
     std::int8_t* base = scratch + ((16 - (address & 15)) & 15);
-    constexpr index_t step = 4 * Tiles::kVecs;  // outputs of a tile
     float s[kGroup] = {};
     for (index_t r0 = 0; r0 < rows_total; r0 += kGroup) {
       const index_t n = rows_total - r0 < kGroup ? rows_total - r0 : kGroup;
       for (index_t r = 0; r < n; ++r) s[r] = quantize(x + (r0 + r) * in, in, base + r * ld);
-      for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
-        const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
-        const std::int8_t* wp = qw + p0 * in4;  // the panel: k-quads of `width` outputs
-        for (index_t r = 0; r < n; r += Tiles::kRows) {
-          const index_t tr = n - r < Tiles::kRows ? n - r : Tiles::kRows;
-          for (index_t o = 0; o < width; o += step) {
-            const index_t tn = width - o < step ? width - o : step;
-            const Int8Tile t{base + r * ld,
-                             ld,
-                             s + r,
-                             quads,
-                             wp + o * kQuadK,
-                             width * kQuadK,
-                             tn,
-                             s_w + p0 + o,
-                             bias ? bias + p0 + o : nullptr,
-                             y + (r0 + r) * out + p0 + o,
-                             out};
-            rows(tr, (tn + 3) / 4, t);
-          }
+      for (index_t l = 0; l < count; ++l) panels(linears[l], in, r0, n, base, s);
+    }
+  }
+
+  /// One linear's products with a call's quantized rows [r0, r0 + n) (linears_w8a8: from `base`,
+  /// quantized_row_stride(in) bytes apart; scales s), and its activation.
+  static void panels(const W8a8Linear& L, index_t in, index_t r0, index_t n, const std::int8_t* base, const float* s) {
+    const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in), out = L.out;
+    const std::int8_t* qw = L.qw;
+    const float *s_w = L.s_w, *bias = L.bias;
+    float* y = L.y;
+    const Fuse act = L.act;
+    constexpr index_t step = 4 * Tiles::kVecs;  // outputs of a tile
+    for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+      const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+      const std::int8_t* wp = qw + p0 * in4;  // the panel: k-quads of `width` outputs
+      for (index_t r = 0; r < n; r += Tiles::kRows) {
+        const index_t tr = n - r < Tiles::kRows ? n - r : Tiles::kRows;
+        for (index_t o = 0; o < width; o += step) {
+          const index_t tn = width - o < step ? width - o : step;
+          const Int8Tile t{base + r * ld,
+                           ld,
+                           s + r,
+                           quads,
+                           wp + o * kQuadK,
+                           width * kQuadK,
+                           tn,
+                           s_w + p0 + o,
+                           bias ? bias + p0 + o : nullptr,
+                           y + (r0 + r) * out + p0 + o,
+                           out};
+          rows(tr, (tn + 3) / 4, t);
         }
       }
-      if (act != Fuse::none)
-        for (index_t r = 0; r < n; ++r) Kernels<Tag>::activation(activation_of(act), y + (r0 + r) * out, out);
     }
+    if (act != Fuse::none)
+      for (index_t r = 0; r < n; ++r) Kernels<Tag>::activation(activation_of(act), y + (r0 + r) * out, out);
   }
 };
 

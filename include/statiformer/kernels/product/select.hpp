@@ -93,11 +93,12 @@ extern bool int8_allow_vnni;
 ///                 e.g. -march=armv8.2-a+dotprod), else int16 pairs by smull + smlal widened by
 ///                 sadalp, tiles of 4 rows × 8 outputs (armv7: 2 × 8); chosen at compile time
 ///                 (kernels/product/neon_int8.hpp).
-/// `Linear` is the struct that provides linear_w8a8, void where the generic code runs.
+/// `Linear` is the struct that provides linears_w8a8 (Kernels::linear_w8a8 is its call with one
+/// linear), void where the generic code runs.
 template <class Tag>
 struct ProductInt8Select {
   static constexpr const char* variant = "int8_generic";
-  using Linear = void;        ///< linear_w8a8(x, rows, in, qw, s_w, bias, out, y, scratch, act)
+  using Linear = void;        ///< linears_w8a8(x, rows, in, linears, count, scratch)
   using QuantizeRows = void;  ///< quantize_rows(x, ldx, rows, k, q, ldq, s) (the w8a8 attention's rows)
 };
 

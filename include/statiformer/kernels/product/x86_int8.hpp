@@ -521,17 +521,15 @@ struct ProductInt8 {
   enum class Path { madd, avx_vnni, avx512_vnni };
 
   template <Path P>
-  static void run(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w, const float* bias,
-                  index_t out, float* y, std::int8_t* scratch, Fuse act) {
-    const index_t in4 = quad_padded(in), quads = in4 / kQuadK, ld = quantized_row_stride(in);
+  static void run(const float* x, index_t rows, index_t in, const W8a8Linear* linears, index_t count,
+                  std::int8_t* scratch) {
+    const index_t in4 = quad_padded(in), ld = quantized_row_stride(in);
     constexpr index_t kBytes = P == Path::madd ? 2 : 1;  // per quantized element
     // Rows quantized at a time: the scratch holds min(rows, kGroup) rows of 2-byte elements, so
     // twice as many of AVX512-VNNI's 1-byte ones (each weight panel read half as often; its tiles
     // read the panel whole, 6 rows at a time). (AVX-VNNI's tiles of 16 outputs run over the
     // group's rows per 16 outputs: 128x512x2048 was 4% slower with 48 rows.)
     constexpr index_t group = P == Path::avx512_vnni ? 2 * kGroup : kGroup;
-    // ReLU in the AVX512-VNNI tiles' epilogue; any other activation as a pass over the rows
-    const bool fused_relu = P == Path::avx512_vnni && act == Fuse::relu;
     float s[group] = {};
     std::int32_t sum[group] = {};
     for (index_t r0 = 0; r0 < rows; r0 += group) {
@@ -551,78 +549,96 @@ struct ProductInt8 {
           if constexpr (P == Path::avx_vnni) s[r] = quantize_i8_256(xr, in, qr, sum[r]);
         }
       }
-      for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
-        const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
-        const std::int8_t* wp = qw + p0 * in4;
-        // the register tile of the group's rows from r
-        auto tile = [&](index_t r) {
-          return Tile{scratch + r * ld * kBytes,
-                      ld,
-                      s + r,
-                      sum + r,
-                      quads,
-                      wp,
-                      width * kQuadK,
-                      width,
-                      s_w + p0,
-                      bias ? bias + p0 : nullptr,
-                      y + (r0 + r) * out + p0,
-                      out,
-                      fused_relu};
-        };
-#if defined(__AVX512F__)
-        if constexpr (P == Path::avx512_vnni) {
-          alignas(64) std::int32_t colsum[kWeightPanel];
-          if (ux) column_sums(wp, quads, width * kQuadK, width, colsum);
-          // ceil(n / kVnniRows) tiles of as even a number of rows as they can have (a group of
-          // 32 rows: 6 6 5 5 5 5, not 6 6 6 6 6 2: each tile reads the panel's weights once)
-          const index_t tiles = (n + kVnniRows - 1) / kVnniRows, base = n / tiles, extra = n % tiles;
-          for (index_t i = 0, r = 0; i < tiles; ++i) {
-            const index_t tr = base + (i < extra ? 1 : 0);
-            Tile t = tile(r);
-            t.colsum = ux ? colsum : nullptr;
-            vnni_rows(tr, (width + 15) / 16, t);
-            r += tr;
-          }
-          continue;
-        }
-#endif
-        for (index_t r = 0; r < n; r += kTileRows) {
-          const index_t tr = n - r < kTileRows ? n - r : kTileRows;
-          const Tile t = tile(r);
-          constexpr index_t step = P == Path::madd ? 8 : 16;  // outputs of a tile
-          for (index_t o = 0; o < width; o += step) {
-            Tile to = t;
-            to.w = wp + o * kQuadK;
-            to.n = width - o < step ? width - o : step;
-            to.s_w = s_w + p0 + o;
-            to.bias = bias ? bias + p0 + o : nullptr;
-            to.y = t.y + o;
-            if constexpr (P == Path::madd)
-              madd_rows(tr, to);
-            else
-              avx_vnni_rows(tr, (to.n + 7) / 8, to);
-          }
-        }
-      }
-      if (act != Fuse::none && !fused_relu)
-        for (index_t r = 0; r < n; ++r)
-          generic::Elementwise<Tag>::activation(activation_of(act), y + (r0 + r) * out, out);
+      for (index_t l = 0; l < count; ++l)  // (the group's quantized rows serve every linear)
+        panels<P>(linears[l], r0, n, in4, ld, ux, scratch, s, sum);
     }
   }
 
-  /// Kernels::linear_w8a8 (kernels/api.hpp).
-  static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
-                          const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
+  /// The products of one linear with the quantized rows [r0, r0 + n) of a call (run), its epilogue
+  /// and activation.
+  template <Path P>
+  static void panels(const W8a8Linear& L, index_t r0, index_t n, index_t in4, index_t ld, bool ux, std::int8_t* scratch,
+                     float* s, std::int32_t* sum) {
+    (void)ux;                                            // (avx2)
+    constexpr index_t kBytes = P == Path::madd ? 2 : 1;  // per quantized element
+    const index_t quads = in4 / kQuadK, out = L.out;
+    const std::int8_t* qw = L.qw;
+    const float *s_w = L.s_w, *bias = L.bias;
+    float* y = L.y;
+    const Fuse act = L.act;
+    // ReLU in the AVX512-VNNI tiles' epilogue; any other activation as a pass over the rows
+    const bool fused_relu = P == Path::avx512_vnni && act == Fuse::relu;
+    for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+      const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+      const std::int8_t* wp = qw + p0 * in4;
+      // the register tile of the group's rows from r
+      auto tile = [&](index_t r) {
+        return Tile{scratch + r * ld * kBytes,
+                    ld,
+                    s + r,
+                    sum + r,
+                    quads,
+                    wp,
+                    width * kQuadK,
+                    width,
+                    s_w + p0,
+                    bias ? bias + p0 : nullptr,
+                    y + (r0 + r) * out + p0,
+                    out,
+                    fused_relu};
+      };
+#if defined(__AVX512F__)
+      if constexpr (P == Path::avx512_vnni) {
+        alignas(64) std::int32_t colsum[kWeightPanel];
+        if (ux) column_sums(wp, quads, width * kQuadK, width, colsum);
+        // ceil(n / kVnniRows) tiles of as even a number of rows as they can have (a group of
+        // 32 rows: 6 6 5 5 5 5, not 6 6 6 6 6 2: each tile reads the panel's weights once)
+        const index_t tiles = (n + kVnniRows - 1) / kVnniRows, base = n / tiles, extra = n % tiles;
+        for (index_t i = 0, r = 0; i < tiles; ++i) {
+          const index_t tr = base + (i < extra ? 1 : 0);
+          Tile t = tile(r);
+          t.colsum = ux ? colsum : nullptr;
+          vnni_rows(tr, (width + 15) / 16, t);
+          r += tr;
+        }
+        continue;
+      }
+#endif
+      for (index_t r = 0; r < n; r += kTileRows) {
+        const index_t tr = n - r < kTileRows ? n - r : kTileRows;
+        const Tile t = tile(r);
+        constexpr index_t step = P == Path::madd ? 8 : 16;  // outputs of a tile
+        for (index_t o = 0; o < width; o += step) {
+          Tile to = t;
+          to.w = wp + o * kQuadK;
+          to.n = width - o < step ? width - o : step;
+          to.s_w = s_w + p0 + o;
+          to.bias = bias ? bias + p0 + o : nullptr;
+          to.y = t.y + o;
+          if constexpr (P == Path::madd)
+            madd_rows(tr, to);
+          else
+            avx_vnni_rows(tr, (to.n + 7) / 8, to);
+        }
+      }
+    }
+    if (act != Fuse::none && !fused_relu)
+      for (index_t r = 0; r < n; ++r)
+        generic::Elementwise<Tag>::activation(activation_of(act), y + (r0 + r) * out, out);
+  }
+
+  /// Kernels::linears_w8a8 (kernels/api.hpp).
+  static void linears_w8a8(const float* x, index_t rows, index_t in, const W8a8Linear* linears, index_t count,
+                           std::int8_t* scratch) {
 #if defined(__AVX512F__)
     if constexpr (std::is_same_v<Tag, isa::avx512>) {
-      if (int8_allow_vnni && vnni()) return run<Path::avx512_vnni>(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+      if (int8_allow_vnni && vnni()) return run<Path::avx512_vnni>(x, rows, in, linears, count, scratch);
     }
 #endif
     if constexpr (std::is_same_v<Tag, isa::avx2>) {
-      if (int8_allow_vnni && avx_vnni()) return run<Path::avx_vnni>(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+      if (int8_allow_vnni && avx_vnni()) return run<Path::avx_vnni>(x, rows, in, linears, count, scratch);
     }
-    run<Path::madd>(x, rows, in, qw, s_w, bias, out, y, scratch, act);
+    run<Path::madd>(x, rows, in, linears, count, scratch);
   }
 };
 
