@@ -87,13 +87,6 @@ struct ProductInt8 : Elementwise<Tag> {
       for (index_t r = 0; r < rows; ++r) Elementwise<Tag>::activation(activation_of(act), y + r * out, out);
   }
 
-  /// Kernels::linear_w8a8 (kernels/api.hpp): linears_w8a8 of one linear.
-  static void linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
-                          const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) {
-    const W8a8Linear one{qw, s_w, bias, out, y, act};
-    linears_w8a8(x, rows, in, &one, 1, scratch);
-  }
-
   /// Kernels::linears_w8a8 (kernels/api.hpp). Generic: one row at a time, quantized once for every
   /// linear; a weight panel's outputs in an int32 array, the k-quads in order.
   static void linears_w8a8(const float* x, index_t rows, index_t in, const W8a8Linear* linears, index_t count,

@@ -536,7 +536,6 @@ struct ProductInt8 {
       const index_t n = rows - r0 < group ? rows - r0 : group;
       // AVX512-VNNI: unsigned rows (and the panels' column sums) from 4 rows on, see tile_vnni
       const bool ux = P == Path::avx512_vnni && n >= 4;
-      (void)ux;  // (avx2)
       if constexpr (P == Path::avx512_vnni) {
 #if defined(__AVX512F__)
         quantize_i8(x + r0 * in, in, n, scratch, s, sum, ux);
