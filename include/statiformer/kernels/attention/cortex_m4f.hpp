@@ -92,7 +92,6 @@ struct Attention {
     return true;
   }
 
- private:
   /// s[i] = s[i] / d for i < n (n >= 1), and their maximum: the first, then each one greater than
   /// the maximum so far (the reference's order), 4 at a time.
   static float scale_max(float* s, index_t n, float d_value) {
@@ -146,6 +145,7 @@ struct Attention {
     std::memcpy(&m, &mbits, sizeof m);
     return m;
   }
+  /// (Also the int8 attention's, cortex_m4f_int8.hpp.)
   /// e[j] = exp(s[j] - m) for j < n (1..32), e zeroed up to 32 before, and the canonical sum of
   /// e[0, n): lane i holds e[i] (+ e[i + 16]), the 16 lanes folded as reduce16. exp_kernel's
   /// operations for x = s - m in [lo, 0] (what s - max is, m >= every s): there n <= 0, so p · 2^n

@@ -12,17 +12,20 @@
 //    and dimension one smlad per row;
 //  - the float part of each block (the scores' scale and mask, the maximum, exp_shifted, the
 //    canonical sum, p · s_v, quantize_row, fma into the output, the final division) is the generic
-//    code's, the same operations in the same order per row (a block whose keys a row all attends
-//    to, with nothing added: without the mask's tests, max |p · s_v| taken in the loop that forms
-//    it, the rounding by vcvtr: cortex_m4f::ProductInt8::quantize_max, the same bits); the keys from
-//    the call's largest key end on are not read (their weights are 0 in every row), and a masked
-//    key's weight is 0.
+//    code's, the same operations in the same order per row. A block whose keys a row all attends
+//    to, with nothing added, takes them without the mask's tests and in the float attention's
+//    assembly where it has them: the scale and the maximum (scale_max, with the scales' products),
+//    exp(s - m) and the canonical sum (cortex_m4f::Attention::exp_sum), max |p · s_v| in the loop
+//    that forms it, the rounding by vcvtr four at a time (cortex_m4f::ProductInt8::quantize_max):
+//    the same bits. The keys from the call's largest key end on are not read (their weights are 0
+//    in every row), and a masked key's weight is 0.
 // Integer sums are exact in any order: the bits are ref::attention_row_w8a8's. It declines (the
 // generic code runs the call) a head_dim that is not a multiple of 4 or above kMaxHeadDim, and no keys.
 #pragma once
 
 #include <statiformer/config.hpp>
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/attention/cortex_m4f.hpp>
 #include <statiformer/kernels/product/cortex_m4f_int8.hpp>
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && defined(__ARM_FEATURE_DSP)
@@ -124,6 +127,117 @@ struct AttentionInt8 {
     return true;
   }
 
+  /// p[i] = (float(acc[i]) · (sq · sk[i])) / d for i < n (n >= 1; the generic code's score), and
+  /// their maximum: the first, then each one greater than the maximum so far (the reference's
+  /// order). Four at a time (two vldm, four vmul of the scales, four vcvt, four vmul, four vdiv,
+  /// vstm, four compare-and-moves), the rest one by one: Attention::scale_max with the scales.
+  static float scale_max(const std::int32_t* acc, const float* sk, float sq, index_t n, float d, float* p) {
+    std::uint32_t mbits;
+    index_t c4, rest;
+    asm volatile(
+        "vldmia %[sk]!, {s0}\n"
+        "vldmia %[acc]!, {s8}\n"
+        "vmul.f32 s0, %[sq], s0\n"
+        "vcvt.f32.s32 s8, s8\n"
+        "vmul.f32 s8, s8, s0\n"
+        "vdiv.f32 s8, s8, %[d]\n"
+        "vstmia %[p]!, {s8}\n"
+        "vmov.f32 s4, s8\n"
+        "subs %[rest], %[n], #1\n"
+        "lsrs %[c4], %[rest], #2\n"
+        "beq 2f\n"
+        "1:\n"
+        "vldmia %[sk]!, {s0-s3}\n"
+        "vldmia %[acc]!, {s8-s11}\n"
+        "vmul.f32 s0, %[sq], s0\n"
+        "vmul.f32 s1, %[sq], s1\n"
+        "vmul.f32 s2, %[sq], s2\n"
+        "vmul.f32 s3, %[sq], s3\n"
+        "vcvt.f32.s32 s8, s8\n"
+        "vcvt.f32.s32 s9, s9\n"
+        "vcvt.f32.s32 s10, s10\n"
+        "vcvt.f32.s32 s11, s11\n"
+        "vmul.f32 s8, s8, s0\n"
+        "vmul.f32 s9, s9, s1\n"
+        "vmul.f32 s10, s10, s2\n"
+        "vmul.f32 s11, s11, s3\n"
+        "vdiv.f32 s8, s8, %[d]\n"
+        "vdiv.f32 s9, s9, %[d]\n"
+        "vdiv.f32 s10, s10, %[d]\n"
+        "vdiv.f32 s11, s11, %[d]\n"
+        "vstmia %[p]!, {s8-s11}\n"
+        ".irp i, 8, 9, 10, 11\n"
+        "vcmp.f32 s\\i, s4\n"
+        "vmrs APSR_nzcv, fpscr\n"
+        "it gt\n"
+        "vmovgt.f32 s4, s\\i\n"
+        ".endr\n"
+        "subs %[c4], %[c4], #1\n"
+        "bne 1b\n"
+        "2:\n"
+        "ands %[rest], %[rest], #3\n"
+        "beq 4f\n"
+        "3:\n"
+        "vldmia %[sk]!, {s0}\n"
+        "vldmia %[acc]!, {s8}\n"
+        "vmul.f32 s0, %[sq], s0\n"
+        "vcvt.f32.s32 s8, s8\n"
+        "vmul.f32 s8, s8, s0\n"
+        "vdiv.f32 s8, s8, %[d]\n"
+        "vstmia %[p]!, {s8}\n"
+        "vcmp.f32 s8, s4\n"
+        "vmrs APSR_nzcv, fpscr\n"
+        "it gt\n"
+        "vmovgt.f32 s4, s8\n"
+        "subs %[rest], %[rest], #1\n"
+        "bne 3b\n"
+        "4:\n"
+        "vmov %[m], s4\n"
+        : [acc] "+r"(acc), [sk] "+r"(sk), [p] "+r"(p), [c4] "=&r"(c4), [rest] "=&r"(rest), [m] "=r"(mbits)
+        : [n] "r"(n), [sq] "t"(sq), [d] "t"(d)
+        : "s0", "s1", "s2", "s3", "s4", "s8", "s9", "s10", "s11", "cc", "memory");
+    float m;
+    std::memcpy(&m, &mbits, sizeof m);
+    return m;
+  }
+
+  /// p[i] = e[i] · sv[i] for i < n, and max |p[i]| as bits (the sign cleared; quantize_row's first
+  /// loop, as ProductInt8::max_abs_bits takes it: the maximum of the bits shifted left by one).
+  /// Four at a time (two vldm, four vmul, vstm, two vmov of pairs, three instructions per maximum),
+  /// the rest one by one.
+  static std::uint32_t weights_max(const float* e, const float* sv, index_t n, float* p) {
+    std::uint32_t m = 0;  // max of the bits << 1
+    if (index_t quads = n / 4) {
+      std::uint32_t a, b, c, d;
+#define STF_M4_MAX(R) "cmp %[m], %[" R "], lsl #1\n\tit lo\n\tlsllo %[m], %[" R "], #1\n\t"
+      asm volatile("1:\n\t"
+                   "vldmia %[e]!, {s0-s3}\n\t"
+                   "vldmia %[sv]!, {s4-s7}\n\t"
+                   "vmul.f32 s0, s0, s4\n\t"
+                   "vmul.f32 s1, s1, s5\n\t"
+                   "vmul.f32 s2, s2, s6\n\t"
+                   "vmul.f32 s3, s3, s7\n\t"
+                   "vstmia %[p]!, {s0-s3}\n\t"
+                   "vmov %[a], %[b], s0, s1\n\t"
+                   "vmov %[c], %[d], s2, s3\n\t" STF_M4_MAX("a") STF_M4_MAX("b") STF_M4_MAX("c") STF_M4_MAX("d")
+                   "subs %[n], %[n], #1\n\t"
+                   "bne 1b"
+                   : [m] "+r"(m), [e] "+r"(e), [sv] "+r"(sv), [p] "+r"(p), [n] "+r"(quads), [a] "=&r"(a), [b] "=&r"(b),
+                     [c] "=&r"(c), [d] "=&r"(d)
+                   :
+                   : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "cc", "memory");
+#undef STF_M4_MAX
+    }
+    for (index_t i = 0; i < n % 4; ++i) {
+      const float y = e[i] * sv[i];
+      p[i] = y;
+      std::uint32_t v;
+      std::memcpy(&v, &y, 4);
+      m = v << 1 > m ? v << 1 : m;
+    }
+    return m >> 1;
+  }
+
   /// attention_rows_w8a8 for 1 to kRows rows.
   static void group(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows, const std::int8_t* k,
                     index_t k_stride, const float* s_k, const std::int8_t* v, index_t v_stride, const float* s_v,
@@ -146,6 +260,7 @@ struct AttentionInt8 {
     alignas(8) std::int32_t sc[kRows][kBlock];           // the block's int32 scores
     alignas(8) std::int32_t wx[kBlock / 2 * kRows];      // key pair t, row r: the weights (w_t, w_t+2)
     alignas(8) std::int32_t vp[kBlock / 2 * kDimChunk];  // key pair t, dimension d: the values
+    alignas(8) float eb[kBlock];                         // a row's weights exp(s - m) (exp_sum)
     float m[kRows] = {}, l[kRows] = {}, s_b[kRows] = {};
     bool seen[kRows] = {}, any[kRows] = {};
     auto* qw = reinterpret_cast<std::int8_t*>(p + kBlock);
@@ -183,13 +298,9 @@ struct AttentionInt8 {
         const float sq = s_q[r];
         float* o = out + r * out_stride;
         if (mask.prefix() && mask.key_end >= kb + nb) {
-          // every key of the block allowed, nothing added: the same operations without the mask's tests
-          float bm = 0.0f;
-          for (index_t i = 0; i < nb; ++i) {
-            const float x = (static_cast<float>(sc[r][i]) * (sq * s_k[kb + i])) / scale;
-            p[i] = x;
-            bm = (i == 0 || x > bm) ? x : bm;
-          }
+          // every key of the block allowed, nothing added: the same operations without the mask's
+          // tests, the float attention's steps in assembly (scale and maximum, exp and the sum)
+          const float bm = scale_max(sc[r], s_k + kb, sq, nb, scale, p);
           any[r] = true;
           const float m_new = (seen[r] && m[r] > bm) ? m[r] : bm;
           if (seen[r]) {
@@ -200,18 +311,9 @@ struct AttentionInt8 {
           } else {
             for (index_t d = 0; d < head_dim; ++d) o[d] = 0.0f;
           }
-          E::exp_shifted(p, p, nb, m_new);
-          l[r] = seen[r] ? l[r] + E::sum(p, nb) : E::sum(p, nb);
-          std::uint32_t mx = 0;  // max |p · s_v| as bits (ProductInt8::quantize_row's first loop)
-          for (index_t i = 0; i < nb; ++i) {
-            const float y = p[i] * s_v[kb + i];
-            p[i] = y;
-            std::uint32_t b;
-            std::memcpy(&b, &y, 4);
-            b &= 0x7FFFFFFFu;
-            mx = b > mx ? b : mx;
-          }
-          s_b[r] = ProductInt8<Tag>::quantize_max(p, nb, mx, qw);
+          const float bsum = Attention::exp_sum(p, eb, nb, m_new);
+          l[r] = seen[r] ? l[r] + bsum : bsum;
+          s_b[r] = ProductInt8<Tag>::quantize_max(p, nb, weights_max(eb, s_v + kb, nb, p), qw);
           for (index_t g = 0; g < groups; ++g) {
             const std::int32_t w = load_word(qw + 4 * g);
             wx[2 * g * kRows + r] = __sxtb16(w);

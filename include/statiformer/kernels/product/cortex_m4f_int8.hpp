@@ -80,12 +80,66 @@ struct ProductInt8 {
     float a;
     std::memcpy(&a, &max_bits, 4);
     if (max_bits < 0x7F800000u && a >= kMinQuantizedMax) {
-      const float inv = 127.0f / a;
-      for (index_t i = 0; i < n; ++i) q[i] = static_cast<std::int8_t>(round_int(x[i] * inv));
+      quantize_bytes(x, n, 127.0f / a, q);
       for (index_t i = n; i < quad_padded(n); ++i) q[i] = 0;
       return a / 127.0f;
     }
     return generic::ProductInt8<Tag>::quantize_row(x, n, q, true);
+  }
+
+  /// Kernels::quantize_rows (kernels/api.hpp; the int8 attention's Q, K and V rows per head):
+  /// generic::ProductInt8::quantize_row(x, k, q, false) of each row, exactly k bytes, with
+  /// max_abs_bits and quantize_bytes in the common case (quantize_max's): the same bits.
+  static void quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
+                            float* s) {
+    for (index_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * ldx;
+      std::int8_t* qr = q + r * ldq;
+      const std::uint32_t mb = max_abs_bits(xr, k);
+      float a;
+      std::memcpy(&a, &mb, 4);
+      if (mb < 0x7F800000u && a >= kMinQuantizedMax) {
+        quantize_bytes(xr, k, 127.0f / a, qr);
+        s[r] = a / 127.0f;
+      } else {
+        s[r] = generic::ProductInt8<Tag>::quantize_row(xr, k, qr, false);
+      }
+    }
+  }
+
+  /// q[i] = round_int(x[i] · inv) for i < n, exactly n bytes (|x[i] · inv| ≤ 127 · (1 + 2⁻²⁴)²: no
+  /// clamp). Four at a time in assembly (vldm, four vmul, four vcvtr, two vmov of pairs, the four
+  /// int8 packed into one word by pkhbt, uxtb16 and orr, one str: q may have any alignment on
+  /// Armv7-M), the rest one by one.
+  static void quantize_bytes(const float* x, index_t n, float inv, std::int8_t* q) {
+    if (index_t quads = n / 4) {
+      std::int32_t e, f, g, h;
+      asm volatile(
+          "1:\n\t"
+          "vldmia %[x]!, {s0-s3}\n\t"
+          "vmul.f32 s0, s0, %[inv]\n\t"
+          "vmul.f32 s1, s1, %[inv]\n\t"
+          "vmul.f32 s2, s2, %[inv]\n\t"
+          "vmul.f32 s3, s3, %[inv]\n\t"
+          "vcvtr.s32.f32 s0, s0\n\t"
+          "vcvtr.s32.f32 s1, s1\n\t"
+          "vcvtr.s32.f32 s2, s2\n\t"
+          "vcvtr.s32.f32 s3, s3\n\t"
+          "vmov %[e], %[f], s0, s1\n\t"
+          "vmov %[g], %[h], s2, s3\n\t"
+          "pkhbt %[e], %[e], %[g], lsl #16\n\t"  // (q0, q2) in the halves
+          "pkhbt %[f], %[f], %[h], lsl #16\n\t"  // (q1, q3)
+          "uxtb16 %[e], %[e]\n\t"                // bytes 0 and 2: q0, q2
+          "uxtb16 %[f], %[f]\n\t"
+          "orr %[e], %[e], %[f], lsl #8\n\t"  // q0, q1, q2, q3
+          "str %[e], [%[q]], #4\n\t"
+          "subs %[n], %[n], #1\n\t"
+          "bne 1b"
+          : [x] "+r"(x), [q] "+r"(q), [n] "+r"(quads), [e] "=&r"(e), [f] "=&r"(f), [g] "=&r"(g), [h] "=&r"(h)
+          : [inv] "t"(inv)
+          : "s0", "s1", "s2", "s3", "cc", "memory");
+    }
+    for (index_t i = 0; i < n % 4; ++i) q[i] = static_cast<std::int8_t>(round_int(x[i] * inv));
   }
 
   /// max |x[i]| for i < n as bits (the sign cleared; generic::ProductInt8::quantize_row's first

@@ -135,7 +135,7 @@ template <>
 struct ProductInt8Select<isa::scalar> {
   static constexpr const char* variant = "int8_cortex_m4f";
   using Linear = cortex_m4f::ProductInt8<isa::scalar>;
-  using QuantizeRows = void;
+  using QuantizeRows = cortex_m4f::ProductInt8<isa::scalar>;
 };
 #endif
 
