@@ -44,10 +44,15 @@ struct DecoderLayer {
       2 * DModel + step_attention_floats +
       max_of(FF::scratch_floats,
              linear_scratch_floats<Opt.format>(1, DModel) + (Opt.int8_attention ? (DModel + 3) / 4 : 0));
-  /// Scratch of prepare_memory: the int8 projections' over MemLen rows (none in f32), after the
-  /// keys' and values' float rows with the int8 attention.
-  static constexpr index_t memory_scratch_floats =
-      (Opt.int8_attention ? MemLen * DModel : 0) + linear_scratch_floats<Opt.format>(MemLen, DModel);
+  /// Rows of the memory prepare_memory projects at a time in w8a8 (K and V of each group from one
+  /// quantization of its rows): a quantized group of the w8a8 linears (kQuantizedRowGroup).
+  static constexpr index_t memory_group = MemLen < kQuantizedRowGroup ? MemLen : kQuantizedRowGroup;
+  /// Scratch of prepare_memory: the int8 projections' (none in f32), after, in w8a8, a group's key
+  /// rows (and value rows with the int8 attention).
+  static constexpr index_t memory_scratch_floats = Opt.format == NumberFormat::w8a8
+                                                       ? (Opt.int8_attention ? 2 : 1) * memory_group * DModel +
+                                                             linear_scratch_floats<Opt.format>(memory_group, DModel)
+                                                       : linear_scratch_floats<Opt.format>(MemLen, DModel);
 
   struct Params {
     using Owner = DecoderLayer;  ///< whose hyperparameters these are (io/hparams.hpp)
@@ -191,15 +196,26 @@ struct DecoderLayer {
   /// scratch: memory_scratch_floats (none in f32: may be null there).
   void prepare_memory(const float* memory, Cache& cache, float* scratch = nullptr) const {
     const auto& ca = params.cross_attn;
-    if constexpr (Opt.int8_attention) {  // float rows in the scratch, quantized per head into the cache
-      float* rows = scratch;
-      float* lin = rows + MemLen * DModel;
-      linear_rows<Opt.format>(ca.k, memory, MemLen, rows, lin);
-      detail::quantize_heads<DModel, NHeads>(rows, MemLen, cache.cross.k, cache.cross.k_scale, MemLen);
-      linear_rows<Opt.format>(ca.v, memory, MemLen, rows, lin);
-      detail::quantize_heads<DModel, NHeads>(rows, MemLen, cache.cross.v, cache.cross.v_scale, MemLen);
-    } else {
-      // K goes through cross_v (free until V) into Kᵀ
+    if constexpr (Opt.format == NumberFormat::w8a8) {
+      // per group of rows, K and V in one call (their input quantized once): K's rows through the
+      // scratch into Kᵀ (with the int8 attention, both quantized per head into the cache)
+      constexpr index_t g = memory_group;
+      float* kr = scratch;
+      float* vr = kr + g * DModel;  // (the int8 attention's)
+      float* lin = vr + (Opt.int8_attention ? g * DModel : 0);
+      for (index_t r0 = 0; r0 < MemLen; r0 += g) {
+        const index_t n = MemLen - r0 < g ? MemLen - r0 : g;
+        const float* x = memory + r0 * DModel;
+        if constexpr (Opt.int8_attention) {
+          linear_rows_shared<Opt.format>(x, n, lin, ca.k, kr, ca.v, vr);
+          detail::quantize_heads<DModel, NHeads>(kr, n, cache.cross.k + r0 * DModel, cache.cross.k_scale + r0, MemLen);
+          detail::quantize_heads<DModel, NHeads>(vr, n, cache.cross.v + r0 * DModel, cache.cross.v_scale + r0, MemLen);
+        } else {
+          linear_rows_shared<Opt.format>(x, n, lin, ca.k, kr, ca.v, cache.cross_v.data + r0 * DModel);
+          detail::transpose(kr, n, DModel, DModel, cache.cross_kt.data + r0, MemLen);
+        }
+      }
+    } else {  // (the int8 attention is w8a8's only) K goes through cross_v (free until V) into Kᵀ
       linear_rows<Opt.format>(ca.k, memory, MemLen, cache.cross_v.data, scratch);
       detail::transpose(cache.cross_v.data, MemLen, DModel, DModel, cache.cross_kt.data, MemLen);
       linear_rows<Opt.format>(ca.v, memory, MemLen, cache.cross_v.data, scratch);
