@@ -13,6 +13,10 @@
 #include <statiformer/simd/scalar.hpp>
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
+// The scores' running maximum in s4 (scale_max, here and in cortex_m4f_int8.hpp): s4 = R where R
+// (a register's name) > s4, the reference's order.
+#define STF_M4F_MAX_S4(R) "vcmp.f32 " R ", s4\nvmrs APSR_nzcv, fpscr\nit gt\nvmovgt.f32 s4, " R "\n"
+
 namespace stf::kernels_detail::cortex_m4f {
 
 /// Streaming attention of row groups over a prefix of the keys (generic::Attention::attention_rows
@@ -114,13 +118,7 @@ struct Attention {
         "vdiv.f32 s1, s1, s5\n"
         "vdiv.f32 s2, s2, s5\n"
         "vdiv.f32 s3, s3, s5\n"
-        "vstmia %[s]!, {s0-s3}\n"
-        ".irp i, 0, 1, 2, 3\n"
-        "vcmp.f32 s\\i, s4\n"
-        "vmrs APSR_nzcv, fpscr\n"
-        "it gt\n"
-        "vmovgt.f32 s4, s\\i\n"
-        ".endr\n"
+        "vstmia %[s]!, {s0-s3}\n" STF_M4F_MAX_S4("s0") STF_M4F_MAX_S4("s1") STF_M4F_MAX_S4("s2") STF_M4F_MAX_S4("s3")
         "subs %[c4], %[c4], #1\n"
         "bne 1b\n"
         "2:\n"
@@ -129,11 +127,7 @@ struct Attention {
         "3:\n"
         "vldmia %[s], {s0}\n"
         "vdiv.f32 s0, s0, s5\n"
-        "vstmia %[s]!, {s0}\n"
-        "vcmp.f32 s0, s4\n"
-        "vmrs APSR_nzcv, fpscr\n"
-        "it gt\n"
-        "vmovgt.f32 s4, s0\n"
+        "vstmia %[s]!, {s0}\n" STF_M4F_MAX_S4("s0")
         "subs %[cnt], %[cnt], #1\n"
         "bne 3b\n"
         "4:\n"

@@ -44,6 +44,14 @@ struct ProductInt8;  // kernels/product/int8.hpp: quantize_row, dequantize, acti
 
 namespace cortex_m4f {
 
+// Four floats from x (post-incremented) times inv, rounded by vcvtr, as int32 in e, f (the first
+// two) and g, h (quantize_bytes, quantize_expanded: operands x, inv, e, f, g, h).
+#define STF_M4_ROUND4                                                                                   \
+  "vldmia %[x]!, {s0-s3}\n\tvmul.f32 s0, s0, %[inv]\n\tvmul.f32 s1, s1, %[inv]\n\t"                     \
+  "vmul.f32 s2, s2, %[inv]\n\tvmul.f32 s3, s3, %[inv]\n\tvcvtr.s32.f32 s0, s0\n\t"                      \
+  "vcvtr.s32.f32 s1, s1\n\tvcvtr.s32.f32 s2, s2\n\tvcvtr.s32.f32 s3, s3\n\tvmov %[e], %[f], s0, s1\n\t" \
+  "vmov %[g], %[h], s2, s3\n\t"
+
 /// The Cortex-M4F/M7 w8a8 linear (see the file's comment).
 template <class Tag>
 struct ProductInt8 {
@@ -114,30 +122,18 @@ struct ProductInt8 {
   static void quantize_bytes(const float* x, index_t n, float inv, std::int8_t* q) {
     if (index_t quads = n / 4) {
       std::int32_t e, f, g, h;
-      asm volatile(
-          "1:\n\t"
-          "vldmia %[x]!, {s0-s3}\n\t"
-          "vmul.f32 s0, s0, %[inv]\n\t"
-          "vmul.f32 s1, s1, %[inv]\n\t"
-          "vmul.f32 s2, s2, %[inv]\n\t"
-          "vmul.f32 s3, s3, %[inv]\n\t"
-          "vcvtr.s32.f32 s0, s0\n\t"
-          "vcvtr.s32.f32 s1, s1\n\t"
-          "vcvtr.s32.f32 s2, s2\n\t"
-          "vcvtr.s32.f32 s3, s3\n\t"
-          "vmov %[e], %[f], s0, s1\n\t"
-          "vmov %[g], %[h], s2, s3\n\t"
-          "pkhbt %[e], %[e], %[g], lsl #16\n\t"  // (q0, q2) in the halves
-          "pkhbt %[f], %[f], %[h], lsl #16\n\t"  // (q1, q3)
-          "uxtb16 %[e], %[e]\n\t"                // bytes 0 and 2: q0, q2
-          "uxtb16 %[f], %[f]\n\t"
-          "orr %[e], %[e], %[f], lsl #8\n\t"  // q0, q1, q2, q3
-          "str %[e], [%[q]], #4\n\t"
-          "subs %[n], %[n], #1\n\t"
-          "bne 1b"
-          : [x] "+r"(x), [q] "+r"(q), [n] "+r"(quads), [e] "=&r"(e), [f] "=&r"(f), [g] "=&r"(g), [h] "=&r"(h)
-          : [inv] "t"(inv)
-          : "s0", "s1", "s2", "s3", "cc", "memory");
+      asm volatile("1:\n\t" STF_M4_ROUND4
+                   "pkhbt %[e], %[e], %[g], lsl #16\n\t"  // (q0, q2) in the halves
+                   "pkhbt %[f], %[f], %[h], lsl #16\n\t"  // (q1, q3)
+                   "uxtb16 %[e], %[e]\n\t"                // bytes 0 and 2: q0, q2
+                   "uxtb16 %[f], %[f]\n\t"
+                   "orr %[e], %[e], %[f], lsl #8\n\t"  // q0, q1, q2, q3
+                   "str %[e], [%[q]], #4\n\t"
+                   "subs %[n], %[n], #1\n\t"
+                   "bne 1b"
+                   : [x] "+r"(x), [q] "+r"(q), [n] "+r"(quads), [e] "=&r"(e), [f] "=&r"(f), [g] "=&r"(g), [h] "=&r"(h)
+                   : [inv] "t"(inv)
+                   : "s0", "s1", "s2", "s3", "cc", "memory");
     }
     for (index_t i = 0; i < n % 4; ++i) q[i] = static_cast<std::int8_t>(round_int(x[i] * inv));
   }
@@ -190,27 +186,15 @@ struct ProductInt8 {
     index_t full = n / 4;
     if (full > 0) {
       std::int32_t e, f, g, h;
-      asm volatile(
-          "1:\n\t"
-          "vldmia %[x]!, {s0-s3}\n\t"
-          "vmul.f32 s0, s0, %[inv]\n\t"
-          "vmul.f32 s1, s1, %[inv]\n\t"
-          "vmul.f32 s2, s2, %[inv]\n\t"
-          "vmul.f32 s3, s3, %[inv]\n\t"
-          "vcvtr.s32.f32 s0, s0\n\t"
-          "vcvtr.s32.f32 s1, s1\n\t"
-          "vcvtr.s32.f32 s2, s2\n\t"
-          "vcvtr.s32.f32 s3, s3\n\t"
-          "vmov %[e], %[f], s0, s1\n\t"
-          "vmov %[g], %[h], s2, s3\n\t"
-          "pkhbt %[e], %[e], %[g], lsl #16\n\t"
-          "pkhbt %[f], %[f], %[h], lsl #16\n\t"
-          "strd %[e], %[f], [%[y]], %[st]\n\t"
-          "subs %[n], %[n], #1\n\t"
-          "bne 1b"
-          : [x] "+r"(x), [y] "+r"(y), [n] "+r"(full), [e] "=&r"(e), [f] "=&r"(f), [g] "=&r"(g), [h] "=&r"(h)
-          : [inv] "t"(inv), [st] "n"(4 * S)
-          : "s0", "s1", "s2", "s3", "cc", "memory");
+      asm volatile("1:\n\t" STF_M4_ROUND4
+                   "pkhbt %[e], %[e], %[g], lsl #16\n\t"
+                   "pkhbt %[f], %[f], %[h], lsl #16\n\t"
+                   "strd %[e], %[f], [%[y]], %[st]\n\t"
+                   "subs %[n], %[n], #1\n\t"
+                   "bne 1b"
+                   : [x] "+r"(x), [y] "+r"(y), [n] "+r"(full), [e] "=&r"(e), [f] "=&r"(f), [g] "=&r"(g), [h] "=&r"(h)
+                   : [inv] "t"(inv), [st] "n"(4 * S)
+                   : "s0", "s1", "s2", "s3", "cc", "memory");
     }
     if (const index_t rest = n % 4) {  // the last quad, zeros from n on
       std::int32_t qv[4] = {};
