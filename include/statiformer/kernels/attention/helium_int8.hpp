@@ -450,9 +450,11 @@ struct AttentionInt8 {
   /// quantized into w[0, 32) (zeros from e on); returns their scale s_b.
   static float weights(const float* p, const float* sv, index_t e, index_t nb, std::int8_t* w) {
     alignas(16) float x[B];
+    // the vectors that hold keys below e; past them every weight is 0 (their x would be 0 · 0)
+    const index_t ev = (e + 3) / 4 * 4;
     float32x4_t mx = vdupq_n_f32(0.0f);
-    for (index_t i = 0; i < B; i += 4) {
-      const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(e > i ? e - i : 0));
+    for (index_t i = 0; i < ev; i += 4) {
+      const mve_pred16_t pr = vctp32q(static_cast<std::uint32_t>(e - i));
       const float32x4_t xi = vmulq_f32(vld1q_f32(p + i), vldrwq_z_f32(sv + i, pr));
       mx = vmaxnmq_f32(mx, xi);
       vst1q_f32(x + i, xi);
@@ -465,10 +467,11 @@ struct AttentionInt8 {
       return s;
     }
     const float inv = 127.0f / a;
-    for (index_t i = 0; i < B; i += 4) {
+    for (index_t i = 0; i < ev; i += 4) {
       const int32x4_t qi = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + i), inv));  // (ties to even; |q| <= 127)
       vstrbq_s32(w + i, qi);
     }
+    for (index_t i = ev; i < B; i += 4) vstrbq_s32(w + i, vdupq_n_s32(0));
     return a / 127.0f;
   }
 
