@@ -189,7 +189,6 @@ struct AttentionInt8 {
     std::uint32_t m = 0;  // max of the bits << 1
     if (index_t quads = n / 4) {
       std::uint32_t a, b, c, d;
-#define STF_M4_MAX(R) "cmp %[m], %[" R "], lsl #1\n\tit lo\n\tlsllo %[m], %[" R "], #1\n\t"
       asm volatile("1:\n\t"
                    "vldmia %[e]!, {s0-s3}\n\t"
                    "vldmia %[sv]!, {s4-s7}\n\t"
@@ -199,14 +198,14 @@ struct AttentionInt8 {
                    "vmul.f32 s3, s3, s7\n\t"
                    "vstmia %[p]!, {s0-s3}\n\t"
                    "vmov %[a], %[b], s0, s1\n\t"
-                   "vmov %[c], %[d], s2, s3\n\t" STF_M4_MAX("a") STF_M4_MAX("b") STF_M4_MAX("c") STF_M4_MAX("d")
+                   "vmov %[c], %[d], s2, s3\n\t" STF_M4_MAX_BITS("a") STF_M4_MAX_BITS("b")
+                       STF_M4_MAX_BITS("c") STF_M4_MAX_BITS("d")
                    "subs %[n], %[n], #1\n\t"
                    "bne 1b"
                    : [m] "+r"(m), [e] "+r"(e), [sv] "+r"(sv), [p] "+r"(p), [n] "+r"(quads), [a] "=&r"(a), [b] "=&r"(b),
                      [c] "=&r"(c), [d] "=&r"(d)
                    :
                    : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "cc", "memory");
-#undef STF_M4_MAX
     }
     for (index_t i = 0; i < n % 4; ++i) {
       const float y = e[i] * sv[i];

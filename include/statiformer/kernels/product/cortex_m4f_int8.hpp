@@ -51,6 +51,9 @@ namespace cortex_m4f {
   "vmul.f32 s2, s2, %[inv]\n\tvmul.f32 s3, s3, %[inv]\n\tvcvtr.s32.f32 s0, s0\n\t"                      \
   "vcvtr.s32.f32 s1, s1\n\tvcvtr.s32.f32 s2, s2\n\tvcvtr.s32.f32 s3, s3\n\tvmov %[e], %[f], s0, s1\n\t" \
   "vmov %[g], %[h], s2, s3\n\t"
+// m = the operand R's bits shifted left by one where that is larger (max_abs_bits and the int8
+// attention's weights_max: the maximum of |x| on the bits, operand m).
+#define STF_M4_MAX_BITS(R) "cmp %[m], %[" R "], lsl #1\n\tit lo\n\tlsllo %[m], %[" R "], #1\n\t"
 
 /// The Cortex-M4F/M7 w8a8 linear (see the file's comment).
 template <class Tag>
@@ -84,35 +87,26 @@ struct ProductInt8 {
   /// generic::ProductInt8::quantize_row(x, n, q) (zeros to the quad's end) where max_bits is
   /// max |x[i]| as bits (the sign cleared): the same bits; the common case (finite, at least
   /// kMinQuantizedMax: 127 / max finite, no clamp) with vcvtr, else quantize_row itself.
-  static float quantize_max(const float* x, index_t n, std::uint32_t max_bits, std::int8_t* q) {
+  /// pad = false: exactly q[0, n) (quantize_row's).
+  static float quantize_max(const float* x, index_t n, std::uint32_t max_bits, std::int8_t* q, bool pad = true) {
     float a;
     std::memcpy(&a, &max_bits, 4);
     if (max_bits < 0x7F800000u && a >= kMinQuantizedMax) {
       quantize_bytes(x, n, 127.0f / a, q);
-      for (index_t i = n; i < quad_padded(n); ++i) q[i] = 0;
+      if (pad)
+        for (index_t i = n; i < quad_padded(n); ++i) q[i] = 0;
       return a / 127.0f;
     }
-    return generic::ProductInt8<Tag>::quantize_row(x, n, q, true);
+    return generic::ProductInt8<Tag>::quantize_row(x, n, q, pad);
   }
 
   /// Kernels::quantize_rows (kernels/api.hpp; the int8 attention's Q, K and V rows per head):
-  /// generic::ProductInt8::quantize_row(x, k, q, false) of each row, exactly k bytes, with
-  /// max_abs_bits and quantize_bytes in the common case (quantize_max's): the same bits.
+  /// generic::ProductInt8::quantize_row(x, k, q, false) of each row, exactly k bytes: quantize_max
+  /// with max_abs_bits, the same bits.
   static void quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
                             float* s) {
-    for (index_t r = 0; r < rows; ++r) {
-      const float* xr = x + r * ldx;
-      std::int8_t* qr = q + r * ldq;
-      const std::uint32_t mb = max_abs_bits(xr, k);
-      float a;
-      std::memcpy(&a, &mb, 4);
-      if (mb < 0x7F800000u && a >= kMinQuantizedMax) {
-        quantize_bytes(xr, k, 127.0f / a, qr);
-        s[r] = a / 127.0f;
-      } else {
-        s[r] = generic::ProductInt8<Tag>::quantize_row(xr, k, qr, false);
-      }
-    }
+    for (index_t r = 0; r < rows; ++r)
+      s[r] = quantize_max(x + r * ldx, k, max_abs_bits(x + r * ldx, k), q + r * ldq, false);
   }
 
   /// q[i] = round_int(x[i] · inv) for i < n, exactly n bytes (|x[i] · inv| ≤ 127 · (1 + 2⁻²⁴)²: no
@@ -146,19 +140,13 @@ struct ProductInt8 {
     std::uint32_t m = 0;  // max of the bits << 1
     if (index_t quads = n / 4) {
       register std::uint32_t a asm("r2"), b asm("r3"), c asm("r4"), d asm("r5");
-#define STF_M4_MAX(R) \
-  "cmp    %[m], %[" R \
-  "], lsl #1\n\t"     \
-  "it     lo\n\t"     \
-  "lsllo  %[m], %[" R "], #1\n\t"
       asm volatile("1:\n\t"
-                   "ldmia  %[x]!, {%[a], %[b], %[c], %[d]}\n\t" STF_M4_MAX("a") STF_M4_MAX("b") STF_M4_MAX("c")
-                       STF_M4_MAX("d") "subs   %[n], %[n], #1\n\t"
+                   "ldmia  %[x]!, {%[a], %[b], %[c], %[d]}\n\t" STF_M4_MAX_BITS("a") STF_M4_MAX_BITS("b")
+                       STF_M4_MAX_BITS("c") STF_M4_MAX_BITS("d") "subs   %[n], %[n], #1\n\t"
                                        "bne    1b"
                    : [m] "+r"(m), [x] "+r"(x), [n] "+r"(quads), [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c), [d] "=&r"(d)
                    :
                    : "cc", "memory");
-#undef STF_M4_MAX
     }
     for (index_t i = 0; i < n % 4; ++i) {
       std::uint32_t v;
