@@ -76,6 +76,7 @@ import sys
 
 import torch
 
+import calibrate as calibrate_mod
 import stf_torch
 
 LAYOUT_FORMAT = "statiformer"
@@ -306,7 +307,9 @@ def format_flags(quantize):
     """The command-line flags that give `quantize` (for the generated headers' first line)."""
     if not quantize:
         return ""
-    return f" --quantize {quantize}" + (" --int8-attention" if int8_attention(quantize) else "")
+    calibrated = getattr(quantize, "calibrated", 0)
+    return (f" --quantize {quantize}" + (" --int8-attention" if int8_attention(quantize) else "") +
+            (f" --calibrate ({calibrated} inputs)" if calibrated else ""))
 
 
 def format_options(quantize):
@@ -345,10 +348,10 @@ def _scale_owner(name):
     return name[:-len("_scale")] if name.endswith(".weight_scale") else None
 
 
-def match(schema, mapped, allow_cast=False, allow_non_finite=False):
+def match(schema, mapped, allow_cast=False, allow_non_finite=False, calibration=None):
     """[(entry, stored tensor)] in schema order, or ExportError listing every problem. An I8 entry
     (an int8 model's weight, kernels/QUANTIZATION.md) gets the float weight quantized, its
-    `<name>_scale` entry the scales."""
+    `<name>_scale` entry the scales; rounded with `calibration` (tools/calibrate.py) where given."""
     problems = []
     by_name = {}
     for name, key, tensor in mapped:
@@ -396,7 +399,7 @@ def match(schema, mapped, allow_cast=False, allow_non_finite=False):
             if not bool(torch.isfinite(tensor).all()):
                 problems.append(f"value: {src} holds NaN or Inf: it cannot be quantized")
                 continue
-            q, s = stf_torch.quantize_weight(tensor)
+            q, s = calibration.quantize(tensor) if calibration else stf_torch.quantize_weight(tensor)
             t = stf_torch.quad_order(q, entry.get("panel", stf_torch.WEIGHT_PANEL)).reshape(entry["stored_shape"])
             scales[name] = s
             out.append((entry, t))
@@ -1096,14 +1099,50 @@ def model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source, 
     return "".join(out)
 
 
+def _calibration(calibrate, module, spec, seq_len, start_token=1):
+    """A calibrate.Calibration of `module` over the inputs `calibrate` (a path, or the inputs), or None."""
+    if calibrate is None:
+        return None
+    try:
+        if isinstance(calibrate, (str, os.PathLike)):
+            inputs = calibrate_mod.load(calibrate, spec, seq_len)
+        else:
+            inputs = calibrate_mod.check(calibrate, spec, seq_len)
+    except calibrate_mod.CalibrationError as e:
+        raise ExportError(e.problems) from None
+    return calibrate_mod.Calibration(module, spec, inputs, start_token)
+
+
+def match_calibrated(schema, mapped, calibration, quantize):
+    """match(), the int8 weights rounded by `calibration` where that lowers the simulated int8 model's rms
+    error on the calibration inputs (calibration.chosen says which rounding was kept)."""
+    tensors = match(schema, mapped, calibration=calibration)
+    if calibration is not None:
+        calibration.result = calibration.report(quantize)
+        if calibration.result["calibrated"][1] > calibration.result["nearest"][1]:
+            calibration.chosen = "nearest"
+            tensors = match(schema, mapped)
+        elif isinstance(quantize, Int8Format):
+            quantize.calibrated = len(calibration.inputs)  # (format_flags: the header's first line)
+    return tensors
+
+
+def _report(calibration, quantize, report):
+    if calibration is not None and report is not None:
+        report.append(calibrate_mod.report_text(calibration.result, len(calibration.inputs), calibration.chosen))
+
+
 def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetensors=None, tgt_len=None,
-               start_token=None, prompt=None, new_tokens=None, quantize=None, int8_attention=False, tokens=None):
+               start_token=None, prompt=None, new_tokens=None, quantize=None, int8_attention=False, tokens=None,
+               calibrate=None, report=None):
     """--emit-model: the whole path. Returns (spec, schema, max |PyTorch output|), for a decoder-only
     model (spec, schema, its reference: emit_decoder_only). tgt_len, start_token (default 1): the
     encoder-decoder's; prompt, new_tokens: the decoder-only model's; tokens: the per-token classifier's
     test input (its valid tokens, at most seq_len; default: seeded random tokens, all valid).
     int8_attention: with quantize "w8a8", the layers' attention products int8 too
-    (LayerOptions::int8_attention)."""
+    (LayerOptions::int8_attention). calibrate: with quantize, a file of calibration inputs (or the
+    inputs, a tensor or a list of tensors; tools/calibrate.py): the int8 weights rounded over their
+    inputs' statistics; `report` (a list) receives its report line."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name or ""):
         raise ExportError([f"--emit-model {name!r}: a C++ identifier is needed (the header's namespace)"])
     if not isinstance(seq_len, int) or seq_len < 1:
@@ -1129,23 +1168,38 @@ def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetenso
     if int8_attention and quantize != "w8a8":
         raise ExportError([f"--int8-attention: an option of --quantize w8a8 (int8 inputs of every product), not "
                            f"{'float32' if quantize is None else quantize}"])
+    if calibrate is not None and quantize is None:
+        raise ExportError(["--calibrate: an option of --quantize (it rounds the int8 weights)"])
     if quantize is not None:
         quantize = Int8Format(quantize, int8_attention)
     if is_decoder_only(module):
-        return emit_decoder_only(module, state, name, seq_len, header, seed, safetensors, source, prompt, new_tokens,
-                                 quantize)
+        calibration = _calibration(calibrate, module, describe_decoder_only(module, seq_len), seq_len)
+        out = emit_decoder_only(module, state, name, seq_len, header, seed, safetensors, source, prompt, new_tokens,
+                                quantize, calibration)
+        _report(calibration, quantize, report)
+        return out
     if prompt is not None or new_tokens is not None:
         raise ExportError([f"--prompt-tokens/--new-tokens: for a decoder-only model, not {type(module).__name__}"])
     spec = describe_module(module)
     _check_expressible(spec)
     if spec["kind"] == "encdec":
-        return emit_encdec(module, spec, state, name, seq_len, tgt_len, 1 if start_token is None else start_token,
-                           header, seed, source, safetensors, quantize)
+        start = 1 if start_token is None else start_token
+        calibration = _calibration(calibrate, module, dict(spec, tgt_len=seq_len if tgt_len is None else tgt_len),
+                                   seq_len, start)
+        out = emit_encdec(module, spec, state, name, seq_len, tgt_len, start, header, seed, source, safetensors,
+                          quantize, calibration)
+        _report(calibration, quantize, report)
+        return out
     if spec["kind"] == "classifier":
-        return emit_classifier(module, spec, state, name, seq_len, header, seed, source, safetensors, quantize,
-                               tokens)
+        calibration = _calibration(calibrate, module, spec, seq_len)
+        out = emit_classifier(module, spec, state, name, seq_len, header, seed, source, safetensors, quantize,
+                              tokens, calibration)
+        _report(calibration, quantize, report)
+        return out
+    calibration = _calibration(calibrate, module, spec, seq_len)
     schema = derived_schema(spec, seq_len, name, quantize)
-    tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
+    tensors = match_calibrated(schema, map_names(state, BUILTIN_MAPS["torch"]), calibration, quantize)
+    _report(calibration, quantize, report)
     x, y = reference_io(module, spec, seq_len, seed)
     text = model_header_text(name, spec, seq_len, tensors, schema, x, y, seed, source, quantize)
     with open(header, "w", newline="\n") as f:
@@ -1426,7 +1480,7 @@ def encdec_header_text(name, spec, src_len, tensors, schema, src, tokens, logpro
 
 
 def emit_encdec(module, spec, state, name, src_len, tgt_len, start_token, header, seed, source, safetensors,
-                quantize=None):
+                quantize=None, calibration=None):
     """--emit-model for a TorchEncoderDecoder. Returns (spec, schema, max |PyTorch log-prob|). quantize: the
     layers' int8 number format (the reference stays PyTorch's float model)."""
     tgt_len = src_len if tgt_len is None else tgt_len
@@ -1436,7 +1490,7 @@ def emit_encdec(module, spec, state, name, src_len, tgt_len, start_token, header
         raise ExportError([f"--start-token {start_token}: not in the target vocabulary [0, {spec['tgt_vocab']})"])
     spec = dict(spec, tgt_len=tgt_len)
     schema = derived_encdec_schema(spec, src_len, name, quantize)
-    tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
+    tensors = match_calibrated(schema, map_names(state, BUILTIN_MAPS["torch"]), calibration, quantize)
     src, tokens, logprobs = encdec_reference_io(module, spec, src_len, start_token, seed)
     text = encdec_header_text(name, spec, src_len, tensors, schema, src, tokens, logprobs, seed, source, quantize)
     with open(header, "w", newline="\n") as f:
@@ -1578,11 +1632,11 @@ def classifier_header_text(name, spec, seq_len, tensors, schema, src, valid, y, 
 
 
 def emit_classifier(module, spec, state, name, seq_len, header, seed, source, safetensors, quantize=None,
-                    tokens=None):
+                    tokens=None, calibration=None):
     """--emit-model for a TorchTokenClassifier. Returns (spec, schema, max |PyTorch logit|). quantize: the
     encoder layers' int8 number format (the reference stays PyTorch's float model)."""
     schema = derived_classifier_schema(spec, seq_len, name, quantize)
-    tensors = match(schema, map_names(state, BUILTIN_MAPS["torch"]))
+    tensors = match_calibrated(schema, map_names(state, BUILTIN_MAPS["torch"]), calibration, quantize)
     src, valid, y = classifier_reference_io(module, spec, seq_len, seed, tokens)
     text = classifier_header_text(name, spec, seq_len, tensors, schema, src, valid, y, seed, source, quantize,
                                   seeded=tokens is None)
@@ -1723,7 +1777,6 @@ def decoder_only_reference(module, spec, capacity, seed, prompt=None, new_tokens
     given token ids, else n = max(1, min(8, capacity // 4)) seeded random ones; m: new_tokens, else
     as many as the capacity allows, at most 16. Dropout is switched off (a copy of the module, run
     in train mode: PyTorch's masked fast path is not taken)."""
-    import copy
     v = spec["vocab"]
     if prompt is None:
         gen = torch.Generator().manual_seed(seed)
@@ -1738,13 +1791,7 @@ def decoder_only_reference(module, spec, capacity, seed, prompt=None, new_tokens
     if not 1 <= m <= room:
         raise ExportError([f"--new-tokens {m}: a prompt of {len(prompt)} tokens leaves room for 1 to {room} new tokens "
                            f"in a capacity of {capacity}"])
-    model = copy.deepcopy(module).float()
-    for sub in model.modules():
-        if isinstance(sub, torch.nn.Dropout):
-            sub.p = 0.0
-        if isinstance(sub, torch.nn.MultiheadAttention):
-            sub.dropout = 0.0
-    model.train()
+    model = calibrate_mod.float_copy(module)
     ids = torch.tensor(prompt, dtype=torch.long)
     with torch.no_grad():
         prompt_lp, tokens, step_lp, margin = stf_torch.greedy_generate(model, ids, m)
@@ -1847,14 +1894,14 @@ def decoder_only_header_text(name, spec, capacity, tensors, schema, io_, seed, s
 
 
 def emit_decoder_only(module, state, name, capacity, header, seed, safetensors, source, prompt=None, new_tokens=None,
-                      quantize=None):
+                      quantize=None, calibration=None):
     """--emit-model for a TorchDecoderOnly. Returns (spec, schema, the stored prompt's length). quantize: the
     causal layers' int8 number format (their linears' weights quantized; the reference stays PyTorch's float model)."""
     spec = describe_decoder_only(module, capacity)
     _check_expressible(spec)
     schema = decoder_only_schema(spec, capacity, name, quantize)
     named = [(n, n, t) for n, t in stf_torch.canonical_from_decoder_only(module)]
-    tensors = match(schema, named)
+    tensors = match_calibrated(schema, named, calibration, quantize)
     io_ = decoder_only_reference(module, spec, capacity, seed, prompt, new_tokens)
     text = decoder_only_header_text(name, spec, capacity, tensors, schema, io_, seed, source, prompt is not None,
                                     quantize)
@@ -1899,6 +1946,11 @@ def main(argv=None):
                       help="with --quantize w8a8: the attention's Q·Kᵀ and P·V int8 too, over an int8 K/V cache "
                       "(LayerOptions::int8_attention; kernels/QUANTIZATION.md). Off by default: slower than the float "
                       "attention on every target measured")
+    emit.add_argument("--calibrate", metavar="INPUTS.pt",
+                      help="with --quantize: model inputs (torch.save: token ids [N, L] or a list of 1-D tensors; an "
+                      "encoder's float [N, S, d_model]) over which the int8 weights are rounded (tools/calibrate.py: "
+                      "GPTQ's error-compensating rounding, the scheme's scales); prints the simulated int8 model's "
+                      "error against the float one on them, rounded to nearest and calibrated")
     emit.add_argument("--start-token", type=int,
                       help="the encoder-decoder's start token for the stored greedy decoding (default 1)")
     args = ap.parse_args(argv)
@@ -1912,6 +1964,7 @@ def main(argv=None):
                     else "--emit-model needs --header and --seq-len")
             print(f"export: {what}", file=sys.stderr)
             return 2
+        report = []
         try:
             prompt = None
             if args.prompt_tokens is not None:
@@ -1923,12 +1976,15 @@ def main(argv=None):
             spec, schema, ref = emit_model(args.checkpoint, args.emit_model, args.seq_len, args.header, args.config,
                                            args.seed, args.safetensors, tgt_len=args.tgt_len,
                                            start_token=args.start_token, prompt=prompt, new_tokens=args.new_tokens,
-                                           quantize=args.quantize, int8_attention=args.int8_attention)
+                                           quantize=args.quantize, int8_attention=args.int8_attention,
+                                           calibrate=args.calibrate, report=report)
         except ExportError as e:
             print(f"export: {'; '.join(e.problems)}", file=sys.stderr)
             return 2
         what = (f"{args.quantize}: {sum(math.prod(p['stored_shape']) for p in schema['params'] if p['dtype'] == 'I8')}"
                 f" int8 weights" if args.quantize else f"{schema['param_count']} floats")
+        for line in report:
+            print(f"export: {line}")
         if spec["kind"] == "decoder_only":
             print(f"export: {args.header}: {args.emit_model}::Model = {decoder_only_description(spec)} with a "
                   f"capacity of {args.seq_len}, {what}; test prompt of {len(ref[0])} tokens, "
@@ -1939,6 +1995,9 @@ def main(argv=None):
         return 0
     if args.prompt_tokens is not None or args.new_tokens is not None:
         print("export: --prompt-tokens/--new-tokens are for --emit-model of a decoder-only model", file=sys.stderr)
+        return 2
+    if args.calibrate is not None:
+        print("export: --calibrate is for --emit-model (it runs the module on its inputs)", file=sys.stderr)
         return 2
     if args.int8_attention:
         print("export: --int8-attention is for --emit-model (with a SCHEMA, its model type decides)", file=sys.stderr)

@@ -6,11 +6,14 @@ encoder and decoder layer's linears replaced by q_w * s_w (kernels/QUANTIZATION.
 greedy-decodes the 10,000 held-out sequences (tools/train_demo.py) and lists those decoded otherwise
 than by the float model (compared up to EOS, as tests/e2e/test_demo.cpp does), under three weight
 roundings: the scheme's (max |w| / 127 per channel), per-channel scales minimizing the squared weight
-error (clip ratio 0.5..1.0), and the scheme's with bias correction (b += (W - q_w s_w) E[x], E[x] over
-2,000 training-distribution sequences). For each listed sequence it prints the float model's margin
+error (clip ratio 0.5..1.0), the scheme's with bias correction (b += (W - q_w s_w) E[x], E[x] over
+2,000 training-distribution sequences), and the scheme's scales with the rounding calibrated by
+tools/calibrate.py (export.py --calibrate) over those 2,000 sequences. For each it prints the largest
+and mean |log-probability error| against the float model (teacher-forced over the float model's greedy
+tokens, every held-out sequence and step), and for each listed sequence the float model's margin
 (top-1 minus top-2 log-probability) at the step where the decodings part.
 
-Usage: python3 tools/quant_demo_study.py   (Debian's python3-torch; about two minutes on one core)
+Usage: python3 tools/quant_demo_study.py   (Debian's python3-torch; about five minutes on one core)
 """
 import os
 import random
@@ -20,6 +23,8 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import calibrate  # noqa: E402
+import export  # noqa: E402
 import stf_torch as st  # noqa: E402
 import train_demo as td  # noqa: E402
 
@@ -37,6 +42,8 @@ def main():
         return [tuple(r[:r.index(td.EOS) + 1]) if td.EOS in r else tuple(r) for r in out]
 
     base = decode_all()
+    base_tokens_cache = base_tokens(model, src, valid)
+    base_lp = logprobs_all(model, src, valid, base_tokens_cache)
     orig = {k: v.clone() for k, v in model.state_dict().items()}
     linears = [k for k, v in orig.items() if v.dim() == 2 and "layers" in k and k.endswith("weight")]
     means = input_means(model, held)
@@ -59,8 +66,19 @@ def main():
                 best[better], best_err = d[better], torch.where(better, err, best_err)
         return best
 
+    cal = calibration(model, held)
+
+    def calibrated(w):  # per q/k/v block of a packed in_proj, as export.py stores them
+        parts = w.split(w.shape[1]) if w.shape[0] == 3 * w.shape[1] else [w]
+        out = []
+        for part in parts:
+            q, s = cal.quantize(part)
+            out.append(q.float() * s[:, None])
+        return torch.cat(out)
+
     for name, rounding, correct in [("scheme", scheme, False), ("mse-clipped scales", mse_clipped, False),
-                                    ("scheme + bias correction", scheme, True)]:
+                                    ("scheme + bias correction", scheme, True),
+                                    ("calibrated rounding (tools/calibrate.py)", calibrated, False)]:
         sd = dict(orig)
         for k in linears:
             sd[k] = rounding(orig[k])
@@ -68,13 +86,41 @@ def main():
                 bias_correct(sd, orig, k, means)
         model.load_state_dict(sd)
         out = decode_all()
+        lp = logprobs_all(model, src, valid, base_tokens_cache)
         model.load_state_dict(orig)
         differ = [i for i in range(len(held)) if out[i] != base[i]]
-        print(f"{name}: {len(held) - len(differ)} of {len(held)} decoded as float32")
+        err = (lp - base_lp).abs()
+        print(f"{name}: {len(held) - len(differ)} of {len(held)} decoded as float32; |log-prob error| max "
+              f"{float(err.max()):.3f}, mean {float(err.mean()):.4f}")
         for i in differ[:10]:
             step = next(j for j, (a, b) in enumerate(zip(out[i], base[i])) if a != b)
             print(f"  {''.join(map(str, held[i]))}: parts at output step {step - 1}, "
                   f"float margin {float_margin(model, held[i], base[i], step):.3f}")
+
+
+def base_tokens(model, src, valid):
+    """The float model's greedy tokens [N, TGT_LEN] (batched as decode_all)."""
+    return torch.cat([td.batch_greedy(model, src[i:i + 1000], valid[i:i + 1000]) for i in range(0, len(src), 1000)])
+
+
+def logprobs_all(model, src, valid, tokens):
+    """The model's log-probabilities [N, TGT_LEN - 1, V], teacher-forced over `tokens`."""
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(src), 1000):
+            s, v, ys = src[i:i + 1000], valid[i:i + 1000], tokens[i:i + 1000, :-1]
+            mask = st.padding_mask(v, td.SRC_LEN)
+            o = model.decode(model.encode(s, mask), mask, ys, st.subsequent_mask(ys.size(1)))
+            out.append(model.generator(o))
+    return torch.cat(out)
+
+
+def calibration(model, held):
+    """tools/calibrate.py's Calibration of the model over td.calibration_sources (as export.py --calibrate
+    would take them: one token tensor per source, at its own length)."""
+    spec = dict(export.describe_module(model), tgt_len=td.TGT_LEN)
+    inputs = [torch.tensor(td.encode_pair(s)[0][:len(s)]) for s in td.calibration_sources(held)]
+    return calibrate.Calibration(model, spec, calibrate.check(inputs, spec, td.SRC_LEN), td.BOS)
 
 
 def float_margin(model, digits, decoded, step):
@@ -92,13 +138,7 @@ def input_means(model, held):
     """E[x] of every layer linear's input over 2,000 training-distribution sequences (none held out):
     linear1/linear2 by hooks, in_proj by its query and key/value inputs (out_proj is not reached by
     hooks: MultiheadAttention calls the functional form, so it is left uncorrected)."""
-    rng = random.Random(99)
-    excluded = {tuple(s) for s in held}
-    cal = []
-    while len(cal) < 2000:
-        s = [rng.randrange(10) for _ in range(rng.randint(1, 10))]
-        if len(s) < 5 or tuple(s) not in excluded:
-            cal.append(s)
+    cal = td.calibration_sources(held)
     seen, hooks = {}, []
 
     def keep(key, x):

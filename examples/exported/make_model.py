@@ -4,10 +4,12 @@ nn.TransformerEncoder of 2 pre-norm GELU layers (d_model 16, 4 heads, dim_feedfo
 final LayerNorm, its LayerNorms' weights and biases randomized (PyTorch initializes them to 1 and 0).
 
     /usr/bin/python3 examples/exported/make_model.py OUT.pt [--state-dict SD.pt --config CONFIG.json]
+        [--calibration CAL.pt]
     /usr/bin/python3 examples/exported/make_model.py OUT.pt --decoder-only
 
 OUT.pt: the whole module (torch.save(model)); --state-dict/--config: its state_dict and the
-constructor arguments tools/export.py --config reads. --decoder-only: a seeded decoder-only model
+constructor arguments tools/export.py --config reads; --calibration: 64 seeded inputs [64, 10, 16]
+(N(0, 1), apart from the weights' seed) for tools/export.py --calibrate. --decoder-only: a seeded decoder-only model
 instead, tools/stf_torch.TorchDecoderOnly (vocabulary 23, 2 pre-norm GELU layers of
 nn.TransformerEncoder run with a causal mask, d_model 16, 4 heads, dim_feedforward 40, final norm).
 """
@@ -55,10 +57,11 @@ def main():
     ap.add_argument("out", help="the whole module, torch.save(model)")
     ap.add_argument("--state-dict", help="also its state_dict")
     ap.add_argument("--config", help="also its constructor arguments (JSON)")
+    ap.add_argument("--calibration", help="also 64 seeded inputs [64, 10, 16] for export.py --calibrate")
     ap.add_argument("--decoder-only", action="store_true", help="a decoder-only model (TorchDecoderOnly) instead")
     args = ap.parse_args()
     if args.decoder_only:
-        if args.state_dict or args.config:
+        if args.state_dict or args.config or args.calibration:
             ap.error("--decoder-only writes the whole module only")
         model = make_decoder_only()
         torch.save(model, args.out)
@@ -71,6 +74,9 @@ def main():
     if args.config:
         with open(args.config, "w") as f:
             json.dump(CONFIG, f, indent=1)
+    if args.calibration:
+        gen = torch.Generator().manual_seed(1007)
+        torch.save(torch.randn(64, 10, CONFIG["d_model"], generator=gen), args.calibration)
     print(f"make_model: {args.out}: {sum(p.numel() for p in model.parameters())} parameters")
 
 
