@@ -255,6 +255,7 @@ class Calibration:
         self.rounded = {}  # recorded key -> {"nearest": weight float64, "calibrated": weight float64}
         self.result = None  # report(), once the weights are rounded
         self.chosen = "calibrated"  # the rounding export.match_calibrated kept
+        self.reached = self.quantized = 0  # int8 weights the runs reached (calibrated), of all quantized
 
     def _sources(self, w):
         """The recorded weights (key, row offset) whose rows hold w's values."""
@@ -271,8 +272,10 @@ class Calibration:
         """(q, s) of the float weight w [out, in] (an int8 entry's): calibrated where the model's runs
         reached it, else the scheme's nearest rounding."""
         src = self._sources(w.detach().float())
+        self.quantized += 1
         if not src:
             return stf_torch.quantize_weight(w)
+        self.reached += 1
         h = sum(self.linears.grams[k][1] for k, _ in src)
         prev = torch.get_num_threads()
         torch.set_num_threads(1)
@@ -316,7 +319,7 @@ class Calibration:
         return res
 
 
-def report_text(res, n_inputs, chosen):
+def report_text(res, n_inputs, chosen, reached=None, quantized=None):
     def one(which):
         rel, rms, agree = res[which]
         return (f"{which} {100 * rel:.3g} % / {100 * rms:.3g} %" +
@@ -324,4 +327,5 @@ def report_text(res, n_inputs, chosen):
     if not math.isfinite(res["calibrated"][0]):
         return f"calibration on {n_inputs} inputs: the simulated int8 model's output is not finite"
     return (f"calibration on {n_inputs} inputs, int8 simulated, max |error| / max |float| and rms error / rms float: "
-            f"{one('nearest')}, {one('calibrated')}; written: {chosen}")
+            f"{one('nearest')}, {one('calibrated')}; written: {chosen}" +
+            ("" if quantized is None else f" ({reached} of {quantized} int8 weights reached by the inputs)"))

@@ -1129,7 +1129,8 @@ def match_calibrated(schema, mapped, calibration, quantize):
 
 def _report(calibration, quantize, report):
     if calibration is not None and report is not None:
-        report.append(calibrate_mod.report_text(calibration.result, len(calibration.inputs), calibration.chosen))
+        report.append(calibrate_mod.report_text(calibration.result, len(calibration.inputs), calibration.chosen,
+                                                calibration.reached, calibration.quantized))
 
 
 def emit_model(checkpoint, name, seq_len, header, config=None, seed=0, safetensors=None, tgt_len=None,

@@ -1111,7 +1111,7 @@ class Calibrate(unittest.TestCase):
                               report=rep)
             self.assertEqual(len(rep), 1)
             self.assertRegex(rep[0], r"calibration on 16 inputs.*nearest [0-9.]+ % / [0-9.]+ %, calibrated "
-                             r"[0-9.]+ % / [0-9.]+ %; written: calibrated")
+                             r"[0-9.]+ % / [0-9.]+ %; written: calibrated \(12 of 12 int8 weights reached")
             with open(self.tmp.path(f"m{i}.hpp")) as f:
                 texts.append(f.read())
         self.assertEqual(texts[0], texts[1])
@@ -1150,7 +1150,8 @@ class Calibrate(unittest.TestCase):
                    for _ in range(12)]
             rep = []
             export.emit_model(model, "m", n, self.tmp.path("t.hpp"), quantize="w8a8", calibrate=cal, report=rep, **kw)
-            self.assertRegex(rep[0], r"top-1 as float [0-9.]+ %.*written: (calibrated|nearest)")
+            # every int8 weight reached (q, k, v of a packed in_proj matched to their inputs' rows)
+            self.assertRegex(rep[0], r"top-1 as float [0-9.]+ %.*written: (calibrated|nearest) \((\d+) of \2 int8")
 
     def test_inputs_that_do_not_fit_are_refused_and_nothing_is_written(self):
         hpp = self.tmp.path("err.hpp")
