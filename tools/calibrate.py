@@ -10,7 +10,7 @@ and the run time arithmetic are unchanged; only which integer each weight gets d
 round-half-to-even. A column whose inputs were all zero is rounded to nearest.
 
 INPUTS.pt (torch.save) holds model inputs, which are checked against the model first (every
-problem is reported, nothing is written):
+problem is reported, the first eight by name, and nothing is written):
   token models (encoder-decoder sources, classifier inputs, decoder-only prompts): a 2-D integer
       tensor [N, L] or a list of 1-D integer tensors, 1 <= L <= --seq-len, ids within the vocabulary;
   encoder layers and stacks: a float tensor [N, S, d_model] or [S, d_model], or a list of [S, d_model]

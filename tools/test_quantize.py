@@ -2,11 +2,12 @@
 """The int8 number formats against PyTorch's float modules: issue 23's accuracy table, as a test.
 
 For each case (an nn.TransformerEncoderLayer or nn.TransformerEncoder with PyTorch's own seeded
-initialization) and each format (f32 for scale, w8a32, w8a8), `tools/export.py --emit-model
---quantize FMT` writes the C++ model; one C++ program (compiled once, the portable scalar kernels:
-every target gives the same bits) runs every model on inputs that took no part in making it (no
-calibration exists: the activation scales are per row, at run time), and compares with PyTorch's
-float output: the largest |C++ - PyTorch| relative to max |PyTorch|, and the smallest per-row cosine.
+initialization) and each format (f32 for scale, w8a32, w8a8, and both again with `--calibrate` over
+CALIBRATION seeded inputs: w8a32_cal, w8a8_cal), `tools/export.py --emit-model --quantize FMT` writes
+the C++ model; one C++ program (compiled once, the portable scalar kernels: every target gives the
+same bits) runs every model on inputs that took no part in making it (the activation scales are per
+row, at run time; the calibration inputs only round the weights), and compares with PyTorch's float
+output: the largest |C++ - PyTorch| relative to max |PyTorch|, and the smallest per-row cosine.
 
 Targets (issue 23): w8a8 <= 2 % and every row's cosine >= 0.999; w8a32 <= 0.5 % and >= 0.9999.
 Exit status 1 if one is missed (the table says which), 2 if the program does not build or run.

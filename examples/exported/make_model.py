@@ -9,8 +9,8 @@ final LayerNorm, its LayerNorms' weights and biases randomized (PyTorch initiali
 
 OUT.pt: the whole module (torch.save(model)); --state-dict/--config: its state_dict and the
 constructor arguments tools/export.py --config reads; --calibration: 64 seeded inputs [64, 10, 16]
-(N(0, 1), apart from the weights' seed) for tools/export.py --calibrate. --decoder-only: a seeded decoder-only model
-instead, tools/stf_torch.TorchDecoderOnly (vocabulary 23, 2 pre-norm GELU layers of
+(N(0, 1), apart from the weights' seed) for tools/export.py --calibrate. --decoder-only: a seeded
+decoder-only model instead, tools/stf_torch.TorchDecoderOnly (vocabulary 23, 2 pre-norm GELU layers of
 nn.TransformerEncoder run with a causal mask, d_model 16, 4 heads, dim_feedforward 40, final norm).
 """
 
