@@ -1,6 +1,8 @@
 // statiformer — matrix products on Cortex-M55 (Helium / MVE), part: the int8 number format
 // (kernels/QUANTIZATION.md). The w8a8 linear of the mve variant (selected by
-// kernels/product/select.hpp's ProductInt8Select; the generic one is kernels/product/int8.hpp):
+// kernels/product/select.hpp's ProductInt8Select; the generic one is kernels/product/int8.hpp), and
+// the w8a32 linear's two vector steps around the float product (convert_w8a32, epilogue_w8a32;
+// ProductInt8Select::W8a32). The w8a8 linear:
 //  - MVE has no per-lane 4-byte dot product; its one 16-multiply-add instruction is vmladava.s8,
 //    which sums all 16 byte products of two vectors into a general-purpose register. So a vector
 //    holds 16 consecutive k of one row (a plain vldrb of the quantized row) against 16
@@ -69,6 +71,44 @@ struct ProductInt8 {
 
   static std::uint32_t address_of(const void* p) {
     return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p));
+  }
+
+  /// The w8a32 linear's chunk conversion (generic::ProductInt8::linear_w8a32): `quads` whole k-quads
+  /// of a weight panel `width` outputs wide (quad i's bytes at w + 4·width·i, output o's four at
+  /// 4·o), outputs [0, cw), into sq[(4·i + j)·cw + o] = float(w[4·i + j][o]) (exact). Per four outputs
+  /// and k: one gather of their bytes (vldrb.s32 at offsets 0, 4, 8, 12), one vcvt, one store; the
+  /// last 1-3 outputs of a row predicated (the generic loop: about 8 instructions per weight).
+  static void convert_w8a32(const std::int8_t* w, index_t width, index_t cw, index_t quads, float* sq) {
+    const uint32x4_t offsets = vidupq_n_u32(0, 4);
+    const index_t full = cw / 4 * 4;
+    const mve_pred16_t tail = vctp32q(static_cast<std::uint32_t>(cw - full));
+    for (index_t i = 0; i < quads; ++i, w += 4 * width)
+      for (index_t j = 0; j < 4; ++j, sq += cw) {
+        const std::int8_t* b = w + j;
+        for (index_t o = 0; o < full; o += 4)
+          vstrwq_f32(sq + o, vcvtq_f32_s32(vldrbq_gather_offset_s32(b + 4 * o, offsets)));
+        if (full < cw)
+          vstrwq_p_f32(sq + full, vcvtq_f32_s32(vldrbq_gather_offset_z_s32(b + 4 * full, offsets, tail)), tail);
+      }
+  }
+
+  /// The w8a32 linear's epilogue over one row (generic::ProductInt8::w8a32_epilogue before its
+  /// activation): y = fma(acc, s_w, bias) (vfma: fused, the scalar bits), acc · s_w without a bias,
+  /// four outputs at a time, the last 1-3 predicated (the scalar loop: 6 instructions per output).
+  [[gnu::noinline]] static void epilogue_w8a32(float* y, const float* s_w, const float* bias, index_t out) {
+    const index_t full = out / 4 * 4;
+    index_t o = 0;
+    if (bias) {
+      for (; o < full; o += 4)
+        vstrwq_f32(y + o, vfmaq_f32(vldrwq_f32(bias + o), vldrwq_f32(y + o), vldrwq_f32(s_w + o)));
+    } else {
+      for (; o < full; o += 4) vstrwq_f32(y + o, vmulq_f32(vldrwq_f32(y + o), vldrwq_f32(s_w + o)));
+    }
+    if (o < out) {
+      const mve_pred16_t p = vctp32q(static_cast<std::uint32_t>(out - o));
+      const float32x4_t acc = vldrwq_z_f32(y + o, p), s = vldrwq_z_f32(s_w + o, p);
+      vstrwq_p_f32(y + o, bias ? vfmaq_f32(vldrwq_z_f32(bias + o, p), acc, s) : vmulq_f32(acc, s), p);
+    }
   }
 
   /// ref::quantize_row into q[0, quad_padded(k)) (zeros from k on; pad = false: exactly q[0, k));

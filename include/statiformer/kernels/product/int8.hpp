@@ -142,7 +142,12 @@ struct ProductInt8 : Elementwise<Tag> {
         const index_t kc = in - k0 < kW8A32ChunkK ? in - k0 : kW8A32ChunkK;
         for (index_t c0 = 0; c0 < width; c0 += kW8A32ChunkWidth) {  // outputs [c0, c0 + cw) of the panel
           const index_t cw = width - c0 < kW8A32ChunkWidth ? width - c0 : kW8A32ChunkWidth;
-          for (index_t q = 0; q < kc; q += kQuadK) {  // k0 + q starts a quad: its bytes are [o][k % 4]
+          index_t q0 = 0;  // the quads the target's own conversion took
+          if constexpr (!std::is_void_v<typename ProductInt8Select<Tag>::W8a32>) {
+            q0 = kc / kQuadK * kQuadK;
+            ProductInt8Select<Tag>::W8a32::convert_w8a32(wp + k0 * width + 4 * c0, width, cw, kc / kQuadK, scratch);
+          }
+          for (index_t q = q0; q < kc; q += kQuadK) {  // k0 + q starts a quad: its bytes are [o][k % 4]
             const std::int8_t* wq = wp + (k0 + q) * width + 4 * c0;
             float* sq = scratch + q * cw;
             if (kc - q >= kQuadK) {
@@ -169,7 +174,9 @@ struct ProductInt8 : Elementwise<Tag> {
 
   /// y = fma(acc, s_w, bias) (acc · s_w without a bias), then act, over one row of outputs.
   static void w8a32_epilogue(float* yr, const float* s_w, const float* bias, index_t out, Fuse act) {
-    if (bias)
+    if constexpr (!std::is_void_v<typename ProductInt8Select<Tag>::W8a32>)
+      ProductInt8Select<Tag>::W8a32::epilogue_w8a32(yr, s_w, bias, out);
+    else if (bias)
       for (index_t o = 0; o < out; ++o) yr[o] = std::fma(yr[o], s_w[o], bias[o]);
     else
       for (index_t o = 0; o < out; ++o) yr[o] = yr[o] * s_w[o];

@@ -94,12 +94,16 @@ extern bool int8_allow_vnni;
 ///                 sadalp, tiles of 4 rows × 8 outputs (armv7: 2 × 8); chosen at compile time
 ///                 (kernels/product/neon_int8.hpp).
 /// `Linear` is the struct that provides linears_w8a8 (Kernels::linear_w8a8 is its call with one
-/// linear), void where the generic code runs.
+/// linear), void where the generic code runs; `QuantizeRows` its quantize_rows; `W8a32` the w8a32
+/// linear's steps around the float product (generic::ProductInt8::linear_w8a32): convert_w8a32, a
+/// chunk's whole k-quads to float (Helium: a gather, a vcvt and a store per 4 weights), and
+/// epilogue_w8a32, fma(acc, s_w, b) over a row (vfma), void where generic::ProductInt8's loops run.
 template <class Tag>
 struct ProductInt8Select {
   static constexpr const char* variant = "int8_generic";
   using Linear = void;        ///< linears_w8a8(x, rows, in, linears, count, scratch)
   using QuantizeRows = void;  ///< quantize_rows(x, ldx, rows, k, q, ldq, s) (the w8a8 attention's rows)
+  using W8a32 = void;         ///< convert_w8a32(w, width, cw, quads, sq), epilogue_w8a32(y, s_w, bias, out)
 };
 
 #if defined(__x86_64__)
@@ -108,12 +112,14 @@ struct ProductInt8Select<isa::avx2> {
   static constexpr const char* variant = "int8_x86";
   using Linear = x86::ProductInt8<isa::avx2>;
   using QuantizeRows = void;
+  using W8a32 = void;
 };
 template <>
 struct ProductInt8Select<isa::avx512> {
   static constexpr const char* variant = "int8_x86";
   using Linear = x86::ProductInt8<isa::avx512>;
   using QuantizeRows = void;
+  using W8a32 = void;
 };
 #endif
 
@@ -127,6 +133,7 @@ struct ProductInt8Select<isa::neon> {
   using Linear = neon::ProductInt8<isa::neon, neon::Int8Smull<isa::neon>>;
 #endif
   using QuantizeRows = void;
+  using W8a32 = void;
 };
 #endif
 
@@ -136,6 +143,7 @@ struct ProductInt8Select<isa::scalar> {
   static constexpr const char* variant = "int8_cortex_m4f";
   using Linear = cortex_m4f::ProductInt8<isa::scalar>;
   using QuantizeRows = cortex_m4f::ProductInt8<isa::scalar>;
+  using W8a32 = void;
 };
 #endif
 
@@ -145,6 +153,7 @@ struct ProductInt8Select<isa::mve> {
   static constexpr const char* variant = "int8_helium";
   using Linear = helium::ProductInt8<isa::mve>;
   using QuantizeRows = helium::ProductInt8<isa::mve>;
+  using W8a32 = helium::ProductInt8<isa::mve>;
 };
 #endif
 
