@@ -242,13 +242,13 @@ class Calibration:
         torch.set_num_threads(1)  # (the same bytes on every run)
         try:
             with self.linears:
-                self.float_out, self.tokens = _run(self.model, spec, inputs, start_token)
-                if spec["kind"] == "encdec":  # the greedy steps reran the prefixes: record each position once
+                if spec["kind"] == "encdec":  # greedy decoding reruns the prefixes: record the teacher-forced pass
+                    _, self.tokens = _run(self.model, spec, inputs, start_token)
                     self.linears.record = True
-                    _run(self.model, spec, inputs, start_token, self.tokens)
+                    self.float_out, _ = _run(self.model, spec, inputs, start_token, self.tokens)
                 else:
                     self.linears.record = True
-                    _run(self.model, spec, inputs, start_token)
+                    self.float_out, self.tokens = _run(self.model, spec, inputs, start_token)
                 self.linears.record = False
         finally:
             torch.set_num_threads(prev)
