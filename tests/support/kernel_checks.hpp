@@ -366,6 +366,8 @@ void check_linear_w8a32(Env& env) {
       for (Fuse act : {Fuse::none, Fuse::relu})
         for (int with_bias = 0; with_bias < 2; ++with_bias)
           run("linear_w8a32 (special rows)", x, kQuantSpecialRows, in, out, with_bias ? b.bias : nullptr, act);
+      for (index_t r = 0; r < kQuantSpecialRows; ++r)  // each alone: a decoding step's one-row kernels
+        run("linear_w8a32 (a special row alone)", x + r * in, 1, in, out, b.bias, Fuse::relu);
     }
 }
 

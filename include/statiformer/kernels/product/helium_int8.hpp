@@ -1,8 +1,8 @@
 // statiformer — matrix products on Cortex-M55 (Helium / MVE), part: the int8 number format
 // (kernels/QUANTIZATION.md). The w8a8 linear of the mve variant (selected by
 // kernels/product/select.hpp's ProductInt8Select; the generic one is kernels/product/int8.hpp), and
-// the w8a32 linear's two vector steps around the float product (convert_w8a32, epilogue_w8a32;
-// ProductInt8Select::W8a32). The w8a8 linear:
+// the w8a32 linear's vector steps around the float product (convert_w8a32, epilogue_w8a32) and its
+// one-row product (product_w8a32_row; ProductInt8Select::W8a32). The w8a8 linear:
 //  - MVE has no per-lane 4-byte dot product; its one 16-multiply-add instruction is vmladava.s8,
 //    which sums all 16 byte products of two vectors into a general-purpose register. So a vector
 //    holds 16 consecutive k of one row (a plain vldrb of the quantized row) against 16
@@ -90,6 +90,85 @@ struct ProductInt8 {
         if (full < cw)
           vstrwq_p_f32(sq + full, vcvtq_f32_s32(vldrbq_gather_offset_z_s32(b + 4 * full, offsets, tail)), tail);
       }
+  }
+
+  /// One row of the w8a32 linear's product (generic::ProductInt8::linear_w8a32 with rows == 1, a
+  /// decoding step): y[o] = the sum over k in order of fma(x[k], float(w[k, o]), ·) from +0, the
+  /// float product's canonical order (its bits), each weight converted where it is used instead of
+  /// into a chunk the product reads back: per k and four outputs one gather of their bytes
+  /// (vldrb.s32, offsets 0, 4, 8, 12 from the quad's byte k % 4), a vcvt and a vfma by x[k], twelve
+  /// outputs (three accumulators) at a time; a panel's last 1-11 outputs by one to three
+  /// accumulators, the last 1-3 lanes predicated (the weights' padding is never read).
+  static void product_w8a32_row(const float* x, index_t in, const std::int8_t* qw, index_t out, float* y) {
+    const index_t in4 = quad_padded(in);
+    for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+      const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+      const std::int8_t* wp = qw + p0 * in4;
+      index_t o = 0;
+      for (; o + 12 <= width; o += 12) row_outputs<3, false>(x, in, wp + 4 * o, width, 12, y + p0 + o);
+      const index_t n = width - o;
+      if (n > 8)
+        row_outputs<3, true>(x, in, wp + 4 * o, width, n, y + p0 + o);
+      else if (n > 4)
+        row_outputs<2, true>(x, in, wp + 4 * o, width, n, y + p0 + o);
+      else if (n > 0)
+        row_outputs<1, true>(x, in, wp + 4 * o, width, n, y + p0 + o);
+    }
+  }
+
+  /// product_w8a32_row's n outputs (4·(G - 1) < n ≤ 4·G) whose quad bytes start at w in a panel
+  /// `width` outputs wide; Tail: the last accumulator's lanes from n on are neither read nor stored.
+  template <int G, bool Tail>
+  [[gnu::noinline]] static void row_outputs(const float* x, index_t in, const std::int8_t* w, index_t width, index_t n,
+                                            float* y) {
+    const mve_pred16_t p = vctp32q(static_cast<std::uint32_t>(n - 4 * (G - 1)));
+    uint32x4_t off[G];
+    float32x4_t acc[G];
+    for (int g = 0; g < G; ++g) off[g] = vidupq_n_u32(static_cast<std::uint32_t>(16 * g), 4), acc[g] = vdupq_n_f32(0);
+    auto step = [&](const std::int8_t* b, float xk) {
+      for (int g = 0; g < G; ++g) {
+        const int32x4_t q =
+            Tail && g == G - 1 ? vldrbq_gather_offset_z_s32(b, off[g], p) : vldrbq_gather_offset_s32(b, off[g]);
+        acc[g] = vfmaq_n_f32(acc[g], vcvtq_f32_s32(q), xk);
+      }
+    };
+    const index_t quad_bytes = 4 * width;
+    if constexpr (G == 3 && !Tail) {  // the whole quads in assembly: 42 instructions for 48 weights
+      // (GCC 12: 4 ldr of x, the byte offsets and the counters in separate adds, 2 vorr: 50)
+      asm volatile(
+          ".macro stf_w8a32_k xr\n"
+          "vldrb.s32 q6, [%[w], %q[o0]]\n vcvt.f32.s32 q6, q6\n vfma.f32 %q[a0], q6, \\xr\n"
+          "vldrb.s32 q7, [%[w], %q[o1]]\n vcvt.f32.s32 q7, q7\n vfma.f32 %q[a1], q7, \\xr\n"
+          "vldrb.s32 q6, [%[w], %q[o2]]\n vcvt.f32.s32 q6, q6\n vfma.f32 %q[a2], q6, \\xr\n"
+          ".endm\n"
+          "wls lr, %[n], 2f\n"
+          "1:\n"
+          "ldm %[x]!, {r0, r1, r2, r3}\n"
+          "stf_w8a32_k r0\n add %[w], %[w], #1\n"
+          "stf_w8a32_k r1\n add %[w], %[w], #1\n"
+          "stf_w8a32_k r2\n add %[w], %[w], #1\n"
+          "stf_w8a32_k r3\n add %[w], %[w], %[st]\n"
+          "le lr, 1b\n"
+          "2:\n"
+          ".purgem stf_w8a32_k\n"
+          : [x] "+r"(x), [w] "+r"(w), [a0] "+w"(acc[0]), [a1] "+w"(acc[1]), [a2] "+w"(acc[2])
+          : [n] "r"(in / kQuadK), [st] "r"(quad_bytes - 3), [o0] "w"(off[0]), [o1] "w"(off[1]), [o2] "w"(off[2])
+          : "r0", "r1", "r2", "r3", "lr", "q6", "q7", "cc", "memory");
+    } else {
+      for (index_t q = in / kQuadK; q > 0; --q, x += kQuadK, w += quad_bytes) {
+        step(w, x[0]);
+        step(w + 1, x[1]);
+        step(w + 2, x[2]);
+        step(w + 3, x[3]);
+      }
+    }
+    for (index_t j = 0; j < in % kQuadK; ++j) step(w + j, x[j]);
+    for (int g = 0; g < G; ++g) {
+      if (Tail && g == G - 1)
+        vstrwq_p_f32(y + 4 * g, acc[g], p);
+      else
+        vstrwq_f32(y + 4 * g, acc[g]);
+    }
   }
 
   /// The w8a32 linear's epilogue over one row (generic::ProductInt8::w8a32_epilogue before its

@@ -125,7 +125,8 @@ struct ProductInt8 : Elementwise<Tag> {
   /// call of the variant's linear_block that continues the sums of the chunk before (so the chunks
   /// compose into the canonical order over k from +0, whatever the chunk size), then the epilogue
   /// fma(acc, s_w[o], bias[o]) and act. The conversion is done once per call for all rows: with
-  /// few rows (a decoding step) it costs more than the product.
+  /// few rows it costs more than the product, so one row (a decoding step) converts each weight
+  /// where it is used, on one-lane vocabularies here, on targets with a W8a32 in their own vectors.
   static void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                            const float* bias, index_t out, float* y, float* scratch, Fuse act) {
     const index_t in4 = quad_padded(in);
@@ -134,6 +135,12 @@ struct ProductInt8 : Elementwise<Tag> {
       // converted where it is used, four outputs at a time, instead of into a chunk the product
       // then reads back (1×64→64 on the M4F: 30,137 instructions through the chunks).
       if (rows == 1) return linear_w8a32_row(x, in, qw, s_w, bias, out, y, act);
+    }
+    if constexpr (!std::is_void_v<typename ProductInt8Select<Tag>::W8a32>) {
+      if (rows == 1) {  // the target's own one-row product, each weight converted where it is used
+        ProductInt8Select<Tag>::W8a32::product_w8a32_row(x, in, qw, out, y);
+        return w8a32_epilogue(y, s_w, bias, out, act);
+      }
     }
     for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
       const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;

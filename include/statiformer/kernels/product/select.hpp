@@ -96,14 +96,17 @@ extern bool int8_allow_vnni;
 /// `Linear` is the struct that provides linears_w8a8 (Kernels::linear_w8a8 is its call with one
 /// linear), void where the generic code runs; `QuantizeRows` its quantize_rows; `W8a32` the w8a32
 /// linear's steps around the float product (generic::ProductInt8::linear_w8a32): convert_w8a32, a
-/// chunk's whole k-quads to float (Helium: a gather, a vcvt and a store per 4 weights), and
-/// epilogue_w8a32, fma(acc, s_w, b) over a row (vfma), void where generic::ProductInt8's loops run.
+/// chunk's whole k-quads to float (Helium: a gather, a vcvt and a store per 4 weights),
+/// product_w8a32_row, one row's product with each weight converted where it is used (Helium: per k
+/// and 4 outputs a gather, a vcvt and a vfma by x[k]), and epilogue_w8a32, fma(acc, s_w, b) over a
+/// row (vfma); void where generic::ProductInt8's loops run.
 template <class Tag>
 struct ProductInt8Select {
   static constexpr const char* variant = "int8_generic";
   using Linear = void;        ///< linears_w8a8(x, rows, in, linears, count, scratch)
   using QuantizeRows = void;  ///< quantize_rows(x, ldx, rows, k, q, ldq, s) (the w8a8 attention's rows)
-  using W8a32 = void;         ///< convert_w8a32(w, width, cw, quads, sq), epilogue_w8a32(y, s_w, bias, out)
+  using W8a32 = void;         ///< convert_w8a32(w, width, cw, quads, sq), product_w8a32_row(x, in, qw, out, y),
+                              ///< epilogue_w8a32(y, s_w, bias, out)
 };
 
 #if defined(__x86_64__)
