@@ -331,10 +331,12 @@ template <class K, class Env>
 void check_linear_w8a32(Env& env) {
   Buffers& b = env.buf;
   QuantBuffers& qb = env.qbuf;
-  auto run = [&](const char* what, const float* x, index_t rows, index_t in, index_t out, const float* bias, Fuse act) {
+  auto run = [&](const char* what, const float* x, index_t rows, index_t in, index_t out, const float* bias, Fuse act,
+                 const std::int8_t* qw = nullptr) {
+    if (!qw) qw = qb.qw;
     for (index_t i = 0; i < rows * out + 8; ++i) b.got[i] = b.want[i] = -7.0f;
-    K::linear_w8a32(x, rows, in, qb.qw, qb.s_w, bias, out, b.got, qb.w32_scratch, act);
-    ref::linear_w8a32(x, rows, in, qb.qw, qb.s_w, bias, out, b.want, act);
+    K::linear_w8a32(x, rows, in, qw, qb.s_w, bias, out, b.got, qb.w32_scratch, act);
+    ref::linear_w8a32(x, rows, in, qw, qb.s_w, bias, out, b.want, act);
     env.expect(what, b.got, b.want, rows * out + 8,
                {{"rows", rows}, {"in", in}, {"out", out}, {"act", index_t(act)}, {"bias", index_t(bias != nullptr)}},
                act == Fuse::gelu && env.flushes_denormals);
@@ -351,6 +353,12 @@ void check_linear_w8a32(Env& env) {
             run("linear_w8a32", b.x, rows, in, out, with_bias ? b.bias : nullptr, act);
   for (index_t rows : kLongRows)
     for (index_t out : kLongOuts) run("linear_w8a32 (long reduction)", b.x, rows, kLongIn, out, b.bias, Fuse::none);
+  for (index_t rows : {1, 3})  // weights at an odd address (the Cortex-M4F one-row kernel loads words)
+    for (index_t in : {5, 17, 64})
+      for (index_t out : {13, 64, 65}) {
+        static_assert(quad_padded(64) * 65 + 1 <= Capacity<1, 1>::qw);
+        run("linear_w8a32 (weights not word-aligned)", b.x, rows, in, out, b.bias, Fuse::none, qb.qw + 1);
+      }
   const float inf = std::numeric_limits<float>::infinity();
   for (index_t in : kQuantSpecialIns)
     for (index_t out : kQuantSpecialOuts) {

@@ -24,6 +24,9 @@
 // the first 4-aligned byte (ldrd needs word alignment; the scratch may have any): each pair of rows
 // of a group interleaved by quad (row 0's (A, B), row 1's: one pointer walks both), from the pair's
 // first row's place; an odd group's last row alone.
+//
+// Also the w8a32 linear's one-row product (product_w8a32_row, ProductInt8Select::W8a32Row): float
+// sums over weights converted where they are used, 4 outputs at a time (the float product's order).
 #pragma once
 
 #include <statiformer/config.hpp>
@@ -32,6 +35,7 @@
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -386,6 +390,102 @@ struct ProductInt8 {
     u = u > 0x7F800000u ? 0u : u;
     std::memcpy(&v, &u, 4);
     return v;
+  }
+
+  /// One row of the w8a32 linear's product (ProductInt8Select::W8a32Row; generic::ProductInt8::
+  /// linear_w8a32 with rows == 1, a decoding step): y[o] = the sum over k in order of fma(x[k],
+  /// float(w[k, o]), ·) from +0, generic::ProductInt8::linear_w8a32_row's bits, four outputs at a
+  /// time, the whole k-quads in assembly (sums_w8a32_row4); the last k (in mod 4) and the last
+  /// outputs (a panel's width mod 4) as the generic loop.
+  static void product_w8a32_row(const float* x, index_t in, const std::int8_t* qw, index_t out, float* y) {
+    const index_t in4 = quad_padded(in), quads = in / kQuadK;
+    const bool aligned = (reinterpret_cast<std::uintptr_t>(qw) & 3) == 0;  // (ldm of the weights)
+    for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+      const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+      const std::int8_t* wp = qw + p0 * in4;
+      const index_t ldw = width * kQuadK;
+      index_t o = 0;
+      for (; o + 4 <= width; o += 4) {
+        float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        const float* xk = x;
+        const std::int8_t* w = wp + 4 * o;
+        if (quads > 0) {
+          if (aligned)
+            sums_w8a32_row4<true>(xk, w, quads, ldw, a);
+          else
+            sums_w8a32_row4<false>(xk, w, quads, ldw, a);
+        }
+        for (index_t j = 0; j < in % kQuadK; ++j)
+          for (index_t c = 0; c < 4; ++c) a[c] = std::fma(xk[j], static_cast<float>(w[4 * c + j]), a[c]);
+        for (index_t c = 0; c < 4; ++c) y[p0 + o + c] = a[c];
+      }
+      for (; o < width; ++o) {
+        float a = 0.0f;
+        const std::int8_t* wq = wp + 4 * o;
+        for (index_t k = 0; k < in; k += kQuadK, wq += ldw) {
+          const index_t n = in - k < kQuadK ? in - k : kQuadK;
+          for (index_t j = 0; j < n; ++j) a = std::fma(x[k + j], static_cast<float>(wq[j]), a);
+        }
+        y[p0 + o] = a;
+      }
+    }
+  }
+
+  /// product_w8a32_row's sums a[0..3] of four outputs over `quads` whole k-quads from x and w (the
+  /// outputs' first quad; the next one ldw bytes on), both advanced past them. Per quad: vldm of
+  /// x's four, the four outputs' words (kAligned: two ldrd; else four ldr, any alignment), then per
+  /// k four sxtb (the k's byte of each word, by rotation), two vmov into pairs of single registers,
+  /// four vcvt and four vfma: 62 instructions for 16 weights with the loop (GCC's loop: 72, a
+  /// ldrsb and a vmov per weight). The core registers are the compiler's to choose (fixed ones ran
+  /// out at -O2 on the M55, where GCC inlines more around it).
+  template <bool kAligned>
+  static void sums_w8a32_row4(const float*& x, const std::int8_t*& w, index_t quads, index_t ldw, float (&a)[4]) {
+    float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+    std::int32_t t0, t1, t2, t3, u0, u1;  // the four words; two bytes sign-extended
+#define STF_M4_W8A32_K(ROT, XS)     \
+  "sxtb   %[u0], %[t0]" ROT         \
+  "\n\t"                            \
+  "sxtb   %[u1], %[t1]" ROT         \
+  "\n\t"                            \
+  "vmov   s0, s1, %[u0], %[u1]\n\t" \
+  "sxtb   %[u0], %[t2]" ROT         \
+  "\n\t"                            \
+  "sxtb   %[u1], %[t3]" ROT         \
+  "\n\t"                            \
+  "vmov   s2, s3, %[u0], %[u1]\n\t" \
+  "vcvt.f32.s32 s0, s0\n\t"         \
+  "vcvt.f32.s32 s1, s1\n\t"         \
+  "vcvt.f32.s32 s2, s2\n\t"         \
+  "vcvt.f32.s32 s3, s3\n\t"         \
+  "vfma.f32 %[a0], " XS             \
+  ", s0\n\t"                        \
+  "vfma.f32 %[a1], " XS             \
+  ", s1\n\t"                        \
+  "vfma.f32 %[a2], " XS             \
+  ", s2\n\t"                        \
+  "vfma.f32 %[a3], " XS ", s3\n\t"
+#define STF_M4_W8A32_QUAD(LOAD) \
+  "1:\n\t"                                                                                                           \
+  "vldmia %[x]!, {s4-s7}\n\t" LOAD "add    %[w], %[w], %[ldw]\n\t" STF_M4_W8A32_K("", "s4")                       \
+      STF_M4_W8A32_K(", ror #8", "s5") STF_M4_W8A32_K(", ror #16", "s6") STF_M4_W8A32_K(", ror #24", "s7")          \
+          "subs   %[n], %[n], #1\n\t"                                                                                \
+          "bne    1b"
+#define STF_M4_W8A32_OPERANDS                                                                              \
+  : [x] "+r"(x), [w] "+r"(w), [n] "+r"(quads), [a0] "+t"(a0), [a1] "+t"(a1), [a2] "+t"(a2), [a3] "+t"(a3),          \
+    [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [u0] "=&r"(u0), [u1] "=&r"(u1)                   \
+  : [ldw] "r"(ldw)                                                                                                   \
+  : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "cc", "memory"
+    if constexpr (kAligned)
+      asm volatile(STF_M4_W8A32_QUAD("ldrd   %[t0], %[t1], [%[w]]\n\tldrd   %[t2], %[t3], [%[w], #8]\n\t")
+                       STF_M4_W8A32_OPERANDS);
+    else
+      asm volatile(
+          STF_M4_W8A32_QUAD("ldr    %[t0], [%[w]]\n\tldr    %[t1], [%[w], #4]\n\t"
+                            "ldr    %[t2], [%[w], #8]\n\tldr    %[t3], [%[w], #12]\n\t") STF_M4_W8A32_OPERANDS);
+#undef STF_M4_W8A32_OPERANDS
+#undef STF_M4_W8A32_QUAD
+#undef STF_M4_W8A32_K
+    a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
   }
 
   /// The epilogue of one row's `width` outputs whose int32 sums y holds as bits:

@@ -130,17 +130,16 @@ struct ProductInt8 : Elementwise<Tag> {
   static void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                            const float* bias, index_t out, float* y, float* scratch, Fuse act) {
     const index_t in4 = quad_padded(in);
-    if constexpr (Elementwise<Tag>::L == 1) {
-      // One row on a one-lane vocabulary (Cortex-M4F/M7, scalar): each weight is used once, so it is
-      // converted where it is used, four outputs at a time, instead of into a chunk the product
-      // then reads back (1×64→64 on the M4F: 30,137 instructions through the chunks).
-      if (rows == 1) return linear_w8a32_row(x, in, qw, s_w, bias, out, y, act);
-    }
-    if constexpr (!std::is_void_v<typename ProductInt8Select<Tag>::W8a32>) {
+    if constexpr (!std::is_void_v<typename ProductInt8Select<Tag>::W8a32Row>) {
       if (rows == 1) {  // the target's own one-row product, each weight converted where it is used
-        ProductInt8Select<Tag>::W8a32::product_w8a32_row(x, in, qw, out, y);
+        ProductInt8Select<Tag>::W8a32Row::product_w8a32_row(x, in, qw, out, y);
         return w8a32_epilogue(y, s_w, bias, out, act);
       }
+    } else if constexpr (Elementwise<Tag>::L == 1) {
+      // One row on a one-lane vocabulary (scalar): each weight is used once, so it is converted
+      // where it is used, four outputs at a time, instead of into a chunk the product then reads
+      // back (1×64→64 on the M4F, before it had its own: 30,137 instructions through the chunks).
+      if (rows == 1) return linear_w8a32_row(x, in, qw, s_w, bias, out, y, act);
     }
     for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
       const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;

@@ -96,17 +96,18 @@ extern bool int8_allow_vnni;
 /// `Linear` is the struct that provides linears_w8a8 (Kernels::linear_w8a8 is its call with one
 /// linear), void where the generic code runs; `QuantizeRows` its quantize_rows; `W8a32` the w8a32
 /// linear's steps around the float product (generic::ProductInt8::linear_w8a32): convert_w8a32, a
-/// chunk's whole k-quads to float (Helium: a gather, a vcvt and a store per 4 weights),
-/// product_w8a32_row, one row's product with each weight converted where it is used (Helium: per k
-/// and 4 outputs a gather, a vcvt and a vfma by x[k]), and epilogue_w8a32, fma(acc, s_w, b) over a
-/// row (vfma); void where generic::ProductInt8's loops run.
+/// chunk's whole k-quads to float (Helium: a gather, a vcvt and a store per 4 weights), and
+/// epilogue_w8a32, fma(acc, s_w, b) over a row (vfma); `W8a32Row` its product_w8a32_row, one row's
+/// product (a decoding step) with each weight converted where it is used (Helium: per k and 4
+/// outputs a gather, a vcvt and a vfma by x[k]; Cortex-M4F/M7: per k and 4 outputs 4 sxtb, 2 vmov,
+/// 4 vcvt and 4 vfma); void where generic::ProductInt8's loops run.
 template <class Tag>
 struct ProductInt8Select {
   static constexpr const char* variant = "int8_generic";
   using Linear = void;        ///< linears_w8a8(x, rows, in, linears, count, scratch)
   using QuantizeRows = void;  ///< quantize_rows(x, ldx, rows, k, q, ldq, s) (the w8a8 attention's rows)
-  using W8a32 = void;         ///< convert_w8a32(w, width, cw, quads, sq), product_w8a32_row(x, in, qw, out, y),
-                              ///< epilogue_w8a32(y, s_w, bias, out)
+  using W8a32 = void;         ///< convert_w8a32(w, width, cw, quads, sq), epilogue_w8a32(y, s_w, bias, out)
+  using W8a32Row = void;      ///< product_w8a32_row(x, in, qw, out, y)
 };
 
 #if defined(__x86_64__)
@@ -116,6 +117,7 @@ struct ProductInt8Select<isa::avx2> {
   using Linear = x86::ProductInt8<isa::avx2>;
   using QuantizeRows = void;
   using W8a32 = void;
+  using W8a32Row = void;
 };
 template <>
 struct ProductInt8Select<isa::avx512> {
@@ -123,6 +125,7 @@ struct ProductInt8Select<isa::avx512> {
   using Linear = x86::ProductInt8<isa::avx512>;
   using QuantizeRows = void;
   using W8a32 = void;
+  using W8a32Row = void;
 };
 #endif
 
@@ -137,6 +140,7 @@ struct ProductInt8Select<isa::neon> {
 #endif
   using QuantizeRows = void;
   using W8a32 = void;
+  using W8a32Row = void;
 };
 #endif
 
@@ -147,6 +151,7 @@ struct ProductInt8Select<isa::scalar> {
   using Linear = cortex_m4f::ProductInt8<isa::scalar>;
   using QuantizeRows = cortex_m4f::ProductInt8<isa::scalar>;
   using W8a32 = void;
+  using W8a32Row = cortex_m4f::ProductInt8<isa::scalar>;
 };
 #endif
 
@@ -157,6 +162,7 @@ struct ProductInt8Select<isa::mve> {
   using Linear = helium::ProductInt8<isa::mve>;
   using QuantizeRows = helium::ProductInt8<isa::mve>;
   using W8a32 = helium::ProductInt8<isa::mve>;
+  using W8a32Row = helium::ProductInt8<isa::mve>;
 };
 #endif
 
