@@ -2,7 +2,7 @@
 // (kernels/QUANTIZATION.md). The w8a8 linear of the mve variant (selected by
 // kernels/product/select.hpp's ProductInt8Select; the generic one is kernels/product/int8.hpp), and
 // the w8a32 linear's vector steps around the float product (convert_w8a32, epilogue_w8a32) and its
-// one-row product (product_w8a32_row; ProductInt8Select::W8a32). The w8a8 linear:
+// one-row product (product_w8a32_row; ProductInt8Select::W8a32, W8a32Row). The w8a8 linear:
 //  - MVE has no per-lane 4-byte dot product; its one 16-multiply-add instruction is vmladava.s8,
 //    which sums all 16 byte products of two vectors into a general-purpose register. So a vector
 //    holds 16 consecutive k of one row (a plain vldrb of the quantized row) against 16

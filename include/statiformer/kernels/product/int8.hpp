@@ -126,7 +126,8 @@ struct ProductInt8 : Elementwise<Tag> {
   /// compose into the canonical order over k from +0, whatever the chunk size), then the epilogue
   /// fma(acc, s_w[o], bias[o]) and act. The conversion is done once per call for all rows: with
   /// few rows it costs more than the product, so one row (a decoding step) converts each weight
-  /// where it is used, on one-lane vocabularies here, on targets with a W8a32 in their own vectors.
+  /// where it is used: by the target's own code where it has a W8a32Row (Helium, Cortex-M4F/M7),
+  /// else on one-lane vocabularies here.
   static void linear_w8a32(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                            const float* bias, index_t out, float* y, float* scratch, Fuse act) {
     const index_t in4 = quad_padded(in);
