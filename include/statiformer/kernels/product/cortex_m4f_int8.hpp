@@ -399,7 +399,7 @@ struct ProductInt8 {
   /// outputs (a panel's width mod 4) as the generic loop.
   static void product_w8a32_row(const float* x, index_t in, const std::int8_t* qw, index_t out, float* y) {
     const index_t in4 = quad_padded(in), quads = in / kQuadK;
-    const bool aligned = (reinterpret_cast<std::uintptr_t>(qw) & 3) == 0;  // (ldm of the weights)
+    const bool aligned = (reinterpret_cast<std::uintptr_t>(qw) & 3) == 0;  // (ldrd of the weights)
     for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
       const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
       const std::int8_t* wp = qw + p0 * in4;
