@@ -325,8 +325,8 @@ void check_linear_w8a8(Env& env) {
 /// linear_w8a32 (int8 weights, float rows and product) against ref::linear_w8a32, bit for bit: the
 /// linear sizes (rows around the register tiles, in around the quads and kW8A32ChunkK, out around
 /// the 64-wide panels), each activation, with and without bias; the long reduction (many chunks);
-/// rows of zeros, NaN, ±inf and huge values. The weights' padding bytes are not zero: the kernels
-/// must not read them.
+/// weights at an odd address; rows of zeros, NaN, ±inf and huge values, together and each alone
+/// (the one-row kernels). The weights' padding bytes are not zero: the kernels must not read them.
 template <class K, class Env>
 void check_linear_w8a32(Env& env) {
   Buffers& b = env.buf;
