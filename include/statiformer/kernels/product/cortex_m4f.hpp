@@ -16,24 +16,53 @@ struct Product : ProductTiles {
   /// A linear layer's product over a block of a panel-stored weight (generic::Product::linear_block calls
   /// it): generic::Product::product's tiles (rows in tiles of 6, the last two even; 4 outputs each, tile4),
   /// walked directly, with the whole reduction in one pass (parking partial sums in y would not
-  /// change their bits). false: a GELU, no reduction, or outputs not in whole groups of 4, left to
-  /// generic::Product::product.
+  /// change their bits). Outputs short of a group of 4 (before a block's first multiple of 4 and
+  /// after its last) go one column at a time, each sum in sequence over k with fma (the canonical
+  /// order, column_sums). So it takes every call (ProductSelect::panels_complete, and linear_block
+  /// links no generic product: its tiles were 23 KB of every speed-first firmware, for a generator
+  /// of 13 outputs). act: none or ReLU (linear_block runs a GELU as a pass over the outputs).
+  /// in == 0 leaves y as product does.
   template <class None, class Relu>
   static bool linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
                             index_t ldy, const float* bias, bool accumulate, Fuse act, None, Relu) {
-    if (in == 0 || act >= Fuse::gelu || out % 4 != 0 || w.o0 % 4 != 0 || w.out_total % 4 != 0) return false;
-    for (index_t o = 0; o < out; o += 4) {
+    if (in == 0) return true;
+    const bool relu = act == Fuse::relu;
+    auto column = [&](index_t o) {
+      index_t ld = 0, run = 0;
+      const float* wo = w.column(o, ld, run);
+      column_sums(x, ldx, rows, in, wo, ld, y + o, ldy, !accumulate, bias ? bias + o : nullptr, relu);
+    };
+    // single columns up to the weight's first multiple of 4 (a block may start anywhere); from
+    // there groups of 4 never straddle two panels (kWeightPanel is a multiple of 4)
+    index_t o = 0;
+    for (; o < out && (w.o0 + o) % 4 != 0; ++o) column(o);
+    for (; out - o >= 4; o += 4) {
       index_t ld = 0, run = 0;
       const float* wo = w.column(o, ld, run);
       const float* b = bias ? bias + o : nullptr;
       for (index_t r = 0; r < rows;) {
         const index_t rem = rows - r;
         const index_t n = rem <= 6 ? rem : (rem < 12 ? (rem + 1) / 2 : 6);
-        tile4(x + r * ldx, ldx, n, 0, in, wo, ld, y + r * ldy + o, ldy, !accumulate, b, act == Fuse::relu);
+        tile4(x + r * ldx, ldx, n, 0, in, wo, ld, y + r * ldy + o, ldy, !accumulate, b, relu);
         r += n;
       }
     }
+    for (; o < out; ++o) column(o);
     return true;
+  }
+  /// One output column of `rows` rows (w: its weights, ld apart): y[r] accumulated in sequence
+  /// over k with fma from +0 (`first`) or from y[r], + *bias (nullable), then ReLU when `relu`
+  /// (the reference's v > 0 ? v : +0): tile4's operations on one output.
+  [[gnu::noinline]] static void column_sums(const float* x, index_t ldx, index_t rows, index_t in, const float* w,
+                                            index_t ld, float* y, index_t ldy, bool first, const float* bias,
+                                            bool relu) {
+    for (index_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * ldx;
+      float acc = first ? 0.0f : y[r * ldy];
+      for (index_t k = 0; k < in; ++k) acc = std::fma(xr[k], w[k * ld], acc);
+      if (bias) acc = acc + *bias;
+      y[r * ldy] = relu ? (acc > 0.0f ? acc : 0.0f) : acc;
+    }
   }
   /// generic::Product::gemm_plain (the attention's products): y [rows, out] = x [rows, in] · w [in,
   /// out] (plain, row strides ldx, ldw, ldy), from +0 or continuing from y (`accumulate`), no bias,
@@ -53,12 +82,7 @@ struct Product : ProductTiles {
         r += n;
       }
     for (index_t o = full; o < out; ++o)
-      for (index_t r = 0; r < rows; ++r) {
-        const float* xr = x + r * ldx;
-        float acc = accumulate ? y[r * ldy + o] : 0.0f;
-        for (index_t k = 0; k < in; ++k) acc = std::fma(xr[k], w[k * ldw + o], acc);
-        y[r * ldy + o] = acc;
-      }
+      column_sums(x, ldx, rows, in, w + o, ldw, y + o, ldy, !accumulate, nullptr, false);
   }
 
   /// The matrix kernels' tile of `rows` (1 to 6) × 4 outputs on Cortex-M (generic::Product::tile calls

@@ -15,7 +15,8 @@ namespace stf::kernels_detail {
 ///   generic     every target: the generic register tiles on the vocabulary;
 ///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU):
 ///               tile4 (1..6 rows × 4 outputs, assembly; not GELU, not partial),
-///               linear_panels (declines GELU and outputs not in groups of 4) and
+///               linear_panels (every linear: outputs short of a group of 4 one column at a
+///               time, a GELU as a pass; panels_complete) and
 ///               gemm_plain (the attention's products: tile4 and a scalar column);
 ///   helium      Cortex-M55 (mve): row_tile (2..4 rows, vectors across the rows),
 ///               linear_panels (declines some calls, the generic product runs them) and
@@ -32,6 +33,9 @@ struct ProductSelect {
   using PlainWalk = void;  ///< gemm_plain(x, ldx, rows, in, w, ldw, out, y, ldy, accumulate)
   /// The vocabulary's load4 (four weights by one instruction) in the tiles of 5+ rows × 4 vectors.
   static constexpr bool load4 = false;
+  /// Panels::linear_panels takes every call but a GELU's activation, which linear_block applies
+  /// as a pass over the stored outputs: the generic product is then not linked for linears.
+  static constexpr bool panels_complete = false;
 };
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
@@ -42,7 +46,8 @@ struct ProductSelect<isa::scalar> {
   using RowTile = void;
   using Panels = cortex_m4f::Product;
   using PlainWalk = cortex_m4f::Product;
-  static constexpr bool load4 = true;  // (simd/scalar.hpp: vldmia)
+  static constexpr bool load4 = true;            // (simd/scalar.hpp: vldmia)
+  static constexpr bool panels_complete = true;  // (the generic product: 23 KB of the firmware)
 };
 #endif
 
@@ -55,6 +60,7 @@ struct ProductSelect<isa::mve> {
   using Panels = helium::Product;
   using PlainWalk = helium::Product;
   static constexpr bool load4 = false;
+  static constexpr bool panels_complete = false;
 };
 #endif
 
