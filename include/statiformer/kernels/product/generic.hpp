@@ -195,15 +195,20 @@ struct Product : ProductTiles<Tag> {
                            index_t ldy, const float* bias, bool accumulate, Fuse act) {
     // a target's own walk over its row tiles where it has one (kernels/product/<target>.hpp, the
     // same tiles without product's dispatch); false: not taken there. A walk that takes every
-    // call (panels_complete: Cortex-M4F/M7) leaves a GELU to a pass over the outputs it stored
-    // (gelu_outputs: a stored float reloads exactly, so the fused GELU's bits), and product is
-    // not linked for linears.
+    // call (panels_complete: Cortex-M4F/M7, Helium) leaves a GELU to a pass over the outputs it
+    // stored (a stored float reloads exactly, so the fused GELU's bits), and product is not
+    // linked for linears.
     if constexpr (ProductSelect<Tag>::panels_complete) {
-      static_assert(!std::is_void_v<Panels> && L == 1);
+      static_assert(!std::is_void_v<Panels>);
       const bool gelu = act >= Fuse::gelu;
       Panels::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, gelu ? Fuse::none : act,
                             Epilogue<Fuse::none>{}, Epilogue<Fuse::relu>{});
-      if (gelu && in > 0) ProductTiles<Tag>::gelu_outputs(y, ldy, rows, out, act);
+      if (gelu && in > 0) {
+        if constexpr (L == 1)
+          ProductTiles<Tag>::gelu_outputs(y, ldy, rows, out, act);
+        else
+          gelu_vectors(y, ldy, rows, out, act);
+      }
     } else {
       if constexpr (!std::is_void_v<Panels>) {
         if (Panels::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, Epilogue<Fuse::none>{},
@@ -212,6 +217,19 @@ struct Product : ProductTiles<Tag> {
       }
       product(x, ldx, rows, in, WeightAt::panel_block(w), out, y, ldy, bias, accumulate, act);
     }
+  }
+
+  /// y[r, o] = gelu(y[r, o]) (act: Fuse::gelu) or gelu_tanh (Fuse::gelu_tanh) for r < rows, o < cols,
+  /// a vector at a time, the last one partial (gelu_outputs for more than one lane).
+  [[gnu::noinline]] static void gelu_vectors(float* y, index_t ldy, index_t rows, index_t cols, Fuse act) {
+    using I = typename ProductTiles<Tag>::I;
+    for (index_t r = 0; r < rows; ++r)
+      for (index_t o = 0; o < cols; o += L) {
+        float* p = y + r * ldy + o;
+        const index_t n = cols - o < L ? cols - o : L;
+        const auto v = I::load_partial(p, n);
+        I::store_partial(p, act == Fuse::gelu ? simd_math::gelu<I>(v) : simd_math::gelu_tanh<I>(v), n);
+      }
   }
 
   static void linear(const float* x, index_t rows, index_t in, const float* w, const float* bias, index_t out, float* y,

@@ -1,5 +1,7 @@
 // statiformer — matrix-product kernels on Cortex-M55 (Helium / MVE): row_tile, the tile whose
-// vectors run across 2 to 4 rows, and linear_panels. See kernels/README.md.
+// vectors run across 2 to 4 rows, row_outputs, one row with the vectors across the outputs (a
+// decoding step), and linear_panels, which walks a linear's weight panels with them. See
+// kernels/README.md.
 #pragma once
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
@@ -78,6 +80,134 @@ struct Product {
         break;
     }
   }
+  /// linear_panels for one row (out of line, so that the rows' walk stays inlined where it was):
+  /// row_outputs_all per weight panel.
+  [[gnu::noinline]] static void row_panels(const float* x, index_t in, WeightBlock w, index_t out, float* y,
+                                           const float* bias, bool first, bool relu) {
+    for (index_t o = 0; o < out;) {
+      index_t ld = 0, width = 0;
+      const float* wo = w.column(o, ld, width);
+      width = out - o < width ? out - o : width;
+      row_outputs_all(x, in, wo, ld, width, y + o, bias ? bias + o : nullptr, first, relu);
+      o += width;
+    }
+  }
+  /// One row's outputs [0, n) over weights w[k, o] (row stride ld floats): y[o] accumulated in
+  /// sequence over k with fma from +0 (`first`) or from y[o], + bias[o] (nullable), then ReLU as
+  /// vmaxnm with +0 (the reference's v > 0 ? v : +0, NaN and -0 included): the lanes across the
+  /// outputs, groups of 6 vectors (24 outputs), then groups of up to 3.
+  static void row_outputs_all(const float* x, index_t in, const float* w, index_t ld, index_t n, float* y,
+                              const float* bias, bool first, bool relu) {
+    index_t o = 0;
+    for (; n - o >= 24; o += 24)
+      row_outputs<6, false>(x, in, w + o, ld, 24, y + o, bias ? bias + o : nullptr, first, relu);
+    // the 1 to 23 outputs left: groups of at most 3 vectors (fewer instantiations of the
+    // assembly: 4 to 6 vectors as 3 + the rest), the last vector of the last group predicated
+    // where it is partial
+    while (o < n) {
+      const index_t left = n - o, vecs = (left + 3) / 4;
+      const index_t c = vecs > 3 ? 3 : vecs, cn = c * 4 < left ? c * 4 : left;
+      const float* wl = w + o;
+      float* yl = y + o;
+      const float* bl = bias ? bias + o : nullptr;
+      const bool tail = cn % 4 != 0;
+      if (c == 3)
+        tail ? row_outputs<3, true>(x, in, wl, ld, cn, yl, bl, first, relu)
+             : row_outputs<3, false>(x, in, wl, ld, cn, yl, bl, first, relu);
+      else if (c == 2)
+        tail ? row_outputs<2, true>(x, in, wl, ld, cn, yl, bl, first, relu)
+             : row_outputs<2, false>(x, in, wl, ld, cn, yl, bl, first, relu);
+      else
+        tail ? row_outputs<1, true>(x, in, wl, ld, cn, yl, bl, first, relu)
+             : row_outputs<1, false>(x, in, wl, ld, cn, yl, bl, first, relu);
+      o += cn;
+    }
+  }
+  /// row_outputs_all's group of C vectors, outputs [0, n): n = 4·C, or (Tail) 4·(C - 1) < n < 4·C.
+  /// The steps over k in assembly (GCC 12 keeps the accumulators of an intrinsics loop in memory):
+  /// per 4 k one ldm of x, then per k C loads of weights (vldrw, the last predicated for a Tail),
+  /// C vfma by x[k] and a pointer step: 54 instructions for 96 multiply-adds at C = 6. Its state in
+  /// memory and its registers fixed (q0-q5 the accumulators, in and out through `acc`), so that it
+  /// builds at every optimization level (with operands in registers, -O0 and -Os ran out of them).
+  template <int C, bool Tail>
+  [[gnu::noinline]] static void row_outputs(const float* x, index_t in, const float* w, index_t ld, index_t n, float* y,
+                                            const float* bias, bool first, bool relu) {
+    static_assert(C >= 1 && C <= 6);
+    const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - 4 * (C - 1)));
+    alignas(16) float acc[4 * C];
+    for (int c = 0; c < C; ++c)
+      vstrwq_f32(acc + 4 * c,
+                 first ? vdupq_n_f32(0.0f) : (Tail && c == C - 1 ? vldrwq_z_f32(y + 4 * c, p) : vldrwq_f32(y + 4 * c)));
+    struct State {     // (byte offsets in the assembly)
+      const float* x;  // 0
+      const float* w;  // 4
+      uint32_t in;     // 8
+      uint32_t ld;     // 12: bytes from w[k, ·] to w[k + 1, ·]
+      uint32_t nt;     // 16: the last vector's lanes
+      float* acc;      // 20
+    } st{x, w, static_cast<uint32_t>(in), static_cast<uint32_t>(ld * 4), static_cast<uint32_t>(n - 4 * (C - 1)), acc};
+    asm volatile(
+        ".macro stf_row_ld q, i\n"
+        " .if %c[tail] && (\\i == %c[C] - 1)\n vpst\n vldrwt.u32 \\q, [r5, #16 * \\i]\n"
+        " .else\n vldrw.u32 \\q, [r5, #16 * \\i]\n .endif\n"
+        ".endm\n"
+        ".macro stf_row_k xr\n"
+        " stf_row_ld q6, 0\n vfma.f32 q0, q6, \\xr\n"
+        " .if %c[C] > 1\n stf_row_ld q7, 1\n vfma.f32 q1, q7, \\xr\n .endif\n"
+        " .if %c[C] > 2\n stf_row_ld q6, 2\n vfma.f32 q2, q6, \\xr\n .endif\n"
+        " .if %c[C] > 3\n stf_row_ld q7, 3\n vfma.f32 q3, q7, \\xr\n .endif\n"
+        " .if %c[C] > 4\n stf_row_ld q6, 4\n vfma.f32 q4, q6, \\xr\n .endif\n"
+        " .if %c[C] > 5\n stf_row_ld q7, 5\n vfma.f32 q5, q7, \\xr\n .endif\n"
+        " add r5, r5, r6\n"
+        ".endm\n"
+        ".macro stf_row_acc op\n"  // the accumulators from or to acc
+        " \\op q0, [r0]\n"
+        " .if %c[C] > 1\n \\op q1, [r0, #16]\n .endif\n .if %c[C] > 2\n \\op q2, [r0, #32]\n .endif\n"
+        " .if %c[C] > 3\n \\op q3, [r0, #48]\n .endif\n .if %c[C] > 4\n \\op q4, [r0, #64]\n .endif\n"
+        " .if %c[C] > 5\n \\op q5, [r0, #80]\n .endif\n"
+        ".endm\n"
+        "ldr r0, [%[s], #20]\n"
+        "stf_row_acc vldrw.u32\n"
+        "ldrd r4, r5, [%[s]]\n"  // x, w
+        "ldr r6, [%[s], #12]\n"
+        ".if %c[tail]\n ldr r0, [%[s], #16]\n vctp.32 r0\n .endif\n"
+        "ldr r0, [%[s], #8]\n"
+        "lsrs r0, r0, #2\n"
+        "wls lr, r0, 2f\n"
+        "1:\n"
+        "ldm r4!, {r0, r1, r2, r3}\n"
+        "stf_row_k r0\n stf_row_k r1\n stf_row_k r2\n stf_row_k r3\n"
+        "le lr, 1b\n"
+        "2:\n"
+        "ldr r0, [%[s], #8]\n"
+        "and r0, r0, #3\n"
+        "wls lr, r0, 4f\n"
+        "3:\n"
+        "ldr r0, [r4], #4\n"
+        "stf_row_k r0\n"
+        "le lr, 3b\n"
+        "4:\n"
+        "ldr r0, [%[s], #20]\n"
+        "stf_row_acc vstrw.32\n"
+        ".purgem stf_row_k\n"
+        ".purgem stf_row_ld\n"
+        ".purgem stf_row_acc\n"
+        :
+        : [s] "r"(&st), [C] "n"(C), [tail] "n"(Tail ? 1 : 0)
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "cc",
+          "memory");
+    for (int c = 0; c < C; ++c) {
+      const bool part = Tail && c == C - 1;
+      V v = vldrwq_f32(acc + 4 * c);
+      if (bias) v = vaddq_f32(v, part ? vldrwq_z_f32(bias + 4 * c, p) : vldrwq_f32(bias + 4 * c));
+      if (relu) v = vmaxnmq_f32(v, vdupq_n_f32(0.0f));
+      if (part)
+        vstrwq_p_f32(y + 4 * c, v, p);
+      else
+        vstrwq_f32(y + 4 * c, v);
+    }
+  }
+
   /// generic::Product::gemm_plain (the attention's products): y [rows, out] = x [rows, in] · w [in,
   /// out] (plain, row strides ldx, ldw, ldy), from +0 or continuing from y (`accumulate`), no bias,
   /// no activation (`none`: the generic epilogue of Fuse::none). Two or more rows by row_tile (tiles of 4, the last two
@@ -110,11 +240,14 @@ struct Product {
   /// it): the row tiles of generic::Product::product (rows in tiles of 4, the last two even; each weight
   /// panel of kWeightPanel outputs as one row_tile), walked directly, with the whole reduction in
   /// one pass (no cache here to block for; parking partial sums in y would not change their
-  /// bits). false: one row, a GELU or no reduction, left to generic::Product::product.
+  /// bits); one row (a decoding step) by row_outputs, the lanes across the outputs. So it takes
+  /// every call (ProductSelect::panels_complete: linear_block links no generic product). act: none
+  /// or ReLU (linear_block runs a GELU as a pass over the outputs). in == 0 leaves y as product does.
   template <class None, class Relu>
   static bool linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
                             index_t ldy, const float* bias, bool accumulate, Fuse act, None none, Relu relu) {
-    if (rows < 2 || in == 0 || act >= Fuse::gelu) return false;
+    if (in == 0) return true;
+    if (rows == 1) return row_panels(x, in, w, out, y, bias, !accumulate, act == Fuse::relu), true;
     for (index_t o = 0; o < out;) {
       index_t ld = 0, width = 0;
       const float* wo = w.column(o, ld, width);

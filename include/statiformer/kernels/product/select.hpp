@@ -19,7 +19,8 @@ namespace stf::kernels_detail {
 ///               time, a GELU as a pass; panels_complete) and
 ///               gemm_plain (the attention's products: tile4 and a scalar column);
 ///   helium      Cortex-M55 (mve): row_tile (2..4 rows, vectors across the rows),
-///               linear_panels (declines some calls, the generic product runs them) and
+///               linear_panels (every linear: one row by row_outputs, vectors across the
+///               outputs; a GELU as a pass; panels_complete) and
 ///               gemm_plain (the attention's products: row_tile, one row across outputs).
 /// Each alias is the struct (kernels/product/<variant>.hpp) that provides that entry point, void
 /// where the generic code (kernels/product/generic.hpp) runs; `load4` says whether the generic
@@ -60,7 +61,7 @@ struct ProductSelect<isa::mve> {
   using Panels = helium::Product;
   using PlainWalk = helium::Product;
   static constexpr bool load4 = false;
-  static constexpr bool panels_complete = false;
+  static constexpr bool panels_complete = true;
 };
 #endif
 
