@@ -81,8 +81,7 @@ bool generic_code_only(const std::string& op, bool int8) {
                              : all_void<typename ProductInt8Select<Tag>::Linear>;
   if (op == "product") {
     using P = ProductSelect<Tag>;
-    return all_void<typename P::Tile4, typename P::RowTile, typename P::Panels, typename P::PlainWalk> && !P::load4 &&
-           !P::panels_complete;
+    return all_void<typename P::Tile4, typename P::RowTile, typename P::Panels, typename P::PlainWalk> && !P::load4;
   }
   if (op == "attention") {
     using A = AttentionSelect<Tag>;

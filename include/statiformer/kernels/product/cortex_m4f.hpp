@@ -16,17 +16,19 @@ struct Product : ProductTiles {
   /// A linear layer's product over a block of a panel-stored weight (generic::Product::linear_block calls
   /// it): generic::Product::product's tiles (rows in tiles of 6, the last two even; 4 outputs each, tile4),
   /// walked directly, with the whole reduction in one pass (parking partial sums in y would not
-  /// change their bits). Outputs short of a group of 4 (before a block's first multiple of 4 and
-  /// after its last) go one column at a time, each sum in sequence over k with fma (the canonical
-  /// order, column_sums). So it takes every call (ProductSelect::panels_complete, and linear_block
-  /// links no generic product: its tiles were 23 KB of every speed-first firmware, for a generator
-  /// of 13 outputs). act: none or ReLU (linear_block runs a GELU as a pass over the outputs).
-  /// in == 0 leaves y as product does.
+  /// change their bits); one row (a decoding step's linear) by row_panels. Outputs short of a group of 4
+  /// (before a block's first multiple of 4 and after its last) go one column at a time, each sum in
+  /// sequence over k with fma (the canonical order, column_sums). So it takes every call
+  /// (ProductSelect::Panels), so linear_block links no generic product (its tiles were 23 KB of
+  /// every speed-first firmware, for a generator of 13 outputs). act: none or ReLU (linear_block runs a
+  /// GELU as a pass over the outputs). in == 0 leaves y as product does.
   template <class None, class Relu>
-  static bool linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
+  static void linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
                             index_t ldy, const float* bias, bool accumulate, Fuse act, None, Relu) {
-    if (in == 0) return true;
+    if (in == 0) return;
     const bool relu = act == Fuse::relu;
+    if (!kKernelsSizeFirst && rows == 1)  // (size-first: without row16's 1.1 KB)
+      return row_panels(x, in, w, out, y, bias, (accumulate ? 0u : 1u) | (relu ? 2u : 0u));
     auto column = [&](index_t o) {
       index_t ld = 0, run = 0;
       const float* wo = w.column(o, ld, run);
@@ -48,7 +50,29 @@ struct Product : ProductTiles {
       }
     }
     for (; o < out; ++o) column(o);
-    return true;
+  }
+  /// linear_panels for one row (in == 0 excluded): 16 outputs at a time by row16 where they lie in one
+  /// panel, else 4 by tile4's one-row tile, the outputs short of a group of 4 by column_sums. The same
+  /// operations on each output as the rows' walk. Out of line, so that the rows' walk stays as it was
+  /// where linear_panels is inlined.
+  [[gnu::noinline]] static void row_panels(const float* x, index_t in, const WeightBlock& w, index_t out, float* y,
+                                           const float* bias, unsigned mode) {
+    const bool first = mode & 1u, relu = mode & 2u;
+    for (index_t o = 0; o < out;) {
+      index_t ld = 0, run = 0;
+      const float* wo = w.column(o, ld, run);
+      const float* b = bias ? bias + o : nullptr;
+      if ((w.o0 + o) % 4 != 0 || out - o < 4) {
+        column_sums(x, 1, 1, in, wo, ld, y + o, 1, first, b, relu);
+        o += 1;
+      } else if (out - o >= 16 && run >= 16) {
+        row16(x, in, wo, ld, y + o, b, mode);
+        o += 16;
+      } else {
+        tile4_rows<1>(x, 1, in, wo, ld, y + o, 1, b, mode);
+        o += 4;
+      }
+    }
   }
   /// One output column of `rows` rows (w: its weights, ld apart): y[r] accumulated in sequence
   /// over k with fma from +0 (`first`) or from y[r], + *bias (nullable), then ReLU when `relu`
@@ -66,13 +90,15 @@ struct Product : ProductTiles {
   }
   /// generic::Product::gemm_plain (the attention's products): y [rows, out] = x [rows, in] · w [in,
   /// out] (plain, row strides ldx, ldw, ldy), from +0 or continuing from y (`accumulate`), no bias,
-  /// no activation (the generic epilogue of Fuse::none, unused). Outputs in groups of 4 by tile4 (rows in tiles of 6,
-  /// the last two even, as linear_panels), the last out % 4 one by one, each sum in sequence over k with fma: the
+  /// no activation (the generic epilogue of Fuse::none, unused). One row of 16 or more outputs by row_plain; else
+  /// outputs in groups of 4 by tile4 (rows in tiles of 6, the last two even, as linear_panels), the last
+  /// out % 4 one by one, each sum in sequence over k with fma: the
   /// canonical order, so the bits of generic::Product::gemm. in == 0 leaves y as gemm does.
   template <class None>
   static void gemm_plain(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw,
                          index_t out, float* y, index_t ldy, bool accumulate, None) {
     if (in == 0) return;
+    if (!kKernelsSizeFirst && rows == 1 && out >= 16) return row_plain(x, in, w, ldw, out, y, accumulate);
     const index_t full = out / 4 * 4;
     for (index_t o = 0; o < full; o += 4)
       for (index_t r = 0; r < rows;) {
@@ -83,6 +109,17 @@ struct Product : ProductTiles {
       }
     for (index_t o = full; o < out; ++o)
       column_sums(x, ldx, rows, in, w + o, ldw, y + o, ldy, !accumulate, nullptr, false);
+  }
+
+  /// gemm_plain for one row of 16 or more outputs (out of line, as row_panels): 16 at a time by row16,
+  /// then 4 by tile4's one-row tile, the last out % 4 by column_sums.
+  [[gnu::noinline]] static void row_plain(const float* x, index_t in, const float* w, index_t ldw, index_t out,
+                                          float* y, bool accumulate) {
+    const unsigned mode = accumulate ? 0u : 1u;
+    index_t o = 0;
+    for (; out - o >= 16; o += 16) row16(x, in, w + o, ldw, y + o, nullptr, mode);
+    for (; out - o >= 4; o += 4) tile4_rows<1>(x, 1, in, w + o, ldw, y + o, 1, nullptr, mode);
+    for (; o < out; ++o) column_sums(x, 1, 1, in, w + o, ldw, y + o, 1, !accumulate, nullptr, false);
   }
 
   /// The matrix kernels' tile of `rows` (1 to 6) × 4 outputs on Cortex-M (generic::Product::tile calls

@@ -263,6 +263,96 @@ struct ProductTiles {
           "memory");
   }
 
+  /// One row × 16 outputs (a decoding step's linear; cortex_m4f::Product::row_panels and row_plain
+  /// call it where 16 outputs lie in one panel): y[o] accumulated in sequence over k in [0, n) with fma
+  /// from +0 (mode bit 0) or from y, + bias[o] (nullable), then ReLU (mode bit 1): tile4's operations
+  /// on each output, so its bits. Accumulators s0-s15, one step's weights in two halves s16-s23
+  /// (vldmia of 8, twice), x of 8 steps s24-s31 by one vldmia: per 8 steps 155
+  /// instructions for 128 multiply-adds (1.21; tile4 one row at a time: 1.69 and a prologue per 4
+  /// outputs). The epilogue's arguments from memory (general-purpose registers: x, w, the step, a counter).
+  [[gnu::noinline]] static void row16(const float* x, index_t n, const float* w, index_t ld, float* y,
+                                      const float* bias, unsigned mode) {
+    alignas(8) static constexpr float kZeros[16] = {};
+    struct Args {          // (byte offsets in the assembly)
+      float* y;            // 0
+      const float* bias;   // 4
+      const float* zeros;  // 8
+      unsigned n;          // 12
+      unsigned mode;       // 16
+    } args{y, bias, kZeros, static_cast<unsigned>(n), mode};
+    unsigned count;
+    asm volatile(
+        "ldr %[count], [%[a], #16]\n"  // accumulators: +0, or y
+        "tst %[count], #1\n"
+        "ite ne\n"
+        "ldrne %[count], [%[a], #8]\n"
+        "ldreq %[count], [%[a]]\n"
+        "vldmia %[count], {s0-s15}\n"
+        "ldr %[count], [%[a], #12]\n"
+        "lsrs %[count], %[count], #3\n"
+        "beq 2f\n"
+        "1:\n"  // 8 steps
+        "vldmia %[x]!, {s24-s31}\n"
+        ".irp i, 24, 25, 26, 27, 28, 29, 30, 31\n"
+        "vldmia %[w]!, {s16-s23}\n"
+        "vfma.f32 s0, s\\i, s16\n vfma.f32 s1, s\\i, s17\n vfma.f32 s2, s\\i, s18\n vfma.f32 s3, s\\i, s19\n "
+        "vfma.f32 s4, s\\i, s20\n vfma.f32 s5, s\\i, s21\n vfma.f32 s6, s\\i, s22\n vfma.f32 s7, s\\i, s23\n "
+        "vldmia %[w], {s16-s23}\n"
+        "vfma.f32 s8, s\\i, s16\n vfma.f32 s9, s\\i, s17\n vfma.f32 s10, s\\i, s18\n vfma.f32 s11, s\\i, s19\n "
+        "vfma.f32 s12, s\\i, s20\n vfma.f32 s13, s\\i, s21\n vfma.f32 s14, s\\i, s22\n vfma.f32 s15, s\\i, s23\n "
+        "add %[w], %[w], %[ldm]\n"
+        ".endr\n"
+        "subs %[count], %[count], #1\n"
+        "bne 1b\n"
+        "2:\n"  // the remaining 0 to 7 steps
+        "ldr %[count], [%[a], #12]\n"
+        "ands %[count], %[count], #7\n"
+        "beq 4f\n"
+        "3:\n"
+        "vldmia %[x]!, {s24}\n"
+        ".irp i, 24\n"
+        "vldmia %[w]!, {s16-s23}\n"
+        "vfma.f32 s0, s\\i, s16\n vfma.f32 s1, s\\i, s17\n vfma.f32 s2, s\\i, s18\n vfma.f32 s3, s\\i, s19\n "
+        "vfma.f32 s4, s\\i, s20\n vfma.f32 s5, s\\i, s21\n vfma.f32 s6, s\\i, s22\n vfma.f32 s7, s\\i, s23\n "
+        "vldmia %[w], {s16-s23}\n"
+        "vfma.f32 s8, s\\i, s16\n vfma.f32 s9, s\\i, s17\n vfma.f32 s10, s\\i, s18\n vfma.f32 s11, s\\i, s19\n "
+        "vfma.f32 s12, s\\i, s20\n vfma.f32 s13, s\\i, s21\n vfma.f32 s14, s\\i, s22\n vfma.f32 s15, s\\i, s23\n "
+        "add %[w], %[w], %[ldm]\n"
+        ".endr\n"
+        "subs %[count], %[count], #1\n"
+        "bne 3b\n"
+        "4:\n"  // + bias
+        "ldr %[count], [%[a], #4]\n"
+        "cmp %[count], #0\n"
+        "beq 5f\n"
+        "vldmia %[count]!, {s16-s23}\n"
+        "vadd.f32 s0, s0, s16\n vadd.f32 s1, s1, s17\n vadd.f32 s2, s2, s18\n vadd.f32 s3, s3, s19\n"
+        "vadd.f32 s4, s4, s20\n vadd.f32 s5, s5, s21\n vadd.f32 s6, s6, s22\n vadd.f32 s7, s7, s23\n"
+        "vldmia %[count], {s16-s23}\n"
+        "vadd.f32 s8, s8, s16\n vadd.f32 s9, s9, s17\n vadd.f32 s10, s10, s18\n vadd.f32 s11, s11, s19\n"
+        "vadd.f32 s12, s12, s20\n vadd.f32 s13, s13, s21\n vadd.f32 s14, s14, s22\n vadd.f32 s15, s15, s23\n"
+        "5:\n"  // ReLU: x > 0 ? x : +0 (le also holds for NaN)
+        "ldr %[count], [%[a], #16]\n"
+        "tst %[count], #2\n"
+        "beq 6f\n"
+        "ldr %[count], [%[a], #8]\n"
+        "vldmia %[count], {s16}\n"
+        ".irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15\n"
+        "vcmp.f32 s\\i, #0\n"
+        "vmrs APSR_nzcv, fpscr\n"
+        "it le\n"
+        "vmovle.f32 s\\i, s16\n"
+        ".endr\n"
+        "6:\n"
+        "ldr %[count], [%[a]]\n"
+        "vstmia %[count], {s0-s15}\n"
+        : [x] "+r"(x), [w] "+r"(w), [count] "=&r"(count)
+        : [a] "r"(&args), [ldm] "r"(ld * 4 - 32), "m"(args)
+        : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15", "s16",
+          "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "cc",
+          "memory");
+  }
+
   /// tile4 for R (1 to 3) rows: accumulators s0..s(4R-1), weights of 4 steps s12-s27, a row's x of
   /// 4 steps s28-s31. mode: bit 0 start from +0, bit 1 ReLU.
   template <int R>

@@ -193,13 +193,11 @@ struct Product : ProductTiles<Tag> {
 
   static void linear_block(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
                            index_t ldy, const float* bias, bool accumulate, Fuse act) {
-    // a target's own walk over its row tiles where it has one (kernels/product/<target>.hpp, the
-    // same tiles without product's dispatch); false: not taken there. A walk that takes every
-    // call (panels_complete: Cortex-M4F/M7, Helium) leaves a GELU to a pass over the outputs it
-    // stored (a stored float reloads exactly, so the fused GELU's bits), and product is not
-    // linked for linears.
-    if constexpr (ProductSelect<Tag>::panels_complete) {
-      static_assert(!std::is_void_v<Panels>);
+    // a target's own walk over its weight panels where it has one (kernels/product/<target>.hpp:
+    // Cortex-M4F/M7, Helium) takes every call and leaves a GELU to a pass over the outputs it
+    // stored (a stored float reloads exactly, so the fused GELU's bits): product is not linked
+    // for linears there.
+    if constexpr (!std::is_void_v<Panels>) {
       const bool gelu = act >= Fuse::gelu;
       Panels::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, gelu ? Fuse::none : act,
                             Epilogue<Fuse::none>{}, Epilogue<Fuse::relu>{});
@@ -210,11 +208,6 @@ struct Product : ProductTiles<Tag> {
           gelu_vectors(y, ldy, rows, out, act);
       }
     } else {
-      if constexpr (!std::is_void_v<Panels>) {
-        if (Panels::linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, Epilogue<Fuse::none>{},
-                                  Epilogue<Fuse::relu>{}))
-          return;
-      }
       product(x, ldx, rows, in, WeightAt::panel_block(w), out, y, ldy, bias, accumulate, act);
     }
   }

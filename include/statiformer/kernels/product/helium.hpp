@@ -241,13 +241,13 @@ struct Product {
   /// panel of kWeightPanel outputs as one row_tile), walked directly, with the whole reduction in
   /// one pass (no cache here to block for; parking partial sums in y would not change their
   /// bits); one row (a decoding step) by row_outputs, the lanes across the outputs. So it takes
-  /// every call (ProductSelect::panels_complete: linear_block links no generic product). act: none
+  /// every call (ProductSelect::Panels: linear_block links no generic product). act: none
   /// or ReLU (linear_block runs a GELU as a pass over the outputs). in == 0 leaves y as product does.
   template <class None, class Relu>
-  static bool linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
+  static void linear_panels(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
                             index_t ldy, const float* bias, bool accumulate, Fuse act, None none, Relu relu) {
-    if (in == 0) return true;
-    if (rows == 1) return row_panels(x, in, w, out, y, bias, !accumulate, act == Fuse::relu), true;
+    if (in == 0) return;
+    if (rows == 1) return row_panels(x, in, w, out, y, bias, !accumulate, act == Fuse::relu);
     for (index_t o = 0; o < out;) {
       index_t ld = 0, width = 0;
       const float* wo = w.column(o, ld, width);
@@ -264,7 +264,6 @@ struct Product {
       }
       o += width;
     }
-    return true;
   }
 
  private:

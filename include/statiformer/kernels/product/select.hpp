@@ -16,11 +16,11 @@ namespace stf::kernels_detail {
 ///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU):
 ///               tile4 (1..6 rows × 4 outputs, assembly; not GELU, not partial),
 ///               linear_panels (every linear: outputs short of a group of 4 one column at a
-///               time, a GELU as a pass; panels_complete) and
+///               time, a GELU as a pass) and
 ///               gemm_plain (the attention's products: tile4 and a scalar column);
 ///   helium      Cortex-M55 (mve): row_tile (2..4 rows, vectors across the rows),
 ///               linear_panels (every linear: one row by row_outputs, vectors across the
-///               outputs; a GELU as a pass; panels_complete) and
+///               outputs; a GELU as a pass) and
 ///               gemm_plain (the attention's products: row_tile, one row across outputs).
 /// Each alias is the struct (kernels/product/<variant>.hpp) that provides that entry point, void
 /// where the generic code (kernels/product/generic.hpp) runs; `load4` says whether the generic
@@ -28,15 +28,15 @@ namespace stf::kernels_detail {
 template <class Tag>
 struct ProductSelect {
   static constexpr const char* variant = "generic";
-  using Tile4 = void;      ///< tile4(x, ldx, rows, k0, k1, w, ldw, y, ldy, first, bias, relu)
-  using RowTile = void;    ///< row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, epilogue)
-  using Panels = void;     ///< linear_panels(...) -> bool (false: declined)
+  using Tile4 = void;    ///< tile4(x, ldx, rows, k0, k1, w, ldw, y, ldy, first, bias, relu)
+  using RowTile = void;  ///< row_tile(x, ldx, rows, k0, k1, w, ldw, y, ldy, width, first, bias, epilogue)
+  /// linear_panels(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act, none, relu): every linear
+  /// but a GELU's activation, which linear_block applies as a pass over the stored outputs; where it is
+  /// named, no generic product is linked for linears.
+  using Panels = void;
   using PlainWalk = void;  ///< gemm_plain(x, ldx, rows, in, w, ldw, out, y, ldy, accumulate)
   /// The vocabulary's load4 (four weights by one instruction) in the tiles of 5+ rows × 4 vectors.
   static constexpr bool load4 = false;
-  /// Panels::linear_panels takes every call but a GELU's activation, which linear_block applies
-  /// as a pass over the stored outputs: the generic product is then not linked for linears.
-  static constexpr bool panels_complete = false;
 };
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
@@ -45,10 +45,9 @@ struct ProductSelect<isa::scalar> {
   static constexpr const char* variant = "cortex_m4f";
   using Tile4 = cortex_m4f::Product;
   using RowTile = void;
-  using Panels = cortex_m4f::Product;
+  using Panels = cortex_m4f::Product;  // (the generic product it replaces: 23 KB of the firmware)
   using PlainWalk = cortex_m4f::Product;
-  static constexpr bool load4 = true;            // (simd/scalar.hpp: vldmia)
-  static constexpr bool panels_complete = true;  // (the generic product: 23 KB of the firmware)
+  static constexpr bool load4 = true;  // (simd/scalar.hpp: vldmia)
 };
 #endif
 
@@ -61,7 +60,6 @@ struct ProductSelect<isa::mve> {
   using Panels = helium::Product;
   using PlainWalk = helium::Product;
   static constexpr bool load4 = false;
-  static constexpr bool panels_complete = true;
 };
 #endif
 
