@@ -210,16 +210,24 @@ struct Product {
 
   /// generic::Product::gemm_plain (the attention's products): y [rows, out] = x [rows, in] · w [in,
   /// out] (plain, row strides ldx, ldw, ldy), from +0 or continuing from y (`accumulate`), no bias,
-  /// no activation (`none`: the generic epilogue of Fuse::none). Two or more rows by row_tile (tiles of 4, the last two
-  /// even, as linear_panels); one row with the lanes across 4 outputs (vfma by the row's x[k], the last lanes
-  /// predicated). Each sum in sequence over k with fma: the canonical order, so the bits of generic::Product::gemm. in
-  /// == 0 leaves y as gemm does.
+  /// no activation (`none`: the generic epilogue of Fuse::none). Two or more rows by row_tile (tiles of
+  /// 4, the last two even, as linear_panels). One row: groups of 12 outputs by row_outputs<3>
+  /// (speed-first), the rest with the lanes across 4 outputs at a time in a loop of intrinsics. Only
+  /// whole groups of 12 go to the assembly: its set-up costs more than it saves on fewer outputs (the
+  /// demo's decoding, heads of 8 and up to 10 keys, took 1.1 % more instructions through
+  /// row_outputs_all at every width), and one instantiation keeps the code of layers that never
+  /// decode small (row_outputs_all's seven: +4.2 KB in the M55's w8a8 encoder-layer firmware).
+  /// Either way vfma by the row's x[k], the last lanes predicated. Each sum in sequence over k with
+  /// fma: the canonical order, so the bits of generic::Product::gemm. in == 0 leaves y as gemm does.
   template <class None>
   static void gemm_plain(const float* x, index_t ldx, index_t rows, index_t in, const float* w, index_t ldw,
                          index_t out, float* y, index_t ldy, bool accumulate, None none) {
     if (in == 0 || out == 0) return;
     if (rows == 1) {
-      for (index_t o = 0; o < out; o += 4) {
+      index_t o = 0;
+      if constexpr (!kKernelsSizeFirst)
+        for (; out - o >= 12; o += 12) row_outputs<3, false>(x, in, w + o, ldw, 12, y + o, nullptr, !accumulate, false);
+      for (; o < out; o += 4) {
         const mve_pred16_t p = vctp32q(static_cast<uint32_t>(out - o));
         float32x4_t acc = accumulate ? vldrwq_z_f32(y + o, p) : vdupq_n_f32(0.0f);
         const float* wk = w + o;
