@@ -282,6 +282,15 @@ struct ProductTiles {
     } args{y, bias, kZeros, static_cast<unsigned>(n), mode};
     unsigned count;
     asm volatile(
+        ".macro stf_row16_step xr\n"  // y[0, 16) += x[k] · w[k, 0..16), then w to the next step
+        " vldmia %[w]!, {s16-s23}\n"
+        " vfma.f32 s0, \\xr, s16\n vfma.f32 s1, \\xr, s17\n vfma.f32 s2, \\xr, s18\n vfma.f32 s3, \\xr, s19\n"
+        " vfma.f32 s4, \\xr, s20\n vfma.f32 s5, \\xr, s21\n vfma.f32 s6, \\xr, s22\n vfma.f32 s7, \\xr, s23\n"
+        " vldmia %[w], {s16-s23}\n"
+        " vfma.f32 s8, \\xr, s16\n vfma.f32 s9, \\xr, s17\n vfma.f32 s10, \\xr, s18\n vfma.f32 s11, \\xr, s19\n"
+        " vfma.f32 s12, \\xr, s20\n vfma.f32 s13, \\xr, s21\n vfma.f32 s14, \\xr, s22\n vfma.f32 s15, \\xr, s23\n"
+        " add %[w], %[w], %[ldm]\n"
+        ".endm\n"
         "ldr %[count], [%[a], #16]\n"  // accumulators: +0, or y
         "tst %[count], #1\n"
         "ite ne\n"
@@ -293,15 +302,8 @@ struct ProductTiles {
         "beq 2f\n"
         "1:\n"  // 8 steps
         "vldmia %[x]!, {s24-s31}\n"
-        ".irp i, 24, 25, 26, 27, 28, 29, 30, 31\n"
-        "vldmia %[w]!, {s16-s23}\n"
-        "vfma.f32 s0, s\\i, s16\n vfma.f32 s1, s\\i, s17\n vfma.f32 s2, s\\i, s18\n vfma.f32 s3, s\\i, s19\n "
-        "vfma.f32 s4, s\\i, s20\n vfma.f32 s5, s\\i, s21\n vfma.f32 s6, s\\i, s22\n vfma.f32 s7, s\\i, s23\n "
-        "vldmia %[w], {s16-s23}\n"
-        "vfma.f32 s8, s\\i, s16\n vfma.f32 s9, s\\i, s17\n vfma.f32 s10, s\\i, s18\n vfma.f32 s11, s\\i, s19\n "
-        "vfma.f32 s12, s\\i, s20\n vfma.f32 s13, s\\i, s21\n vfma.f32 s14, s\\i, s22\n vfma.f32 s15, s\\i, s23\n "
-        "add %[w], %[w], %[ldm]\n"
-        ".endr\n"
+        "stf_row16_step s24\n stf_row16_step s25\n stf_row16_step s26\n stf_row16_step s27\n"
+        "stf_row16_step s28\n stf_row16_step s29\n stf_row16_step s30\n stf_row16_step s31\n"
         "subs %[count], %[count], #1\n"
         "bne 1b\n"
         "2:\n"  // the remaining 0 to 7 steps
@@ -310,15 +312,7 @@ struct ProductTiles {
         "beq 4f\n"
         "3:\n"
         "vldmia %[x]!, {s24}\n"
-        ".irp i, 24\n"
-        "vldmia %[w]!, {s16-s23}\n"
-        "vfma.f32 s0, s\\i, s16\n vfma.f32 s1, s\\i, s17\n vfma.f32 s2, s\\i, s18\n vfma.f32 s3, s\\i, s19\n "
-        "vfma.f32 s4, s\\i, s20\n vfma.f32 s5, s\\i, s21\n vfma.f32 s6, s\\i, s22\n vfma.f32 s7, s\\i, s23\n "
-        "vldmia %[w], {s16-s23}\n"
-        "vfma.f32 s8, s\\i, s16\n vfma.f32 s9, s\\i, s17\n vfma.f32 s10, s\\i, s18\n vfma.f32 s11, s\\i, s19\n "
-        "vfma.f32 s12, s\\i, s20\n vfma.f32 s13, s\\i, s21\n vfma.f32 s14, s\\i, s22\n vfma.f32 s15, s\\i, s23\n "
-        "add %[w], %[w], %[ldm]\n"
-        ".endr\n"
+        "stf_row16_step s24\n"
         "subs %[count], %[count], #1\n"
         "bne 3b\n"
         "4:\n"  // + bias
@@ -346,6 +340,7 @@ struct ProductTiles {
         "6:\n"
         "ldr %[count], [%[a]]\n"
         "vstmia %[count], {s0-s15}\n"
+        ".purgem stf_row16_step\n"
         : [x] "+r"(x), [w] "+r"(w), [count] "=&r"(count)
         : [a] "r"(&args), [ldm] "r"(ld * 4 - 32), "m"(args)
         : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15", "s16",
