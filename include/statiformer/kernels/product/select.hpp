@@ -16,8 +16,9 @@ namespace stf::kernels_detail {
 ///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU):
 ///               tile4 (1..6 rows × 4 outputs, assembly; not GELU, not partial),
 ///               linear_panels (every linear: outputs short of a group of 4 one column at a
-///               time, a GELU as a pass) and
-///               gemm_plain (the attention's products: tile4 and a scalar column);
+///               time, one row by row16, 16 outputs wide; a GELU as a pass) and
+///               gemm_plain (the attention's products: tile4, row16 for one row of 16+ outputs,
+///               and a scalar column);
 ///   helium      Cortex-M55 (mve): row_tile (2..4 rows, vectors across the rows),
 ///               linear_panels (every linear: one row by row_outputs, vectors across the
 ///               outputs; a GELU as a pass) and
