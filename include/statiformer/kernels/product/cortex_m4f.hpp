@@ -18,7 +18,7 @@ struct Product : ProductTiles {
   /// walked directly, with the whole reduction in one pass (parking partial sums in y would not
   /// change their bits); one row (a decoding step's linear) by row_panels. Outputs short of a group of 4
   /// (before a block's first multiple of 4 and after its last) go one column at a time, each sum in
-  /// sequence over k with fma (the canonical order, column_sums). So it takes every call
+  /// sequence over k with fma (the canonical order, column_sums). It takes every call
   /// (ProductSelect::Panels), so linear_block links no generic product (its tiles were 23 KB of
   /// every speed-first firmware, for a generator of 13 outputs). act: none or ReLU (linear_block runs a
   /// GELU as a pass over the outputs). in == 0 leaves y as product does.
@@ -112,7 +112,10 @@ struct Product : ProductTiles {
   }
 
   /// gemm_plain for one row of 16 or more outputs (out of line, as row_panels): 16 at a time by row16,
-  /// then 4 by tile4's one-row tile, the last out % 4 by column_sums.
+  /// then 4 by tile4's one-row tile, the last out % 4 by column_sums. row_panels' walk over one panel,
+  /// kept apart on purpose: one driver for both, calling tile4_rows<1> (13 register operands), did not
+  /// compile at -O3 ("impossible constraints"), and a 4-wide row16 in its place made GCC stop inlining
+  /// tile4 into linear_panels (+0.7 % in the float layers).
   [[gnu::noinline]] static void row_plain(const float* x, index_t in, const float* w, index_t ldw, index_t out,
                                           float* y, bool accumulate) {
     const unsigned mode = accumulate ? 0u : 1u;
