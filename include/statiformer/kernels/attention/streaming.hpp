@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/kernels/attention/select.hpp>
 #include <statiformer/kernels/product/generic.hpp>
@@ -210,8 +211,8 @@ struct AttentionStreaming : Product<Tag> {
   static void weighted_values_prefix(const float* p, index_t p_stride, index_t nr, const index_t* end, const float* v,
                                      index_t v_stride, index_t head_dim, float* out, index_t out_stride,
                                      bool accumulate) {
-    index_t e_min = end[0];
-    for (index_t r = 1; r < nr; ++r) e_min = end[r] < e_min ? end[r] : e_min;
+    index_t e_min = std::numeric_limits<index_t>::max();  // (nr >= 1)
+    for (index_t r = 0; r < nr; ++r) e_min = end[r] < e_min ? end[r] : e_min;
     if (e_min) gemm_plain(p, p_stride, nr, e_min, v, v_stride, head_dim, out, out_stride, accumulate);
     for (index_t r = 0; r < nr; ++r)
       if (end[r] > e_min)
