@@ -270,6 +270,14 @@ void check_linear_w8a8(Env& env) {
   for (index_t rows : kLongRows)
     for (index_t out : kLongOuts)
       run("linear_w8a8 (long reduction)", b.x, rows, kLongIn, qb.qw, out, b.bias, Fuse::none);
+  // weights at an odd address (the Cortex-M4F tiles' ldrd and Helium's gathers need them 4-aligned:
+  // another path)
+  for (index_t rows : {1, 2, 3})
+    for (index_t in : {5, 64})
+      for (index_t out : {4, 17, 65}) {
+        static_assert(quad_padded(64) * 65 + 1 <= Capacity<1, 1>::qw);
+        run("linear_w8a8 (weights not word-aligned)", b.x, rows, in, qb.qw + 1, out, b.bias, Fuse::relu);
+      }
   // special rows
   const float inf = std::numeric_limits<float>::infinity();
   for (index_t in : kQuantSpecialIns)
