@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include <statiformer/config.hpp>
 #include <statiformer/kernels/api.hpp>
@@ -428,8 +429,12 @@ struct Product {
     uint32x4_t xa = row_addresses(x_base, ldx, last);
     uint32x4_t ya = row_addresses(y_base, ldy, last);
     V acc[6];
-#pragma GCC unroll 6
-    for (int j = 0; j < 6; ++j) acc[j] = (first || j >= C) ? vdupq_n_f32(0.0f) : vldrwq_gather_base_f32(ya, 4 * j);
+    // (the gathers' and scatters' offsets are immediates: J a template constant, not an unrolled
+    // loop's counter, which -Og does not unroll)
+    [&]<int... J>(std::integer_sequence<int, J...>) {
+      ((acc[J] = (first || J >= C) ? vdupq_n_f32(0.0f) : vldrwq_gather_base_f32(ya, 4 * J)), ...);
+    }
+    (std::make_integer_sequence<int, 6>{});
     if (n) {
       V xv;
       // The step: the rows' x[r, k] (gather, addresses += 4), w[k, o..o+C) into r0.., w += ldw,
@@ -472,13 +477,13 @@ struct Product {
     }
     asm("" : "+r"(y_base), "+r"(last));
     ya = row_addresses(y_base, ldy, last);
-#pragma GCC unroll 6
-    for (int j = 0; j < C; ++j) {
-      if (bias) acc[j] = vaddq_n_f32(acc[j], bias[j]);
-      // (unpredicated: the lanes past the rows computed the last row again, bit for bit, and
-      // store the same values to the same addresses)
-      vstrwq_scatter_base_f32(ya, 4 * j, epilogue(acc[j]));
+    // (unpredicated: the lanes past the rows computed the last row again, bit for bit, and store
+    // the same values to the same addresses)
+    [&]<int... J>(std::integer_sequence<int, J...>) {
+      if (bias) ((acc[J] = vaddq_n_f32(acc[J], bias[J])), ...);
+      (vstrwq_scatter_base_f32(ya, 4 * J, epilogue(acc[J])), ...);
     }
+    (std::make_integer_sequence<int, C>{});
   }
 };
 
