@@ -458,12 +458,15 @@ def float_text(x):
 _FLOAT_LITERAL = re.compile(r"-?(?:\d+\.\d*|\.\d+|\d+)(?:e[-+]?\d+)?f\b")
 
 
-def emitted_difference(committed, fresh, tolerant, relative=1e-6):
+def emitted_difference(committed, fresh, tolerant, relative=1e-6, shared_scale=False):
     """'' when the emitted header `fresh` is `committed` byte for byte but for the float constants and
     arrays named in `tolerant` (PyTorch's outputs for the header's test input: PyTorch picks its float
     kernels per CPU, so another CPU may round their last bits differently), which may differ by at
-    most `relative` of the largest |value| of their constant; else where and why not."""
-    a, b = open(committed).read().splitlines(), open(fresh).read().splitlines()
+    most `relative` of the largest |value| of their constant (shared_scale: of all of them, for
+    constants derived from the others, such as a difference of two log-probabilities, whose error is
+    theirs); else where and why not."""
+    with open(committed) as fa, open(fresh) as fb:
+        a, b = fa.read().splitlines(), fb.read().splitlines()
     if len(a) != len(b):
         return f"{len(a)} lines, the export {len(b)}"
     decl = re.compile(r"^(?:alignas\(\d+\) )?inline constexpr float (\w+)")
@@ -478,6 +481,9 @@ def emitted_difference(committed, fresh, tolerant, relative=1e-6):
     owner = {i: n for n, idx in blocks.items() for i in idx}
     scale = {n: max((abs(float(v[:-1])) for i in idx for v in _FLOAT_LITERAL.findall(a[i])), default=0.0)
              for n, idx in blocks.items()}
+    if shared_scale:
+        largest = max(scale.values(), default=0.0)
+        scale = {n: largest for n in scale}
     for i, (x, y) in enumerate(zip(a, b)):
         if x == y:
             continue

@@ -1238,6 +1238,22 @@ class EmittedDifference(unittest.TestCase):
     def test_weights_exactly(self):
         self.assertEqual(self.differ(self.HEADER.replace("-1.25f", "-1.2500001f")), "line 2")
 
+    def test_shared_scale(self):
+        # a small constant derived from the large ones (a gap between two log-probabilities) may move as
+        # they do: by `relative` of the largest |value| of every tolerant constant, not of its own
+        header = self.HEADER + "inline constexpr float test_gap = 0.001f;\n"
+        fresh = header.replace("test_gap = 0.001f", "test_gap = 0.001003f")
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = os.path.join(tmp, "a.hpp"), os.path.join(tmp, "b.hpp")
+            with open(a, "w") as f:
+                f.write(header)
+            with open(b, "w") as f:
+                f.write(fresh)
+            tolerant = {"test_logits", "test_logits_max_abs", "test_gap"}
+            self.assertIn("test_gap 0.001f", export.emitted_difference(a, b, tolerant, 1e-6))
+            self.assertEqual(export.emitted_difference(a, b, tolerant, 1e-6, shared_scale=True), "")
+            self.assertIn("test_gap", export.emitted_difference(a, b, tolerant, 1e-7, shared_scale=True))
+
     def test_structure(self):
         self.assertEqual(self.differ(self.HEADER.replace("test_logits[4]", "test_logits[5]")), "line 4")
         self.assertIn("lines", self.differ(self.HEADER + "\n"))
