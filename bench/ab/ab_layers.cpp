@@ -1,0 +1,106 @@
+// One side of bench/ab/ab.sh's in-process A/B: the encoder layer at the benchmark plan's shapes, timed
+// through the statiformer tree whose include/ this translation unit was compiled against. ab.sh compiles
+// it twice into one executable: the baseline with -Dstf=stf_base (every namespace and symbol of that
+// tree renamed, so that both trees link side by side) and STF_AB_SIDE=base, the working tree with
+// STF_AB_SIDE=new. Only API both trees have in common is used (params.visit, EncoderLayer::run), so a
+// baseline some commits back builds too.
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <statiformer/statiformer.hpp>
+
+#include "ab_case.hpp"
+
+#ifndef STF_AB_SIDE
+#error "compile with -DSTF_AB_SIDE=base or new (bench/ab/ab.sh)"
+#endif
+#define STF_AB_CAT2(a, b) a##b
+#define STF_AB_CAT(a, b) STF_AB_CAT2(a, b)
+
+namespace {
+using stf::index_t;
+
+/// 64-byte aligned floats, freed with the vector.
+struct Floats {
+  float* p = nullptr;
+  explicit Floats(index_t n) : p(static_cast<float*>(::operator new[](n * sizeof(float) + 64, std::align_val_t{64}))) {
+    for (index_t i = 0; i < n; ++i) p[i] = 0.0f;
+  }
+  ~Floats() { ::operator delete[](p, std::align_val_t{64}); }
+  Floats(const Floats&) = delete;
+  Floats& operator=(const Floats&) = delete;
+};
+
+std::uint32_t next(std::uint32_t& s) { return s = s * 1664525u + 1013904223u; }
+
+/// Every parameter bound to pseudo-random values in [-0.1, 0.1) (the same values on both sides).
+template <class Params>
+std::unique_ptr<Floats> bind_random(Params& params) {
+  index_t total = 0;
+  params.visit([&](const stf::Name&, stf::ParamRef r) { total += (r.size() + 15) / 16 * 16; }, {});
+  auto storage = std::make_unique<Floats>(total);
+  std::uint32_t state = 12345;
+  index_t offset = 0;
+  params.visit(
+      [&](const stf::Name&, stf::ParamRef r) {
+        float* p = storage->p + offset;
+        for (index_t i = 0; i < r.size(); ++i)
+          p[i] = (static_cast<float>(next(state) >> 8) / 16777216.0f - 0.5f) * 0.2f;
+        *r.data = p;
+        offset += (r.size() + 15) / 16 * 16;
+      },
+      {});
+  return storage;
+}
+
+void fill_input(float* x, index_t n) {
+  std::uint32_t state = 777;
+  for (index_t i = 0; i < n; ++i) x[i] = static_cast<float>(next(state) >> 8) / 8388608.0f - 1.0f;
+}
+
+template <index_t S, index_t D, index_t H, index_t F>
+AbCase encoder_layer() {
+  using Layer = stf::EncoderLayer<S, D, H, F>;
+  struct State {
+    Layer layer;
+    std::unique_ptr<Floats> weights;
+    Floats x{S * D}, y{S * D}, scratch{Layer::scratch_floats};
+  };
+  std::shared_ptr<State> st = std::make_shared<State>();
+  st->weights = bind_random(st->layer.params);
+  fill_input(st->x.p, S * D);
+  AbCase c;
+  c.shape =
+      "EncoderLayer/" + std::to_string(S) + "x" + std::to_string(D) + "x" + std::to_string(H) + "x" + std::to_string(F);
+  c.run = [st](long n) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < n; ++i) {
+      st->layer.run(st->x.p, st->y.p, S, st->scratch.p);
+      asm volatile("" : : "r"(st->y.p) : "memory");
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  c.checksum = [st] {
+    double sum = 0;
+    for (index_t i = 0; i < S * D; ++i) sum += static_cast<double>(st->y.p[i]) * static_cast<double>(i % 7 + 1);
+    return sum;
+  };
+  return c;
+}
+}  // namespace
+
+/// Appends this side's cases (called from ab_main.cpp).
+void STF_AB_CAT(register_ab_, STF_AB_SIDE)(std::vector<AbCase>& cases) {
+  cases.push_back(encoder_layer<10, 16, 2, 32>());
+  cases.push_back(encoder_layer<16, 32, 4, 64>());
+  cases.push_back(encoder_layer<25, 64, 4, 128>());
+  cases.push_back(encoder_layer<32, 64, 4, 256>());
+  cases.push_back(encoder_layer<64, 128, 4, 512>());
+  cases.push_back(encoder_layer<128, 256, 8, 1024>());
+  cases.push_back(encoder_layer<128, 512, 8, 2048>());
+}
