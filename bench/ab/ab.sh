@@ -23,23 +23,19 @@ mkdir -p "$out/base" "$out/obj"
 git archive "$base" include src | tar -x -C "$out/base"
 flags=(-std=gnu++20 -O3 -DNDEBUG -march=native -ffp-contract=off -w)
 
-# compile SIDE ROOT: the library's x86 sources of the tree at ROOT and ab_layers.cpp against its headers
+# compile SIDE ROOT: every library source of the tree at ROOT (src/, the variants with the flags the CMake
+# target gives them) and ab_layers.cpp against its headers
 compile() {
-  local side=$1 root=$2 rename=()
+  local side=$1 root=$2 rename=() file extra
   [ "$side" = base ] && rename=(-Dstf=stf_base)
-  local -a jobs=(
-    "src/kernels/reference.cpp|"
-    "src/kernels/variant_scalar.cpp|"
-    "src/kernels/variant_avx2.cpp|-mavx2 -mfma -mno-avx512f"
-    "src/kernels/variant_avx512.cpp|-mavx512f"
-    "src/kernels/variant_dispatch.cpp|"
-    "src/io/safetensors.cpp|-Os"
-  )
-  for j in "${jobs[@]}"; do
-    local file=${j%%|*} extra=${j#*|}
-    # shellcheck disable=SC2086
-    echo "$cxx ${flags[*]} ${rename[*]} $extra -I$root/include -c $root/$file -o $out/obj/$side.$(basename "$file" .cpp).o"
-  done
+  while IFS= read -r file; do
+    case $(basename "$file") in
+      variant_avx2.cpp) extra="-mavx2 -mfma -mno-avx512f" ;;
+      variant_avx512.cpp) extra="-mavx512f" ;;
+      *) extra="" ;;
+    esac
+    echo "$cxx ${flags[*]} ${rename[*]} $extra -I$root/include -c $root/$file -o $out/obj/$side.$(echo "$file" | tr / .).o"
+  done < <(cd "$root" && find src -name '*.cpp' | sort)
   echo "$cxx ${flags[*]} ${rename[*]} -DSTF_AB_SIDE=$side -I$root/include -c bench/ab/ab_layers.cpp -o $out/obj/$side.ab_layers.o"
 }
 { compile base "$out/base"; compile new .; } >"$out/compile.txt"

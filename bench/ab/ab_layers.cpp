@@ -25,7 +25,7 @@
 namespace {
 using stf::index_t;
 
-/// 64-byte aligned floats, freed with the vector.
+/// n floats, 64-byte aligned, zeroed.
 struct Floats {
   float* p = nullptr;
   explicit Floats(index_t n) : p(static_cast<float*>(::operator new[](n * sizeof(float) + 64, std::align_val_t{64}))) {
