@@ -22,6 +22,7 @@ namespace {
 struct Table {
   decltype(&Kernels<isa::scalar>::linear) linear;
   decltype(&Kernels<isa::scalar>::linear_block) linear_block;
+  decltype(&Kernels<isa::scalar>::linears) linears;
   decltype(&Kernels<isa::scalar>::linear_w8a8) linear_w8a8;
   decltype(&Kernels<isa::scalar>::linears_w8a8) linears_w8a8;
   decltype(&Kernels<isa::scalar>::linear_w8a32) linear_w8a32;
@@ -50,6 +51,7 @@ Table table_of() noexcept {
   using K = Kernels<Tag>;
   return {.linear = &K::linear,
           .linear_block = &K::linear_block,
+          .linears = &K::linears,
           .linear_w8a8 = &K::linear_w8a8,
           .linears_w8a8 = &K::linears_w8a8,
           .linear_w8a32 = &K::linear_w8a32,
@@ -115,6 +117,7 @@ constexpr auto first_call(R (*Table::*)(A...) noexcept) -> R (*)(A...) noexcept 
 constexpr Table kFirstCall = {
     .linear = first_call<&Table::linear>(&Table::linear),
     .linear_block = first_call<&Table::linear_block>(&Table::linear_block),
+    .linears = first_call<&Table::linears>(&Table::linears),
     .linear_w8a8 = first_call<&Table::linear_w8a8>(&Table::linear_w8a8),
     .linears_w8a8 = first_call<&Table::linears_w8a8>(&Table::linears_w8a8),
     .linear_w8a32 = first_call<&Table::linear_w8a32>(&Table::linear_w8a32),
@@ -217,6 +220,11 @@ void Kernels<isa::dispatch>::linear_block(const float* x, index_t ldx, index_t r
                                           index_t out, float* y, index_t ldy, const float* bias, bool accumulate,
                                           Fuse act) noexcept {
   table().linear_block(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act);
+}
+template <>
+void Kernels<isa::dispatch>::linears(const float* x, index_t rows, index_t in, const F32Linear* linears,
+                                     index_t count) noexcept {
+  table().linears(x, rows, in, linears, count);
 }
 template <>
 void Kernels<isa::dispatch>::linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw,

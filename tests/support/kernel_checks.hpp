@@ -150,7 +150,47 @@ void check_transpose(Env& env) {
       }
 }
 
-/// linear with and without bias, each fused activation; then a long reduction (several k blocks).
+/// Three float linears over the same rows (Kernels::linears) against ref::linear of each, row by row:
+/// one vector wide each at the widths of AVX-512 and AVX2 (x86 shares their register tiles) and mixed
+/// widths (one linear each), the second without a bias, the third's rows padded (ldy = out + 3; the
+/// padding must stay as it was), rows around the shared tiles' cuts and reductions in one cache block
+/// and beyond it.
+template <class K, class Env>
+void check_linears(Env& env) {
+  Buffers& b = env.buf;
+  fill(b.x, Capacity<1, 1>::x, 81);
+  fill(b.w, Capacity<1, 1>::w, 82);
+  fill(b.bias, Capacity<1, 1>::bias, 83);
+  constexpr index_t kOuts[][3] = {{16, 16, 16}, {8, 8, 8}, {16, 17, 16}, {4, 4, 4}};
+  for (const auto& outs : kOuts)
+    for (index_t rows : {index_t{1}, index_t{2}, index_t{5}, index_t{6}, index_t{7}, index_t{10}, index_t{12},
+                         index_t{13}, index_t{25}})
+      for (index_t in : {index_t{1}, index_t{5}, index_t{16}, index_t{17}, index_t{64}, largest(kLinearIns)}) {
+        F32Linear ls[3];
+        index_t w0 = 0, y0 = 0;
+        for (index_t l = 0; l < 3; ++l) {
+          const index_t ldy = l == 2 ? outs[l] + 3 : outs[l];
+          ls[l] = {b.w + w0, l == 1 ? nullptr : b.bias + 20 * l, outs[l], b.got + y0, ldy};
+          w0 += in * outs[l];
+          y0 += rows * ldy;
+        }
+        static_assert(25 * (16 + 17 + 19) + 8 <= largest(kLinearRows) * largest(kLinearOuts), "outputs fit");
+        static_assert(3 * 17 * largest(kLinearIns) <= largest(kLinearIns) * largest(kLinearOuts), "weights fit");
+        static_assert(25 * 17 <= largest(kLinearRows) * largest(kLinearIns), "rows fit");
+        for (index_t i = 0; i < y0 + 8; ++i) b.got[i] = b.want[i] = -7.0f;
+        K::linears(b.x, rows, in, ls, 3);
+        for (index_t l = 0; l < 3; ++l)
+          for (index_t r = 0; r < rows; ++r)
+            ref::linear(b.x + r * in, 1, in, ls[l].w, ls[l].bias, outs[l], b.want + (ls[l].y - b.got) + r * ls[l].ldy,
+                        Fuse::none);
+        env.expect("linears (three linears over the same rows)", b.got, b.want, y0 + 8,
+                   {{"rows", rows}, {"in", in}, {"outs[0]", outs[0]}, {"outs[1]", outs[1]}, {"outs[2]", outs[2]}},
+                   false);
+      }
+}
+
+/// linear with and without bias, each fused activation; then a long reduction (several k blocks); then
+/// check_linears.
 template <class K, class Env>
 void check_linear(Env& env) {
   Buffers& b = env.buf;
@@ -180,6 +220,7 @@ void check_linear(Env& env) {
       env.expect("linear (long reduction)", b.got, b.want, rows * out, {{"rows", rows}, {"in", kLongIn}, {"out", out}},
                  false);
     }
+  check_linears<K>(env);
 }
 
 /// Several w8a8 linears over the same rows (Kernels::linears_w8a8: each group of rows quantized

@@ -70,6 +70,12 @@ constexpr index_t attention_call_rows(index_t seq_q, index_t seq_k) {
     return (seq_q + 1) / 2;
   return kAttentionCallRows;
 }
+/// Whether the layers pass a self-attention's Q, K and V projections to one Kernels::linears call: where
+/// the active variant may share their register tiles (AVX-512, and the dispatching variant, which runs it
+/// on the CPUs that have it); elsewhere three linear calls, as that call would make them, and no loop of
+/// them in small targets' flash. The same bits either way.
+inline constexpr bool kSharedLinearTiles =
+    std::is_same_v<isa::active, isa::avx512> || std::is_same_v<isa::active, isa::dispatch>;
 /// Keys whose scores a group of rows may hold at once (a multiple of kAttentionKeyBlock): the
 /// variants with wide vectors compute them in one product and run the blocks' softmax steps over
 /// them before one product with the values. Still O(block) scratch, whatever the sequence length.
@@ -175,6 +181,16 @@ constexpr Activation activation_of(Fuse act) {
   return act == Fuse::relu ? Activation::relu : (act == Fuse::gelu ? Activation::gelu : Activation::gelu_tanh);
 }
 
+/// One linear of a float call over shared input rows (Kernels::linears): what linear_block takes besides
+/// the input, for a whole weight (WeightBlock{w, in, out}) without accumulation or activation.
+struct F32Linear {
+  const float* w;     ///< Wᵀ [in, out] in column panels (kWeightPanel)
+  const float* bias;  ///< [out], or null
+  index_t out;
+  float* y;  ///< [rows, out], row stride ldy
+  index_t ldy;
+};
+
 /// One linear of a w8a8 call over shared input rows (Kernels::linears_w8a8): what linear_w8a8 takes
 /// besides the input and the scratch.
 struct W8a8Linear {
@@ -237,6 +253,12 @@ struct Kernels {
   /// added and act applied after this block's steps (pass them with the last block only).
   static void linear_block(const float* x, index_t ldx, index_t rows, index_t in, WeightBlock w, index_t out, float* y,
                            index_t ldy, const float* bias, bool accumulate, Fuse act = Fuse::none) noexcept;
+  /// `count` linears over the same input x [rows, in] (row stride in): each y gets the bits of its own
+  /// linear_block(x, in, rows, in, {w, in, out}, out, y, ldy, bias, false) call (Q, K and V of a
+  /// self-attention). Where every linear is one vector of the variant wide and the rows fit one column of
+  /// register tiles (AVX-512 at d_model 16), their outputs share the tiles: each x
+  /// loaded once for all of them. No y may alias x or another y.
+  static void linears(const float* x, index_t rows, index_t in, const F32Linear* linears, index_t count) noexcept;
   /// w8a8 linear (kernels/QUANTIZATION.md): each row of x [rows, in] quantized to int8 with its own
   /// scale at run time, the int32 product with the int8 weight qw (Wᵀ [in, out] in k-quads and
   /// panels: qweight_index) and its per-output scales s_w [out], then y[r, o] =
@@ -330,6 +352,8 @@ void Kernels<isa::dispatch>::linear(const float*, index_t, index_t, const float*
 template <>
 void Kernels<isa::dispatch>::linear_block(const float*, index_t, index_t, index_t, WeightBlock, index_t, float*,
                                           index_t, const float*, bool, Fuse) noexcept;
+template <>
+void Kernels<isa::dispatch>::linears(const float*, index_t, index_t, const F32Linear*, index_t) noexcept;
 template <>
 void Kernels<isa::dispatch>::linear_w8a8(const float*, index_t, index_t, const std::int8_t*, const float*, const float*,
                                          index_t, float*, std::int8_t*, Fuse) noexcept;

@@ -64,6 +64,10 @@ void Kernels<Tag>::linear_block(const float* x, index_t ldx, index_t rows, index
   kernels_detail::generic::Product<Tag>::linear_block(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act);
 }
 template <class Tag>
+void Kernels<Tag>::linears(const float* x, index_t rows, index_t in, const F32Linear* linears, index_t count) noexcept {
+  kernels_detail::generic::Product<Tag>::linears(x, rows, in, linears, count);
+}
+template <class Tag>
 void Kernels<Tag>::linear_w8a8(const float* x, index_t rows, index_t in, const std::int8_t* qw, const float* s_w,
                                const float* bias, index_t out, float* y, std::int8_t* scratch, Fuse act) noexcept {
   const W8a8Linear one{qw, s_w, bias, out, y, act};

@@ -402,6 +402,21 @@ struct MultiHeadAttention {
   void run_f32(const float* xq, const float* xkv, const AttentionMask& mask, float* y, float* weights, float* qb,
                float* kt, float* vb, float* p) const {
     const auto& P = params;
+    if constexpr (kSharedLinearTiles) {
+      if (SeqQ == SeqK && xq == xkv && !detail::overlaps(y, SeqQ * DModel, xq, SeqQ * DModel)) {
+        // a self-attention whose output is not its input, where the variant may share the projections'
+        // register tiles: Q, K and V in one call, K's rows through y (written only by the output
+        // projection) into Kᵀ
+        const F32Linear qkv[3] = {{P.q.weight.data, P.q.bias_or_null(), DModel, qb, DModel},
+                                  {P.k.weight.data, P.k.bias_or_null(), DModel, y, DModel},
+                                  {P.v.weight.data, P.v.bias_or_null(), DModel, vb, v_stride}};
+        ActiveKernels::linears(xq, SeqQ, DModel, qkv, 3);
+        detail::transpose(y, SeqK, DModel, DModel, kt, SeqK);
+        heads(qb, kt, vb, mask, p, weights);
+        ActiveKernels::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
+        return;
+      }
+    }
     ActiveKernels::linear(xq, SeqQ, DModel, P.q.weight.data, P.q.bias_or_null(), DModel, qb);
     // K goes through vb (free until V) into Kᵀ
     ActiveKernels::linear(xkv, SeqK, DModel, P.k.weight.data, P.k.bias_or_null(), DModel, vb);

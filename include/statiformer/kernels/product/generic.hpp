@@ -212,6 +212,88 @@ struct Product : ProductTiles<Tag> {
     }
   }
 
+  /// How many linears one shared tile holds (linears: a self-attention's Q, K and V).
+  static constexpr index_t kSharedTile = 3;
+
+  /// Kernels::linears (kernels/api.hpp). Where the variant has the one-tile shortcut (x86) and tiles
+  /// of kSharedTile vectors (AVX-512; AVX2's hold two), and the call is kSharedTile linears each one
+  /// vector wide (out == L: d_model 16) over more than one row and one cache block of the
+  /// reduction, their outputs share register tiles (shared_tile: each x broadcast once for the three
+  /// instead of once per linear, one call instead of three; the encoder layer at 10×16×2×32 spent
+  /// ~45 ns per 10×16→16 linear); else one linear_block each. Every output takes the operations of
+  /// its own linear's tile (fma from +0 over k in order, then the bias), so the same bits.
+  static void linears(const float* x, index_t rows, index_t in, const F32Linear* ls, index_t count) {
+    if constexpr (kOneTileShortcut && kSharedTile <= kVecs) {
+      bool shared = count == kSharedTile && rows > 1 && in > 0 && block_steps(kVecs * L, in) == in;
+      for (index_t i = 0; shared && i < count; ++i) shared = ls[i].out == L;
+      if (shared) {
+        const index_t tr = tile_height(kSharedTile);
+        for (index_t r = 0; r < rows;) {  // (row tiles as product_blocked cuts them)
+          const index_t rem = rows - r;
+          const index_t n = rem <= tr ? rem : (rem < 2 * tr ? (rem + 1) / 2 : tr);
+          shared_rows<kRows>(n, x + r * in, in, ls, r);
+          r += n;
+        }
+        return;
+      }
+    }
+    for (index_t i = 0; i < count; ++i) linear_of(x, rows, in, ls[i]);
+  }
+
+  /// One linear of linears' loop (out of line: inlined into the loop, the Cortex-M4F's assembly tile
+  /// found no registers for its operands).
+  [[gnu::noinline]] static void linear_of(const float* x, index_t rows, index_t in, const F32Linear& l) {
+    linear_block(x, in, rows, in, WeightBlock{l.w, in, l.out}, l.out, l.y, l.ldy, l.bias, false, Fuse::none);
+  }
+
+  /// shared_tile for n <= R rows.
+  template <index_t R>
+  static void shared_rows(index_t n, const float* x, index_t in, const F32Linear* ls, index_t r0) {
+    if constexpr (R > 1) {
+      if (n < R) return shared_rows<R - 1>(n, x, in, ls, r0);
+    }
+    shared_tile<R>(x, in, ls, r0);
+  }
+
+  /// Rows r0 .. r0 + R of kSharedTile one-vector linears over x [R, in] (row stride in): the register
+  /// tile R × kSharedTile, vector i linear i's outputs.
+  template <index_t R>
+  [[gnu::noinline]] static void shared_tile(const float* x, index_t in, const F32Linear* ls, index_t r0) {
+    using I = typename ProductTiles<Tag>::I;
+    using V = typename ProductTiles<Tag>::V;
+    constexpr index_t N = kSharedTile;
+    V acc[R][N];
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (index_t i = 0; i < N; ++i) acc[r][i] = I::zero();
+    }
+    const float* w[N];
+#pragma GCC unroll 16
+    for (index_t i = 0; i < N; ++i) w[i] = ls[i].w;
+    for (index_t k = 0; k < in; ++k) {
+      V wv[N];
+#pragma GCC unroll 16
+      for (index_t i = 0; i < N; ++i) wv[i] = I::load(w[i] + k * L);
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) {
+        const float xr = x[r * in + k];
+#pragma GCC unroll 16
+        for (index_t i = 0; i < N; ++i) acc[r][i] = I::fma_n(xr, wv[i], acc[r][i]);
+      }
+    }
+#pragma GCC unroll 16
+    for (index_t i = 0; i < N; ++i) {
+      if (ls[i].bias) {
+        const V b = I::load(ls[i].bias);
+#pragma GCC unroll 16
+        for (index_t r = 0; r < R; ++r) acc[r][i] = I::add(acc[r][i], b);
+      }
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) I::store(ls[i].y + (r0 + r) * ls[i].ldy, acc[r][i]);
+    }
+  }
+
   /// y[r, o] = gelu(y[r, o]) (act: Fuse::gelu) or gelu_tanh (Fuse::gelu_tanh) for r < rows, o < cols,
   /// a vector at a time, the last one partial (gelu_outputs for more than one lane).
   [[gnu::noinline]] static void gelu_vectors(float* y, index_t ldy, index_t rows, index_t cols, Fuse act) {
