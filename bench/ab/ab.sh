@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# bench/ab/ab.sh BASE [SUBSTRING...] — x86: the encoder layer of the working tree against the one of git
-# revision BASE, both compiled into one executable (bench_ab: the baseline's tree with -Dstf=stf_base) and
-# timed in pairs, base and new one after the other (ab_main.cpp). On a shared VM whose speed switches
+# bench/ab/ab.sh BASE [SUBSTRING...] — x86: the encoder layer and the decoder step of the working tree
+# against those of git revision BASE, both compiled into one executable (bench_ab: the baseline's tree with
+# -Dstf=stf_base) and timed in pairs, base and new one after the other (ab_main.cpp). On a shared VM whose speed switches
 # between levels ~40 % apart several times a minute, runs of two executables in turn gave pair ratios
 # spread over ±8 % and more; pairs a few milliseconds apart see one level. Prints per shape both medians,
 # the median of the pairs' ratios new / base with their quartiles, the ratio of the two minima, and whether
 # the two sides' outputs have the same bits (a checksum).
-#   SUBSTRING: shapes to time, e.g. 10x16 128x256 (default: all seven)
+#   SUBSTRING: shapes to time, e.g. 10x16 128x256 DecoderStep (default: all: the encoder layer at seven
+#   shapes, the decoder step at two, ab_layers.cpp)
 # Environment: ROUNDS (pairs per shape, default 21), PAIR_MS (default 20), OUT (default build/ab),
 # CXX (default g++). Needs git and an x86-64 CPU with AVX2 or AVX-512 (-march=native: the layers call the
 # machine's own variant, as in the native preset).

@@ -1,8 +1,10 @@
-// One side of bench/ab/ab.sh's in-process A/B: the encoder layer at the benchmark plan's shapes, timed
+// One side of bench/ab/ab.sh's in-process A/B: the encoder layer and the decoder step (DecoderLayer::step
+// through the K/V cache) at the benchmark plan's shapes (bench/peers/stf_encoder_bench.cpp), timed
 // through the statiformer tree whose include/ this translation unit was compiled against. ab.sh compiles
 // it twice into one executable: the baseline with -Dstf=stf_base (every namespace and symbol of that
 // tree renamed, so that both trees link side by side) and STF_AB_SIDE=base, the working tree with
-// STF_AB_SIDE=new. Only API both trees have in common is used (params.visit, EncoderLayer::run), so a
+// STF_AB_SIDE=new. Only API both trees have in common is used (params.visit, EncoderLayer::run,
+// DecoderLayer's prepare_memory and step), so a
 // baseline some commits back builds too.
 #include <chrono>
 #include <cstdint>
@@ -92,6 +94,44 @@ AbCase encoder_layer() {
   };
   return c;
 }
+
+/// One decoding step at the last of T positions of a DecoderLayer<T, M, D, H, F>, the T - 1 earlier
+/// positions and the M memory rows in its K/V cache (as bench_stf_<isa>'s DecoderStep): each call
+/// rewrites position T - 1's key and value with the same values.
+template <index_t T, index_t M, index_t D, index_t H, index_t F>
+AbCase decoder_step() {
+  using Layer = stf::DecoderLayer<T, M, D, H, F>;
+  constexpr index_t pos = T - 1;
+  struct State {
+    Layer layer;
+    typename Layer::Cache cache;
+    std::unique_ptr<Floats> weights;
+    Floats memory{M * D}, x{D}, y{D}, scratch{Layer::step_scratch_floats};
+  };
+  std::shared_ptr<State> st = std::make_shared<State>();
+  st->weights = bind_random(st->layer.params);
+  fill_input(st->memory.p, M * D);
+  fill_input(st->x.p, D);
+  st->layer.prepare_memory(st->memory.p, st->cache);
+  for (index_t p = 0; p < pos; ++p) st->layer.step(st->x.p, p, M, st->cache, st->y.p, st->scratch.p);
+  AbCase c;
+  c.shape = "DecoderStep/" + std::to_string(T) + "x" + std::to_string(M) + "x" + std::to_string(D) + "x" +
+            std::to_string(H) + "x" + std::to_string(F);
+  c.run = [st](long n) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < n; ++i) {
+      st->layer.step(st->x.p, pos, M, st->cache, st->y.p, st->scratch.p);
+      asm volatile("" : : "r"(st->y.p) : "memory");
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  c.checksum = [st] {
+    double sum = 0;
+    for (index_t i = 0; i < D; ++i) sum += static_cast<double>(st->y.p[i]) * static_cast<double>(i % 7 + 1);
+    return sum;
+  };
+  return c;
+}
 }  // namespace
 
 /// Appends this side's cases (called from ab_main.cpp).
@@ -103,4 +143,6 @@ void STF_AB_CAT(register_ab_, STF_AB_SIDE)(std::vector<AbCase>& cases) {
   cases.push_back(encoder_layer<64, 128, 4, 512>());
   cases.push_back(encoder_layer<128, 256, 8, 1024>());
   cases.push_back(encoder_layer<128, 512, 8, 2048>());
+  cases.push_back(decoder_step<16, 16, 32, 4, 64>());
+  cases.push_back(decoder_step<25, 25, 64, 4, 128>());
 }
