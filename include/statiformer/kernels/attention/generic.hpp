@@ -26,6 +26,7 @@ struct Attention : AttentionRegisterBlock<Tag> {
   using typename AttentionStreaming<Tag>::GroupKeys;
   using AttentionStreaming<Tag>::kTallRowGroup;
   using AttentionStreaming<Tag>::kTallHeadVecs;
+  using AttentionStreaming<Tag>::kBlockVecs;
   using AttentionStreaming<Tag>::allowed;
   using AttentionStreaming<Tag>::stream_block;
   using AttentionStreaming<Tag>::stream_group_prefix;
@@ -294,12 +295,61 @@ struct Attention : AttentionRegisterBlock<Tag> {
           h += nh;
         }
       }
+      if constexpr (kBlockVecs > kRegisterBlockVecs) {
+        if (mask.prefix() && e > 0 && nb > kRegisterBlockVecs && nb <= kBlockVecs) {
+          wide_head_groups<kBlockVecs>(nb, q, n_heads, kt, kt_stride, v, v_stride, head_dim, e, mask, out);
+          return;
+        }
+      }
     }
     for (; h < n_heads; ++h) {
       const index_t off = h * head_dim;
       attention_row(q + off, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, n_keys, mask, fill, p,
                     out + off);
     }
+  }
+
+  /// Score registers of a wide head block (AVX2: 12 of its 16).
+  static constexpr index_t kWideHeadScores = 12;
+
+  /// attention_heads where a head's allowed keys [0, e) take nb score vectors, kRegisterBlockVecs < nb
+  /// <= kBlockVecs (AVX2: 17 to 32 keys, a decoding step over up to 32 positions or memory rows): the
+  /// heads as the rows of register blocks of NB = nb score vectors, kWideHeadScores / NB heads at a time
+  /// (balanced), instead of one head at a time through the spans. Each head reads its own keys once, so
+  /// they are the FMAs' memory operands and only the scores take registers. attention_group_block's
+  /// operations per row, the same bits. (A query row group over such keys, which shares them, keeps
+  /// the spans: such blocks measured no faster in the encoder layer at 25×64×4×128.)
+  template <index_t NB>
+  [[gnu::noinline]] static void wide_head_groups(index_t nb, const float* q, index_t n_heads, const float* kt,
+                                                 index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                                 index_t e, ref::RowMask mask, float* out) {
+    if constexpr (NB > kRegisterBlockVecs + 1) {
+      if (nb < NB) return wide_head_groups<NB - 1>(nb, q, n_heads, kt, kt_stride, v, v_stride, head_dim, e, mask, out);
+    }
+    constexpr index_t R = kWideHeadScores / NB;
+    const ScoreScale vscale(std::sqrt(static_cast<float>(head_dim)));
+    ref::RowMask mg[R];
+    for (index_t r = 0; r < R; ++r) mg[r] = mask;
+    const index_t groups = (n_heads + R - 1) / R;
+    for (index_t g = 0, h = 0; g < groups; ++g) {
+      const index_t nh = (n_heads - h + (groups - g) - 1) / (groups - g);
+      const index_t off = h * head_dim;
+      wide_head_rows<R, NB>(nh, q + off, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, e, mg, vscale,
+                            out + off);
+      h += nh;
+    }
+  }
+
+  /// wide_head_groups' block for n <= R heads.
+  template <index_t R, index_t NB>
+  static void wide_head_rows(index_t n, const float* q, const float* kt, index_t kt_stride, const float* v,
+                             index_t v_stride, index_t head_dim, index_t e, const ref::RowMask* mg,
+                             const ScoreScale& vscale, float* out) {
+    if constexpr (R > 1) {
+      if (n < R) return wide_head_rows<R - 1, NB>(n, q, kt, kt_stride, v, v_stride, head_dim, e, mg, vscale, out);
+    }
+    AttentionRegisterBlock<Tag>::template attention_group_block<R, NB, true>(q, head_dim, kt, kt_stride, v, v_stride,
+                                                                             head_dim, e, mg, vscale, out, head_dim);
   }
 };
 

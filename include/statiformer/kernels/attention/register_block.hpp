@@ -30,7 +30,8 @@ struct AttentionRegisterBlock : AttentionSpans<Tag> {
   /// Score vectors per row a group holds in registers (kRows × 2 accumulators and 2 vectors of
   /// Kᵀ: 14 of AVX2's 16 registers): a whole key block on AVX-512, up to 16 keys on AVX2, whose
   /// block is four vectors. Groups over at most this many keys' vectors take
-  /// attention_group_block, the others the spans through memory.
+  /// attention_group_block, the others the spans through memory (a decoding step's heads over up to a
+  /// whole block take it on AVX2 too, a few at a time: Attention::wide_head_groups).
   static constexpr index_t kRegisterBlockVecs = kBlockVecs < 2 ? kBlockVecs : 2;
 
   /// attention_group_spans for a group of R rows (prefix masks, every key_end >= 1) whose keys are
