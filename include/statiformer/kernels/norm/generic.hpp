@@ -40,7 +40,9 @@ struct Norm : Elementwise<Tag> {
       }
     }
     if constexpr (NormSelect<Tag>::fold_rows) {
-      return layer_norm_rows_across(x, rows, gain, bias, n, kind, eps, y);
+      // (one row, a decoding step's: the plain stages below; the fold would sum reduce_rows rows, all
+      // but one of zeros, on the step's dependent chain)
+      if (rows > 1) return layer_norm_rows_across(x, rows, gain, bias, n, kind, eps, y);
     }
     // (16 on the wide x86 variants only: elsewhere the arrays would only take stack)
     constexpr index_t G = L >= 8 ? 16 : 8;

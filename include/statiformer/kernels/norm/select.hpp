@@ -16,7 +16,8 @@ namespace stf::kernels_detail {
 ///               the torch kind whose length is a multiple of 16, row by row; other rows generic.
 /// `Row16` is the struct that provides layer_norm16, void where the generic code runs alone.
 /// `fold_rows` (x86: AVX2, AVX-512): the generic code folds a group's 16-lane sums across the rows
-/// with the vocabulary's reduce16_rows and takes the statistics' steps as vector operations.
+/// with the vocabulary's reduce16_rows and takes the statistics' steps as vector operations (groups
+/// of two rows or more; one row goes the plain way).
 template <class Tag>
 struct NormSelect {
   static constexpr const char* variant = "generic";
