@@ -93,7 +93,11 @@ struct AttentionRegisterBlock : AttentionSpans<Tag> {
         // (lanes past the allowed keys -inf, as load_partial_or fills them: -inf / scale is -inf,
         // set after the division of the allowed lanes, whose lanes only are divided where a
         // narrower division is cheaper)
-        s[r][b] = c ? I::select_gt(I::set1(static_cast<float>(c)), lane, vscale.divide_first(s[r][b], c), ninf) : ninf;
+        if (c == L)  // (a whole vector: every lane allowed)
+          s[r][b] = vscale.divide(s[r][b]);
+        else
+          s[r][b] =
+              c ? I::select_gt(I::set1(static_cast<float>(c)), lane, vscale.divide_first(s[r][b], c), ninf) : ninf;
         if (c) vm[r] = I::max(s[r][b], vm[r]);
       }
     }

@@ -119,8 +119,14 @@ struct AttentionStreaming : Product<Tag> {
     for (index_t b = 0; b < NB; ++b) {
       const index_t c = sub_count(cnt, b);
       if (!c) break;
-      const V e = I::keep_first(exp_nonpositive(I::keep_first(I::sub(x[b], vmn), c)), c);
-      I::store_partial(w + b * L, e, c);
+      V e;
+      if (c == L) {  // (a whole vector: nothing to mask, the same values)
+        e = exp_nonpositive(I::sub(x[b], vmn));
+        I::store(w + b * L, e);
+      } else {
+        e = I::keep_first(exp_nonpositive(I::keep_first(I::sub(x[b], vmn), c)), c);
+        I::store_partial(w + b * L, e, c);
+      }
       acc[b % kSub] = I::add(acc[b % kSub], e);
     }
   }
@@ -166,7 +172,10 @@ struct AttentionStreaming : Product<Tag> {
 #pragma GCC unroll 16
       for (index_t i = 0; i < kBlockVecs; ++i) {
         const index_t c = sub_count(cnt, i);
-        x[r][i] = c ? vscale.divide(I::load_partial_or(s + i * L, c, -INFINITY)) : ninf;
+        if (c == L)  // (a whole vector: nothing to fill)
+          x[r][i] = vscale.divide(I::load(s + i * L));
+        else
+          x[r][i] = c ? vscale.divide(I::load_partial_or(s + i * L, c, -INFINITY)) : ninf;
         if (c) vm = I::max(x[r][i], vm);
       }
       const float bm = cnt ? I::reduce_max(vm) : 0.0f;
