@@ -145,4 +145,5 @@ void STF_AB_CAT(register_ab_, STF_AB_SIDE)(std::vector<AbCase>& cases) {
   cases.push_back(encoder_layer<128, 512, 8, 2048>());
   cases.push_back(decoder_step<16, 16, 32, 4, 64>());
   cases.push_back(decoder_step<25, 25, 64, 4, 128>());
+  cases.push_back(decoder_step<64, 64, 64, 4, 128>());  // (past a key block: positions and memory rows 33+)
 }

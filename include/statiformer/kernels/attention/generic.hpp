@@ -22,6 +22,7 @@ struct Attention : AttentionRegisterBlock<Tag> {
   using AttentionRegisterBlock<Tag>::group_block_rows;
   using AttentionRegisterBlock<Tag>::tall_group;
   using AttentionSpans<Tag>::attention_group_spans;
+  using AttentionSpans<Tag>::kWideHeadScores;
   using typename AttentionStreaming<Tag>::ScoreScale;
   using typename AttentionStreaming<Tag>::GroupKeys;
   using AttentionStreaming<Tag>::kTallRowGroup;
@@ -300,6 +301,10 @@ struct Attention : AttentionRegisterBlock<Tag> {
           wide_head_groups<kBlockVecs>(nb, q, n_heads, kt, kt_stride, v, v_stride, head_dim, e, mask, out);
           return;
         }
+        if (mask.prefix() && nb > kBlockVecs && head_dim <= kWideHeadDim) {
+          wide_head_spans(q, n_heads, kt, kt_stride, v, v_stride, head_dim, e, mask, out);
+          return;
+        }
       }
     }
     for (; h < n_heads; ++h) {
@@ -308,9 +313,6 @@ struct Attention : AttentionRegisterBlock<Tag> {
                     out + off);
     }
   }
-
-  /// Score registers of a wide head block (AVX2: 12 of its 16).
-  static constexpr index_t kWideHeadScores = 12;
 
   /// attention_heads where a head's allowed keys [0, e) take nb score vectors, kRegisterBlockVecs < nb
   /// <= kBlockVecs (AVX2: 17 to 32 keys, a decoding step over up to 32 positions or memory rows): the
@@ -336,6 +338,38 @@ struct Attention : AttentionRegisterBlock<Tag> {
       const index_t off = h * head_dim;
       wide_head_rows<R, NB>(nh, q + off, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, e, mg, vscale,
                             out + off);
+      h += nh;
+    }
+  }
+
+  /// Head size up to which wide_head_spans takes the heads (its copies of the queries are on its stack).
+  static constexpr index_t kWideHeadDim = 64;
+
+  /// attention_heads where a head's allowed keys [0, e) take more than a key block (AVX2: over 32
+  /// keys, a decoding step past position 32): up to kAttentionRowGroup heads at a time (balanced)
+  /// as the rows of attention_group_spans, each with its own keys (head_scores) and values, their
+  /// dependent chains side by side instead of one head's spans after the other's. The operations
+  /// per row of attention_group_spans for one row (attention_row's path), the same bits. Its
+  /// scores and query copies are on the stack (kAttentionRowGroup rows of at most
+  /// kAttentionScoreKeys scores and kWideHeadDim query elements: 4.5 KB), since attention_heads'
+  /// scratch is one row's.
+  [[gnu::noinline]] static void wide_head_spans(const float* q, index_t n_heads, const float* kt, index_t kt_stride,
+                                                const float* v, index_t v_stride, index_t head_dim, index_t e,
+                                                ref::RowMask mask, float* out) {
+    constexpr index_t G = kAttentionRowGroup;
+    alignas(64) float p[G * kAttentionScoreKeys];
+    alignas(64) float qc[G * kWideHeadDim];
+    const index_t ps = e < kAttentionScoreKeys ? e : kAttentionScoreKeys;
+    const ScoreScale vscale(std::sqrt(static_cast<float>(head_dim)));
+    ref::RowMask mg[G];
+    for (index_t r = 0; r < G; ++r) mg[r] = mask;
+    const index_t groups = (n_heads + G - 1) / G;
+    for (index_t g = 0, h = 0; g < groups; ++g) {
+      const index_t nh = (n_heads - h + (groups - g) - 1) / (groups - g);  // (balanced: 8 heads as 4 + 4)
+      const index_t off = h * head_dim;
+      AttentionSpans<Tag>::template attention_group_spans<true>(q + off, head_dim, nh, kt + off * kt_stride, kt_stride,
+                                                                v + off, v_stride, head_dim, e, mg, vscale, p, ps, qc,
+                                                                out + off, head_dim);
       h += nh;
     }
   }

@@ -17,6 +17,7 @@ struct AttentionSpans : AttentionStreaming<Tag> {
   using AttentionStreaming<Tag>::kTallRowGroup;
   using AttentionStreaming<Tag>::kTallHeadVecs;
   using AttentionStreaming<Tag>::stream_group_prefix;
+  using AttentionStreaming<Tag>::kBlockVecs;
   using typename Product<Tag>::TileArgs;
   using Product<Tag>::kRows;
   using Product<Tag>::kVecs;
@@ -140,12 +141,74 @@ struct AttentionSpans : AttentionStreaming<Tag> {
     }
   }
 
+  /// Score registers of a block of heads (AVX2: 12 of its 16): their keys are the FMAs' memory
+  /// operands (each head reads its own), so only the scores and a query element take registers.
+  static constexpr index_t kWideHeadScores = 12;
+
+  /// scores_tiles for the heads of one query row (attention_heads), whose keys are their own:
+  /// p[r, j] = Σ_k q[r·head_dim + k] · kt[(r·head_dim + k)·kt_stride + j] for the nr <=
+  /// kAttentionRowGroup heads and n keys, in chunks of kWideHeadScores / R vectors per head:
+  /// the same fma from +0 over k in order, scores_tiles' operations.
+  template <index_t R>
+  static void head_scores(index_t nr, const float* q, index_t head_dim, const float* kt, index_t kt_stride, index_t n,
+                          float* p, index_t ps) {
+    if constexpr (R > 1) {
+      if (nr < R) return head_scores<R - 1>(nr, q, head_dim, kt, kt_stride, n, p, ps);
+    }
+    constexpr index_t NB = kWideHeadScores / R < kBlockVecs ? kWideHeadScores / R : kBlockVecs;
+    for (index_t j0 = 0; j0 < n; j0 += NB * L) {
+      const index_t w = n - j0 < NB * L ? n - j0 : NB * L;
+      head_scores_nb<R, NB>((w + L - 1) / L, q, head_dim, kt + j0, kt_stride, w, p + j0, ps);
+    }
+  }
+  /// head_scores over one chunk of n keys in nb <= NB vectors.
+  template <index_t R, index_t NB>
+  static void head_scores_nb(index_t nb, const float* q, index_t head_dim, const float* kt, index_t kt_stride,
+                             index_t n, float* p, index_t ps) {
+    if constexpr (NB > 1) {
+      if (nb < NB) return head_scores_nb<R, NB - 1>(nb, q, head_dim, kt, kt_stride, n, p, ps);
+    }
+    const index_t tail = n - (NB - 1) * L;  // keys in the last vector
+    V s[R][NB];
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (index_t b = 0; b < NB; ++b) s[r][b] = I::zero();
+    }
+    const index_t kt_row = head_dim * kt_stride;  // (head r's Kᵀ: kt + r·kt_row)
+    const float* kk = kt;
+    for (index_t k = 0; k < head_dim; ++k, kk += kt_stride) {
+#pragma GCC unroll 16
+      for (index_t r = 0; r < R; ++r) {
+        const float x = q[r * head_dim + k];
+        const float* kr = kk + r * kt_row;
+#pragma GCC unroll 16
+        for (index_t b = 0; b < NB; ++b)
+          s[r][b] = I::fma_n(x, (b + 1 == NB && tail != L) ? I::load_partial(kr + b * L, tail) : I::load(kr + b * L),
+                             s[r][b]);
+      }
+    }
+#pragma GCC unroll 16
+    for (index_t r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+      for (index_t b = 0; b < NB; ++b) {
+        if (b + 1 == NB && tail != L)
+          I::store_partial(p + r * ps + b * L, s[r][b], tail);
+        else
+          I::store(p + r * ps + b * L, s[r][b]);
+      }
+    }
+  }
+
   /// attention_rows for a group of nr rows whose masks are prefixes with at least one key each:
   /// per span of up to kAttentionScoreKeys keys, the group's scores are one product with Kᵀ, the
   /// blocks' softmax steps run over them (stream_group_prefix, the factors of the rescaling kept
   /// instead of applied), and one product with the values applies the factors at the block
   /// boundaries and, in the last span, the division by the sums: the operations of stream_block,
   /// per output in the same order, with fewer passes over the outputs and longer products.
+  /// Heads: the rows are the heads of one query row (attention_heads; q_stride head_dim): row r's
+  /// keys are Kᵀ's rows from r·head_dim on and its values v + r·head_dim (head_scores).
+  template <bool Heads = false>
   static void attention_group_spans(const float* q, index_t q_stride, index_t nr, const float* kt, index_t kt_stride,
                                     const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
                                     const ref::RowMask* mg, const ScoreScale& vscale, float* p, index_t ps, float* qc,
@@ -165,7 +228,10 @@ struct AttentionSpans : AttentionStreaming<Tag> {
     float m[kAttentionRowGroup] = {}, l[kAttentionRowGroup] = {};
     for (index_t s0 = 0; s0 < n_scored; s0 += W) {
       const index_t ns = n_scored - s0 < W ? n_scored - s0 : W;
-      scores_tiles(qs, qs_stride, nr, head_dim, kt + s0, kt_stride, ns, p, ps);
+      if constexpr (Heads)
+        head_scores<kAttentionRowGroup>(nr, qs, head_dim, kt + s0, kt_stride, ns, p, ps);
+      else
+        scores_tiles(qs, qs_stride, nr, head_dim, kt + s0, kt_stride, ns, p, ps);
       float c[kScoreBlocks][kTallRowGroup];  // block b's rescale factor of row r
       for (index_t b = 0; b * B < ns; ++b) {
         const index_t kb = s0 + b * B, nb = ns - b * B < B ? ns - b * B : B;
@@ -181,7 +247,8 @@ struct AttentionSpans : AttentionStreaming<Tag> {
         e[r] = key_end > s0 ? (key_end - s0 < ns ? key_end - s0 : ns) : 0;
       }
       const bool last = s0 + ns >= n_scored;
-      span_values(p, ps, nr, e, v + s0 * v_stride, v_stride, head_dim, c, s0 == 0, last ? l : nullptr, og, out_stride);
+      span_values<false, Heads>(p, ps, nr, e, v + s0 * v_stride, v_stride, head_dim, c, s0 == 0, last ? l : nullptr, og,
+                                out_stride, Heads ? head_dim : 0);
     }
   }
 
