@@ -93,6 +93,23 @@ struct Product : ProductTiles<Tag> {
           return product_tile(rows, nv, a);
         }
       }
+      // one row over one reduction block (a decoding step's linears): each panel column's
+      // single-row tile directly, the tiles product_blocked would reach through its loops and
+      // product_tile's dispatch, with the same arguments
+      if (rows == 1 && block_steps(kGemvVecs * L, in) == in) {
+        for (index_t o0 = 0; o0 < out;) {
+          index_t ldw = 0, run = 0;
+          const float* wo = w.column(o0, ldw, run);
+          index_t width = out - o0 < kGemvVecs * L ? out - o0 : kGemvVecs * L;
+          width = width < run ? width : run;
+          const index_t nw = (width + L - 1) / L;
+          const TileArgs a{
+              x, ldx, 0, in, wo, ldw, y + o0, ldy, width - (nw - 1) * L, !accumulate, bias ? bias + o0 : nullptr, act};
+          ProductTiles<Tag>::template tile_nv<1, kGemvVecs>(nw, a);
+          o0 += width;
+        }
+        return;
+      }
     }
     product_blocked(x, ldx, rows, in, w, out, y, ldy, bias, accumulate, act);
   }
