@@ -121,7 +121,7 @@ struct AttentionRegisterBlock : AttentionSpans<Tag> {
     V acc[R][kSub];
 #pragma GCC unroll 16
     for (index_t r = 0; r < R; ++r)
-      AttentionStreaming<Tag>::template block_exps<NB>(s[r], e[r], vm[r], p + r * ps, acc[r]);
+      AttentionStreaming<Tag>::template block_exps<NB, true>(s[r], e[r], vm[r], p + r * ps, acc[r]);  // (p: NB vectors)
     if constexpr (kFoldRows) {
       V pad[I::reduce_rows];
 #pragma GCC unroll 16

@@ -111,7 +111,9 @@ struct AttentionStreaming : Product<Tag> {
     return I::reduce16(acc);
   }
   /// block_weights before its canonical sum: the weights stored, their 16-lane partial sums in acc.
-  template <index_t NB>
+  /// WholeVectors: w has room for NB whole vectors, and a partial one is stored whole, its lanes
+  /// past cnt +0 (a masked store to memory is slow on AMD's cores).
+  template <index_t NB, bool WholeVectors = false>
   [[gnu::always_inline]] static void block_exps(const V* x, index_t cnt, V vmn, float* w, V* acc) {
 #pragma GCC unroll 16
     for (index_t j = 0; j < kSub; ++j) acc[j] = I::zero();
@@ -125,7 +127,10 @@ struct AttentionStreaming : Product<Tag> {
         I::store(w + b * L, e);
       } else {
         e = I::keep_first(exp_nonpositive(I::keep_first(I::sub(x[b], vmn), c)), c);
-        I::store_partial(w + b * L, e, c);
+        if constexpr (WholeVectors)
+          I::store(w + b * L, e);
+        else
+          I::store_partial(w + b * L, e, c);
       }
       acc[b % kSub] = I::add(acc[b % kSub], e);
     }
