@@ -359,7 +359,7 @@ struct Attention : AttentionRegisterBlock<Tag> {
     constexpr index_t G = kAttentionRowGroup;
     alignas(64) float p[G * kAttentionScoreKeys];
     alignas(64) float qc[G * kWideHeadDim];
-    const index_t ps = e < kAttentionScoreKeys ? e : kAttentionScoreKeys;
+    const index_t ps = ((e < kAttentionScoreKeys ? e : kAttentionScoreKeys) + L - 1) / L * L;  // (whole vectors)
     const ScoreScale vscale(std::sqrt(static_cast<float>(head_dim)));
     ref::RowMask mg[G];
     for (index_t r = 0; r < G; ++r) mg[r] = mask;

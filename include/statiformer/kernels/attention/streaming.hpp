@@ -104,10 +104,10 @@ struct AttentionStreaming : Product<Tag> {
   static constexpr index_t kBlockVecs = kAttentionKeyBlock / L;
   /// A block's weights: exp(x - m) of its first cnt keys (vectors x[0, NB), m in every lane of
   /// vmn), stored to w[0, cnt), and their canonical sum.
-  template <index_t NB>
+  template <index_t NB, bool WholeVectors = false>
   [[gnu::always_inline]] static float block_weights(const V* x, index_t cnt, V vmn, float* w) {
     V acc[kSub];
-    block_exps<NB>(x, cnt, vmn, w, acc);
+    block_exps<NB, WholeVectors>(x, cnt, vmn, w, acc);
     return I::reduce16(acc);
   }
   /// block_weights before its canonical sum: the weights stored, their 16-lane partial sums in acc.
@@ -162,6 +162,9 @@ struct AttentionStreaming : Product<Tag> {
   /// <= 0 (or NaN), so their exp takes exp_nonpositive's steps. end[r]: allowed keys of row r in
   /// the block.
   /// og null: the outputs are not rescaled; factor[r] receives row r's factor instead (1 if none).
+  /// WholeVectors: bs is a multiple of L, and a row's last weight vector is stored whole
+  /// (block_exps').
+  template <bool WholeVectors = false>
   static void stream_group_prefix(float* p, index_t bs, index_t nr, index_t kb, index_t nb, const ref::RowMask* mg,
                                   const ScoreScale& vscale, bool* seen, float* m, float* l, float* og,
                                   index_t out_stride, index_t head_dim, index_t* end, float* factor = nullptr) {
@@ -195,7 +198,7 @@ struct AttentionStreaming : Product<Tag> {
       const index_t cnt = end[r];
       if (!cnt) continue;
       float* s = p + r * bs;
-      const float bsum = block_weights<kBlockVecs>(x[r], cnt, I::set1(m_new[r]), s);
+      const float bsum = block_weights<kBlockVecs, WholeVectors>(x[r], cnt, I::set1(m_new[r]), s);
       l[r] = seen[r] ? l[r] + bsum : bsum;
       m[r] = m_new[r];
       seen[r] = true;

@@ -148,7 +148,8 @@ struct AttentionSpans : AttentionStreaming<Tag> {
   /// scores_tiles for the heads of one query row (attention_heads), whose keys are their own:
   /// p[r, j] = Σ_k q[r·head_dim + k] · kt[(r·head_dim + k)·kt_stride + j] for the nr <=
   /// kAttentionRowGroup heads and n keys, in chunks of kWideHeadScores / R vectors per head:
-  /// the same fma from +0 over k in order, scores_tiles' operations.
+  /// the same fma from +0 over k in order, scores_tiles' operations. ps, the rows' stride, is a
+  /// multiple of L: the last vector is stored whole (no masked store).
   template <index_t R>
   static void head_scores(index_t nr, const float* q, index_t head_dim, const float* kt, index_t kt_stride, index_t n,
                           float* p, index_t ps) {
@@ -191,12 +192,7 @@ struct AttentionSpans : AttentionStreaming<Tag> {
 #pragma GCC unroll 16
     for (index_t r = 0; r < R; ++r) {
 #pragma GCC unroll 16
-      for (index_t b = 0; b < NB; ++b) {
-        if (b + 1 == NB && tail != L)
-          I::store_partial(p + r * ps + b * L, s[r][b], tail);
-        else
-          I::store(p + r * ps + b * L, s[r][b]);
-      }
+      for (index_t b = 0; b < NB; ++b) I::store(p + r * ps + b * L, s[r][b]);  // (whole: ps a multiple of L)
     }
   }
 
@@ -207,7 +203,9 @@ struct AttentionSpans : AttentionStreaming<Tag> {
   /// boundaries and, in the last span, the division by the sums: the operations of stream_block,
   /// per output in the same order, with fewer passes over the outputs and longer products.
   /// Heads: the rows are the heads of one query row (attention_heads; q_stride head_dim): row r's
-  /// keys are Kᵀ's rows from r·head_dim on and its values v + r·head_dim (head_scores).
+  /// keys are Kᵀ's rows from r·head_dim on and its values v + r·head_dim (head_scores); ps is a
+  /// multiple of L then, and the weights' last vector is stored whole (stream_group_prefix's
+  /// WholeVectors: no masked store).
   template <bool Heads = false>
   static void attention_group_spans(const float* q, index_t q_stride, index_t nr, const float* kt, index_t kt_stride,
                                     const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
@@ -236,8 +234,8 @@ struct AttentionSpans : AttentionStreaming<Tag> {
       for (index_t b = 0; b * B < ns; ++b) {
         const index_t kb = s0 + b * B, nb = ns - b * B < B ? ns - b * B : B;
         index_t end[kAttentionRowGroup];
-        stream_group_prefix(p + b * B, ps, nr, kb, nb, mg, vscale, seen, m, l, nullptr, out_stride, head_dim, end,
-                            c[b]);
+        AttentionStreaming<Tag>::template stream_group_prefix<Heads>(p + b * B, ps, nr, kb, nb, mg, vscale, seen, m, l,
+                                                                     nullptr, out_stride, head_dim, end, c[b]);
       }
       // keys of the span row r has: [0, e[r]) (zeros past nr: GCC 12 cannot see that nr >= 1 once
       // span_values is inlined here, and warns)
