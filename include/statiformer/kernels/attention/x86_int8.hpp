@@ -128,6 +128,12 @@ struct AttentionInt8 {
   /// kp[c][j] = key j's bytes 4c..4c+3 (zeros past head_dim) + 128 each, j < n; zeros for j ≥ n.
   static void pack_keys(const std::int8_t* k, index_t k_stride, index_t n, index_t head_dim, std::int32_t (*kp)[B]) {
     const index_t full = head_dim / 4, quads = (head_dim + 3) / 4;
+    // zeros for j >= n first, as whole vectors from the one holding key n (the keys below n are
+    // written after them): as a loop of words, GCC made it a rep stosq per quad
+    if (n < B)
+      for (index_t c = 0; c < quads; ++c)
+        for (index_t j = n / 8 * 8; j < B; j += 8)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(&kp[c][j]), _mm256_setzero_si256());
     for (index_t j = 0; j < n; ++j) {
       const std::int8_t* kj = k + j * k_stride;
       for (index_t c = 0; c < full; ++c) {
@@ -136,22 +142,45 @@ struct AttentionInt8 {
         kp[c][j] = static_cast<std::int32_t>(w ^ 0x80808080u);
       }
       if (full < quads) {
-        std::uint32_t w = 0;
-        std::memcpy(&w, kj + 4 * full, head_dim - 4 * full);
+        const auto w = static_cast<std::uint32_t>(bytes8(kj + 4 * full, head_dim - 4 * full));
         kp[full][j] = static_cast<std::int32_t>(w ^ 0x80808080u);
       }
     }
-    if (n < B)
-      for (index_t c = 0; c < quads; ++c)
-        for (index_t j = n; j < B; ++j) kp[c][j] = 0;
   }
 
   /// 16 bytes of row `src` from d0 (zeros past head_dim), or zeros for a row past n.
   static __m128i load16(const std::int8_t* src, index_t d0, index_t head_dim) {
     if (d0 + 16 <= head_dim) return _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + d0));
-    alignas(16) std::int8_t t[16] = {};
-    if (d0 < head_dim) std::memcpy(t, src + d0, head_dim - d0);
-    return _mm_load_si128(reinterpret_cast<const __m128i*>(t));
+    if (d0 >= head_dim) return _mm_setzero_si128();
+    // 1-15 bytes in registers, as pieces of fixed size (a memcpy of a variable length was a library
+    // call per row: the 10x16 layer's values at head_dim 8)
+    const index_t n = head_dim - d0;
+    const std::int8_t* p = src + d0;
+    const std::uint64_t lo = bytes8(p, n < 8 ? n : 8), hi = n > 8 ? bytes8(p + 8, n - 8) : 0;
+    return _mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo));
+  }
+  /// The c <= 8 bytes at p, little-endian, zeros above.
+  static std::uint64_t bytes8(const std::int8_t* p, index_t c) {
+    std::uint64_t v = 0;
+    if (c == 8) {
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    index_t o = 0;
+    if (c & 4) {
+      std::uint32_t t = 0;
+      std::memcpy(&t, p, 4);
+      v = t;
+      o = 4;
+    }
+    if (c & 2) {
+      std::uint16_t t = 0;
+      std::memcpy(&t, p + o, 2);
+      v |= static_cast<std::uint64_t>(t) << (8 * o);
+      o += 2;
+    }
+    if (c & 1) v |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(p[o])) << (8 * o);
+    return v;
   }
 
   /// vp[iq][d] = the bytes of dimension d of keys 4iq..4iq+3 (zeros for keys ≥ n and d ≥ head_dim),
