@@ -530,8 +530,10 @@ struct ProductInt8 {
     // read the panel whole, 6 rows at a time). (AVX-VNNI's tiles of 16 outputs run over the
     // group's rows per 16 outputs: 128x512x2048 was 4% slower with 48 rows.)
     constexpr index_t group = P == Path::avx512_vnni ? 2 * kGroup : kGroup;
-    float s[group] = {};
-    std::int32_t sum[group] = {};
+    // (not cleared: each group's rows [0, n) are written before they are read; cleared, the two
+    // arrays cost a rep stosq per call)
+    float s[group];
+    std::int32_t sum[group];
     for (index_t r0 = 0; r0 < rows; r0 += group) {
       const index_t n = rows - r0 < group ? rows - r0 : group;
       // AVX512-VNNI: unsigned rows (and the panels' column sums) from 4 rows on, see tile_vnni
