@@ -417,6 +417,16 @@ template <>
 const char* Kernels<isa::dispatch>::name() noexcept;
 #endif
 
+namespace kernels_detail {
+/// The size of the next part when rem items (rows of a product, heads) are cut into as few parts of
+/// at most `most` as they take, as even as they go, the larger first: 32 by 6 as 6 6 5 5 5 5, not
+/// 6 6 6 6 6 2 (nor 6 6 6 6 4 4). Call it again with what is left.
+constexpr index_t even_part(index_t rem, index_t most) {
+  const index_t parts = (rem + most - 1) / most;
+  return (rem + parts - 1) / parts;
+}
+}  // namespace kernels_detail
+
 /// The variant layers call: the best one the compile flags allow, or on x86-64 without -march the
 /// dispatching one (isa::active, simd/isa.hpp).
 using ActiveKernels = Kernels<isa::active>;

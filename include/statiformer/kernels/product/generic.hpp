@@ -162,10 +162,11 @@ struct Product : ProductTiles<Tag> {
         }
         const index_t tr = tile_height(nv);
         for (index_t r = 0; r < rows;) {
-          // the last rows, when more than one tile but not a multiple, go as two even tiles (a
-          // thin remainder tile reuses each weight load too little)
-          const index_t rem = rows - r;
-          const index_t n = rem <= tr ? rem : (rem < 2 * tr ? (rem + 1) / 2 : tr);
+          // as many tiles as tr-row tiles would take, as even as they go (32 rows of 6-row tiles:
+          // 6 6 5 5 5 5, not 6 6 6 6 4 4; 25: five of 5, not 6 6 6 4 3): a thin tile has fewer
+          // sums in flight and reuses each weight load less (AVX2: a 4-row tile's 8 sums just
+          // cover the FMA latency, a 3-row tile's 6 do not). Which tile takes a row moves no bit.
+          const index_t n = even_part(rows - r, tr);
           a.x = x + r * ldx;
           a.y = y + r * ldy + o0;
           if constexpr (kPrefetchWeights) {
@@ -246,8 +247,7 @@ struct Product : ProductTiles<Tag> {
       if (shared) {
         const index_t tr = tile_height(kSharedTile);
         for (index_t r = 0; r < rows;) {  // (row tiles as product_blocked cuts them)
-          const index_t rem = rows - r;
-          const index_t n = rem <= tr ? rem : (rem < 2 * tr ? (rem + 1) / 2 : tr);
+          const index_t n = even_part(rows - r, tr);
           shared_rows<kRows>(n, x + r * in, in, ls, r);
           r += n;
         }

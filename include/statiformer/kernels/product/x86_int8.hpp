@@ -5,7 +5,7 @@
 //    quantized elements are bytes: the scratch has room for 2-byte ones) is quantized into the scratch
 //    (vector max|x|, cvtps2dq in the default rounding mode, clamp to ±127; AVX-512: max|x| on the
 //    bits and no clamp, see quantize_i8), then every 64-output weight panel passes over the group
-//    in register tiles of up to 6 rows (AVX512-VNNI: as even as they can be);
+//    in register tiles of up to 6 rows, as even as they can be (groups too: 25 rows as 13 + 12);
 //  - AVX-512 with AVX512-VNNI (checked at run time, below): tiles of 6 rows × 4 vectors of 16
 //    int32 sums, one `vpdpbusd` per row and vector per k-quad (in asm, see dpbusd), and ReLU in
 //    the epilogue. vpdpbusd multiplies unsigned by signed bytes. In a group of 4 rows or more the
@@ -534,8 +534,10 @@ struct ProductInt8 {
     // arrays cost a rep stosq per call)
     float s[group];
     std::int32_t sum[group];
-    for (index_t r0 = 0; r0 < rows; r0 += group) {
-      const index_t n = rows - r0 < group ? rows - r0 : group;
+    for (index_t r0 = 0, n = 0; r0 < rows; r0 += n) {
+      // (groups as even as they go: 25 rows as 13 + 12, not 24 + 1, whose one row would be a tile
+      // of its own)
+      n = even_part(rows - r0, group);
       // AVX512-VNNI: unsigned rows (and the panels' column sums) from 4 rows on, see tile_vnni
       const bool ux = P == Path::avx512_vnni && n >= 4;
       if constexpr (P == Path::avx512_vnni) {
@@ -594,19 +596,18 @@ struct ProductInt8 {
         if (ux) column_sums(wp, quads, width * kQuadK, width, colsum);
         // ceil(n / kVnniRows) tiles of as even a number of rows as they can have (a group of
         // 32 rows: 6 6 5 5 5 5, not 6 6 6 6 6 2: each tile reads the panel's weights once)
-        const index_t tiles = (n + kVnniRows - 1) / kVnniRows, base = n / tiles, extra = n % tiles;
-        for (index_t i = 0, r = 0; i < tiles; ++i) {
-          const index_t tr = base + (i < extra ? 1 : 0);
+        for (index_t r = 0, tr = 0; r < n; r += tr) {
+          tr = even_part(n - r, kVnniRows);
           Tile t = tile(r);
           t.colsum = ux ? colsum : nullptr;
           vnni_rows(tr, (width + 15) / 16, t);
-          r += tr;
         }
         continue;
       }
 #endif
-      for (index_t r = 0; r < n; r += kTileRows) {
-        const index_t tr = n - r < kTileRows ? n - r : kTileRows;
+      // (tiles as even as they go, as above: a group of 16 rows as 6 5 5, not 6 6 4)
+      for (index_t r = 0, tr = 0; r < n; r += tr) {
+        tr = even_part(n - r, kTileRows);
         const Tile t = tile(r);
         constexpr index_t step = P == Path::madd ? 8 : 16;  // outputs of a tile
         for (index_t o = 0; o < width; o += step) {
