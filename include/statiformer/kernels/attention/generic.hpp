@@ -280,10 +280,8 @@ struct Attention : AttentionRegisterBlock<Tag> {
         for (index_t r = 0; r < kTallRowGroup; ++r) mg[r] = mask;
         const bool tall = kTallRowGroup > kAttentionRowGroup && nb == 1 && head_dim <= kTallHeadVecs * L;
         const index_t group = tall ? kTallRowGroup : kAttentionRowGroup;
-        const index_t groups = (n_heads + group - 1) / group;
-        for (index_t g = 0; g < groups; ++g) {
-          // (balanced: 8 heads as 4 + 4, not 6 + 2)
-          const index_t nh = (n_heads - h + (groups - g) - 1) / (groups - g);
+        while (h < n_heads) {
+          const index_t nh = even_part(n_heads - h, group);  // (8 heads as 4 + 4, not 6 + 2)
           const index_t off = h * head_dim;
           if (nh > kAttentionRowGroup)
             AttentionRegisterBlock<Tag>::template group_block_rows<kTallRowGroup, kAttentionRowGroup + 1, true>(
@@ -332,13 +330,11 @@ struct Attention : AttentionRegisterBlock<Tag> {
     const ScoreScale vscale(std::sqrt(static_cast<float>(head_dim)));
     ref::RowMask mg[R];
     for (index_t r = 0; r < R; ++r) mg[r] = mask;
-    const index_t groups = (n_heads + R - 1) / R;
-    for (index_t g = 0, h = 0; g < groups; ++g) {
-      const index_t nh = (n_heads - h + (groups - g) - 1) / (groups - g);
+    for (index_t h = 0, nh = 0; h < n_heads; h += nh) {
+      nh = even_part(n_heads - h, R);
       const index_t off = h * head_dim;
       wide_head_rows<R, NB>(nh, q + off, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, e, mg, vscale,
                             out + off);
-      h += nh;
     }
   }
 
@@ -363,14 +359,12 @@ struct Attention : AttentionRegisterBlock<Tag> {
     const ScoreScale vscale(std::sqrt(static_cast<float>(head_dim)));
     ref::RowMask mg[G];
     for (index_t r = 0; r < G; ++r) mg[r] = mask;
-    const index_t groups = (n_heads + G - 1) / G;
-    for (index_t g = 0, h = 0; g < groups; ++g) {
-      const index_t nh = (n_heads - h + (groups - g) - 1) / (groups - g);  // (balanced: 8 heads as 4 + 4)
+    for (index_t h = 0, nh = 0; h < n_heads; h += nh) {
+      nh = even_part(n_heads - h, G);  // (8 heads as 4 + 4)
       const index_t off = h * head_dim;
       AttentionSpans<Tag>::template attention_group_spans<true>(q + off, head_dim, nh, kt + off * kt_stride, kt_stride,
                                                                 v + off, v_stride, head_dim, e, mg, vscale, p, ps, qc,
                                                                 out + off, head_dim);
-      h += nh;
     }
   }
 
