@@ -55,6 +55,22 @@ struct Product : ProductTiles<Tag> {
     }
   };
 
+  /// The outputs [o0, o0 + width) one tile column of a product takes: at most `panel` of them, not
+  /// past `out` nor past the end of o0's weight panel; w: the address of w[0, o0], ld its row stride,
+  /// nv vectors, the last holding `tail` lanes.
+  struct TileColumn {
+    const float* w;
+    index_t ld, width, nv, tail;
+  };
+  [[gnu::always_inline]] static TileColumn tile_column(const WeightAt& w, index_t o0, index_t out, index_t panel) {
+    index_t ld = 0, run = 0;
+    const float* wo = w.column(o0, ld, run);
+    index_t width = out - o0 < panel ? out - o0 : panel;
+    width = width < run ? width : run;
+    const index_t nv = (width + L - 1) / L;
+    return {wo, ld, width, nv, width - (nv - 1) * L};
+  }
+
   /// Whether a product that is one register tile (rows, outputs and reduction each one block)
   /// calls that tile directly, without product's blocking loops (x86: their set-up is a third of
   /// a small product's time). Elsewhere product's code stays as it was (Cortex-M flash).
@@ -98,15 +114,10 @@ struct Product : ProductTiles<Tag> {
       // product_tile's dispatch, with the same arguments
       if (rows == 1 && block_steps(kGemvVecs * L, in) == in) {
         for (index_t o0 = 0; o0 < out;) {
-          index_t ldw = 0, run = 0;
-          const float* wo = w.column(o0, ldw, run);
-          index_t width = out - o0 < kGemvVecs * L ? out - o0 : kGemvVecs * L;
-          width = width < run ? width : run;
-          const index_t nw = (width + L - 1) / L;
-          const TileArgs a{
-              x, ldx, 0, in, wo, ldw, y + o0, ldy, width - (nw - 1) * L, !accumulate, bias ? bias + o0 : nullptr, act};
-          ProductTiles<Tag>::template tile_nv<1, kGemvVecs>(nw, a);
-          o0 += width;
+          const TileColumn c = tile_column(w, o0, out, kGemvVecs * L);
+          const TileArgs a{x, ldx, 0, in, c.w, c.ld, y + o0, ldy, c.tail, !accumulate, bias ? bias + o0 : nullptr, act};
+          ProductTiles<Tag>::template tile_nv<1, kGemvVecs>(c.nv, a);
+          o0 += c.width;
         }
         return;
       }
@@ -124,20 +135,17 @@ struct Product : ProductTiles<Tag> {
       const index_t k1 = in - k0 < kc ? in : k0 + kc;
       const bool first = k0 == 0 && !accumulate, last = k1 == in;
       for (index_t o0 = 0; o0 < out;) {
-        index_t ldw = 0, run = 0;
-        const float* wo = w.column(o0, ldw, run);
-        index_t width = out - o0 < panel ? out - o0 : panel;
-        width = width < run ? width : run;
-        const index_t nv = (width + L - 1) / L;
+        const TileColumn c = tile_column(w, o0, out, panel);
+        const index_t width = c.width, nv = c.nv;
         TileArgs a{x,
                    ldx,
                    k0,
                    k1,
-                   wo,
-                   ldw,
+                   c.w,
+                   c.ld,
                    y + o0,
                    ldy,
-                   width - (nv - 1) * L,
+                   c.tail,
                    first,
                    last && bias ? bias + o0 : nullptr,
                    last ? act : Fuse::none};
