@@ -1,6 +1,6 @@
 // Latency of the layers (with the kernels the build's flags select) and of every kernel variant
 // of the registry next to the naive reference (Google Benchmark), with FLOP/s counters.
-// Layer shapes (SeqLen, DModel, NHeads, DFf) from the project's benchmark plan.
+// Layer shapes (SeqLen, DModel, NHeads, DFf) from the benchmark plan (plan.hpp).
 #include <benchmark/benchmark.h>
 
 #include <boost/hana/for_each.hpp>
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 
@@ -19,6 +20,7 @@
 #include <statiformer/statiformer.hpp>
 
 #include "bench_common.hpp"
+#include "plan.hpp"
 
 namespace {
 using namespace stf;
@@ -115,24 +117,6 @@ void BM_DecodeTokens(benchmark::State& state) {
 }
 }  // namespace
 
-// (16,32,4,64) and (25,64,4,128): the sizes firmware models use
-BENCHMARK(BM_EncoderLayer<10, 16, 2, 32>);
-BENCHMARK(BM_EncoderLayer<16, 32, 4, 64>);
-BENCHMARK(BM_EncoderLayer<25, 64, 4, 128>);
-BENCHMARK(BM_EncoderLayer<32, 64, 4, 256>);
-BENCHMARK(BM_EncoderLayer<64, 128, 4, 512>);
-BENCHMARK(BM_MultiHeadAttention<10, 16, 2>);
-BENCHMARK(BM_MultiHeadAttention<16, 32, 4>);
-BENCHMARK(BM_MultiHeadAttention<25, 64, 4>);
-BENCHMARK(BM_MultiHeadAttention<32, 64, 4>);
-BENCHMARK(BM_MultiHeadAttention<64, 128, 4>);
-BENCHMARK(BM_FeedForward<10, 16, 32>);
-BENCHMARK(BM_FeedForward<16, 32, 64>);
-BENCHMARK(BM_FeedForward<25, 64, 128>);
-BENCHMARK(BM_FeedForward<32, 64, 256>);
-BENCHMARK(BM_FeedForward<64, 128, 512>);
-BENCHMARK(BM_LayerNorm<32, 64>);
-BENCHMARK(BM_LayerNorm<64, 128>);
 BENCHMARK(BM_DecodeTokens)->Name("DecodeTokens/D128")->ArgName("from")->Arg(0)->Arg(96)->Arg(224)->Arg(352)->Arg(480);
 
 namespace {
@@ -270,9 +254,40 @@ void register_int8(const std::string& name, bool w8a32) {
     });
   }
 }
+
+/// "<a, b, ...>", as BENCHMARK(BM_EncoderLayer<10, 16, 2, 32>) names its benchmark.
+std::string template_args(std::initializer_list<index_t> args) {
+  std::string s = "<";
+  for (const index_t a : args) s += (s.size() > 1 ? ", " : "") + std::to_string(a);
+  return s + ">";
+}
+/// The encoder layer, its attention, its feed-forward and its LayerNorm at every shape of the
+/// benchmark plan (bench/plan.hpp), each kind over all the shapes before the next.
+void register_layers() {
+  namespace plan = stf_bench::plan;
+  plan::for_each<plan::kEncoderLayers>([]<plan::EncoderShape Sh>() {
+    benchmark::RegisterBenchmark(
+        ("BM_EncoderLayer" + template_args({Sh.seq_len, Sh.d_model, Sh.n_heads, Sh.d_ff})).c_str(),
+        BM_EncoderLayer<Sh.seq_len, Sh.d_model, Sh.n_heads, Sh.d_ff>);
+  });
+  plan::for_each<plan::kEncoderLayers>([]<plan::EncoderShape Sh>() {
+    benchmark::RegisterBenchmark(
+        ("BM_MultiHeadAttention" + template_args({Sh.seq_len, Sh.d_model, Sh.n_heads})).c_str(),
+        BM_MultiHeadAttention<Sh.seq_len, Sh.d_model, Sh.n_heads>);
+  });
+  plan::for_each<plan::kEncoderLayers>([]<plan::EncoderShape Sh>() {
+    benchmark::RegisterBenchmark(("BM_FeedForward" + template_args({Sh.seq_len, Sh.d_model, Sh.d_ff})).c_str(),
+                                 BM_FeedForward<Sh.seq_len, Sh.d_model, Sh.d_ff>);
+  });
+  plan::for_each<plan::kEncoderLayers>([]<plan::EncoderShape Sh>() {
+    benchmark::RegisterBenchmark(("BM_LayerNorm" + template_args({Sh.seq_len, Sh.d_model})).c_str(),
+                                 BM_LayerNorm<Sh.seq_len, Sh.d_model>);
+  });
+}
 }  // namespace
 
 int main(int argc, char** argv) {
+  register_layers();
   register_kernels("reference", ref::linear, ref::attention_row, ref::layer_norm_row, ref::exp, ref::transpose);
   boost::hana::for_each(kernel_registry::variants, [](auto t) {
     using K = Kernels<typename decltype(t)::type>;

@@ -6,8 +6,8 @@
 # spread over ±8 % and more; pairs a few milliseconds apart see one level. Prints per shape both medians,
 # the median of the pairs' ratios new / base with their quartiles, the ratio of the two minima, and whether
 # the two sides' outputs have the same bits (a checksum).
-#   SUBSTRING: shapes to time, e.g. 10x16 128x256 DecoderStep (default: all: the encoder layer at seven
-#   shapes, the decoder step at three, ab_layers.cpp)
+#   SUBSTRING: shapes to time, e.g. 10x16 128x256 DecoderStep (default: all: the encoder layer and the
+#   decoder step at the shapes of bench/plan.hpp, and a step at 64x64x64x4x128; ab_layers.cpp)
 # Environment: ROUNDS (pairs per shape, default 21), PAIR_MS (default 20), OUT (default build/ab),
 # CXX (default g++). Needs git and an x86-64 CPU with AVX2 or AVX-512 (-march=native: the layers call the
 # machine's own variant, as in the native preset).

@@ -1,5 +1,5 @@
 // One side of bench/ab/ab.sh's in-process A/B: the encoder layer and the decoder step (DecoderLayer::step
-// through the K/V cache) at the benchmark plan's shapes (bench/peers/stf_encoder_bench.cpp), timed
+// through the K/V cache) at the benchmark plan's shapes (bench/plan.hpp), timed
 // through the statiformer tree whose include/ this translation unit was compiled against. ab.sh compiles
 // it twice into one executable: the baseline with -Dstf=stf_base (every namespace and symbol of that
 // tree renamed, so that both trees link side by side) and STF_AB_SIDE=base, the working tree with
@@ -16,6 +16,7 @@
 
 #include <statiformer/statiformer.hpp>
 
+#include "../plan.hpp"
 #include "ab_case.hpp"
 
 #ifndef STF_AB_SIDE
@@ -136,14 +137,11 @@ AbCase decoder_step() {
 
 /// Appends this side's cases (called from ab_main.cpp).
 void STF_AB_CAT(register_ab_, STF_AB_SIDE)(std::vector<AbCase>& cases) {
-  cases.push_back(encoder_layer<10, 16, 2, 32>());
-  cases.push_back(encoder_layer<16, 32, 4, 64>());
-  cases.push_back(encoder_layer<25, 64, 4, 128>());
-  cases.push_back(encoder_layer<32, 64, 4, 256>());
-  cases.push_back(encoder_layer<64, 128, 4, 512>());
-  cases.push_back(encoder_layer<128, 256, 8, 1024>());
-  cases.push_back(encoder_layer<128, 512, 8, 2048>());
-  cases.push_back(decoder_step<16, 16, 32, 4, 64>());
-  cases.push_back(decoder_step<25, 25, 64, 4, 128>());
+  namespace plan = stf_bench::plan;
+  plan::for_each<plan::kEncoderLayers>(
+      [&]<plan::EncoderShape Sh>() { cases.push_back(encoder_layer<Sh.seq_len, Sh.d_model, Sh.n_heads, Sh.d_ff>()); });
+  plan::for_each<plan::kDecoderSteps>([&]<plan::DecoderStepShape Sh>() {
+    cases.push_back(decoder_step<Sh.positions, Sh.memory, Sh.d_model, Sh.n_heads, Sh.d_ff>());
+  });
   cases.push_back(decoder_step<64, 64, 64, 4, 128>());  // (past a key block: positions and memory rows 33+)
 }

@@ -1,7 +1,7 @@
 // main() of bench_build_default and bench_build_native: stf::EncoderLayer at the benchmark plan's
-// shapes (bench/peers/stf_encoder_bench.cpp), in a program built as a user builds without -march
-// (its layers call isa::dispatch, which STF_ISA can force) or with the build's -march (native: the
-// static variant, no indirection). bench/dispatch/compare_builds.py runs both and prints the ratios.
+// shapes (bench/plan.hpp, registered by bench/peers/stf_encoder_bench.cpp), in a program built as a user builds without
+// -march (its layers call isa::dispatch, which STF_ISA can force) or with the build's -march (native: the static
+// variant, no indirection). bench/dispatch/compare_builds.py runs both and prints the ratios.
 #include <benchmark/benchmark.h>
 
 #include <type_traits>

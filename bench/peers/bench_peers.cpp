@@ -1,4 +1,4 @@
-// stf::EncoderLayer against peers at the benchmark plan's shapes (SeqLen, DModel, NHeads, DFf), with
+// stf::EncoderLayer against peers at the benchmark plan's shapes (bench/plan.hpp: SeqLen, DModel, NHeads, DFf), with
 // the same weights and input, plus the FMA peak of this core. Google Benchmark; names are
 //   EncoderLayer/stf.<variant>/<S>x<D>x<H>x<F>  the kernel variant this build's flags select
 //                                               (bench_stf_<isa> time the other x86 variants)
@@ -25,6 +25,7 @@
 
 #include <statiformer/statiformer.hpp>
 
+#include "../plan.hpp"
 #include "bench_support.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -250,23 +251,15 @@ std::string register_fma_peaks() {
 
 int main(int argc, char** argv) {
   const char* variant = stf_peers::register_stf_encoder_benchmarks();
-  register_eigen<10, 16, 2, 32>();
-  register_eigen<16, 32, 4, 64>();
-  register_eigen<25, 64, 4, 128>();
-  register_eigen<32, 64, 4, 256>();
-  register_eigen<64, 128, 4, 512>();
-  register_eigen<128, 256, 8, 1024>();
-  register_eigen<128, 512, 8, 2048>();
-  register_eigen_step<16, 16, 32, 4, 64>();
-  register_eigen_step<25, 25, 64, 4, 128>();
+  namespace plan = stf_bench::plan;
+  plan::for_each<plan::kEncoderLayers>(
+      []<plan::EncoderShape Sh>() { register_eigen<Sh.seq_len, Sh.d_model, Sh.n_heads, Sh.d_ff>(); });
+  plan::for_each<plan::kDecoderSteps>([]<plan::DecoderStepShape Sh>() {
+    register_eigen_step<Sh.positions, Sh.memory, Sh.d_model, Sh.n_heads, Sh.d_ff>();
+  });
 #ifdef STF_BENCH_HAVE_DNNL
-  register_dnnl<10, 16, 2, 32>();
-  register_dnnl<16, 32, 4, 64>();
-  register_dnnl<25, 64, 4, 128>();
-  register_dnnl<32, 64, 4, 256>();
-  register_dnnl<64, 128, 4, 512>();
-  register_dnnl<128, 256, 8, 1024>();
-  register_dnnl<128, 512, 8, 2048>();
+  plan::for_each<plan::kEncoderLayers>(
+      []<plan::EncoderShape Sh>() { register_dnnl<Sh.seq_len, Sh.d_model, Sh.n_heads, Sh.d_ff>(); });
   benchmark::AddCustomContext("onednn_peer", stf_peers::dnnl_build_info());
 #else
   benchmark::AddCustomContext("onednn_peer", "not built (oneDNN not found: apt-get install libdnnl-dev)");

@@ -1,5 +1,6 @@
 // The encoder layer's matrix products alone, statiformer's kernel against OpenBLAS's sgemm (serial,
-// the BLAS the PyTorch peer runs on), at the products of every benchmark-plan shape (S, D, F):
+// the BLAS the PyTorch peer runs on), at the products of every shape (S, D, F) of the benchmark plan
+// (bench/plan.hpp):
 //   proj  [S, D] · [D, D]   each of Q, K, V and the output projection
 //   ff1   [S, D] · [D, F]   the feed-forward's first product (whole, not in chunks)
 //   ff2   [S, F] · [F, D]   its second
@@ -14,10 +15,13 @@
 // gets, with statiformer's kernel and with a BLAS built for the machine, in the same run.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <statiformer/statiformer.hpp>
 
+#include "../plan.hpp"
 #include "bench_support.hpp"
 
 #ifdef STF_BENCH_HAVE_OPENBLAS
@@ -68,14 +72,16 @@ void register_products(Product p) {
 }  // namespace
 
 const char* register_gemm_benchmarks() {
-  struct Shape {
-    index_t s, d, f;
-  };
-  for (const Shape sh :
-       {Shape{10, 16, 32}, Shape{32, 64, 256}, Shape{64, 128, 512}, Shape{128, 256, 1024}, Shape{128, 512, 2048}}) {
-    register_products({sh.s, sh.d, sh.d});
-    register_products({sh.s, sh.d, sh.f});
-    register_products({sh.s, sh.f, sh.d});
+  std::vector<Product> seen;  // (two plan shapes may share a product)
+  for (const stf_bench::plan::EncoderShape& sh : stf_bench::plan::kEncoderLayers) {
+    for (const Product p : {Product{sh.seq_len, sh.d_model, sh.d_model}, Product{sh.seq_len, sh.d_model, sh.d_ff},
+                            Product{sh.seq_len, sh.d_ff, sh.d_model}}) {
+      if (std::find_if(seen.begin(), seen.end(), [p](Product o) { return o.m == p.m && o.k == p.k && o.n == p.n; }) !=
+          seen.end())
+        continue;
+      seen.push_back(p);
+      register_products(p);
+    }
   }
   register_products({kTile.m, kTile.k, kTile.n});
 #ifdef STF_BENCH_HAVE_OPENBLAS

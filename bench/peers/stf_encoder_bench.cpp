@@ -1,4 +1,4 @@
-// stf::EncoderLayer benchmarks at the benchmark plan's shapes. Layers call Kernels<isa::active>, the
+// stf::EncoderLayer benchmarks at the benchmark plan's shapes (bench/plan.hpp). Layers call Kernels<isa::active>, the
 // variant this translation unit's compile flags select (simd/isa.hpp), so this file is compiled once
 // into bench_peers (the build's flags) and once per x86 SIMD variant into bench_stf_<isa>, each a
 // separate executable: one program cannot hold two instantiations of the same layer template.
@@ -19,6 +19,7 @@
 
 #include <statiformer/statiformer.hpp>
 
+#include "../plan.hpp"
 #include "bench_support.hpp"
 
 namespace stf_peers {
@@ -168,23 +169,15 @@ const char* register_stf_encoder_benchmarks() {
                                               (__builtin_cpu_supports("avx512vnni") ? "yes" : "no") + ", avx_vnni " +
                                               (__builtin_cpu_supports("avxvnni") ? "yes" : "no"));
 #endif
-  register_shape<10, 16, 2, 32>();
-  register_shape<16, 32, 4, 64>();
-  register_shape<25, 64, 4, 128>();
-  register_shape<32, 64, 4, 256>();
-  register_shape<64, 128, 4, 512>();
-  register_shape<128, 256, 8, 1024>();
-  register_shape<128, 512, 8, 2048>();
-  register_decoder_step<16, 16, 32, 4, 64>();
-  register_decoder_step<25, 25, 64, 4, 128>();
+  namespace plan = stf_bench::plan;
+  plan::for_each<plan::kEncoderLayers>(
+      []<plan::EncoderShape Sh>() { register_shape<Sh.seq_len, Sh.d_model, Sh.n_heads, Sh.d_ff>(); });
+  plan::for_each<plan::kDecoderSteps>([]<plan::DecoderStepShape Sh>() {
+    register_decoder_step<Sh.positions, Sh.memory, Sh.d_model, Sh.n_heads, Sh.d_ff>();
+  });
   // the int8 layer at the float layer's shapes (issue 23), registered after it: report.py compares them
-  register_int8_formats<10, 16, 2, 32>();
-  register_int8_formats<16, 32, 4, 64>();
-  register_int8_formats<25, 64, 4, 128>();
-  register_int8_formats<32, 64, 4, 256>();
-  register_int8_formats<64, 128, 4, 512>();
-  register_int8_formats<128, 256, 8, 1024>();
-  register_int8_formats<128, 512, 8, 2048>();
+  plan::for_each<plan::kEncoderLayers>(
+      []<plan::EncoderShape Sh>() { register_int8_formats<Sh.seq_len, Sh.d_model, Sh.n_heads, Sh.d_ff>(); });
   return stf::ActiveKernels::name();
 }
 

@@ -10,6 +10,7 @@
 
 #include <statiformer/statiformer.hpp>
 
+#include "../plan.hpp"
 #include "common.hpp"
 
 namespace {
@@ -65,12 +66,12 @@ bool check_shape(bool with_negative_control = false) {
 int main() {
   std::printf("oneDNN peer vs stf::EncoderLayer (post-norm, ReLU), tolerance %.0e relative to max|y|\n%s\n", kTolerance,
               stf_peers::dnnl_build_info());
-  bool ok = check_shape<10, 16, 2, 32>(true);
-  ok = check_shape<16, 32, 4, 64>() && ok;
-  ok = check_shape<25, 64, 4, 128>() && ok;
-  ok = check_shape<32, 64, 4, 256>() && ok;
-  ok = check_shape<64, 128, 4, 512>() && ok;
-  ok = check_shape<128, 256, 8, 1024>() && ok;
-  ok = check_shape<128, 512, 8, 2048>() && ok;
+  namespace plan = stf_bench::plan;
+  bool ok = true;
+  bool first = true;  // (the negative control once, at the first shape)
+  plan::for_each<plan::kEncoderLayers>([&]<plan::EncoderShape Sh>() {
+    ok = check_shape<Sh.seq_len, Sh.d_model, Sh.n_heads, Sh.d_ff>(first) && ok;
+    first = false;
+  });
   return ok ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 
 #include <statiformer/statiformer.hpp>
 
+#include "../plan.hpp"
 #include "common.hpp"
 
 namespace {
@@ -66,7 +67,10 @@ int main() {
   std::printf(
       "Eigen decoder step vs stf::DecoderLayer::step (post-norm, ReLU), tolerance %.0e relative to max|y|\n%s\n",
       kTolerance, stf_peers::eigen_build_info());
-  bool ok = check_shape<16, 16, 32, 4, 64>();
-  ok = check_shape<25, 25, 64, 4, 128>() && ok;
+  namespace plan = stf_bench::plan;
+  bool ok = true;
+  plan::for_each<plan::kDecoderSteps>([&]<plan::DecoderStepShape Sh>() {
+    ok = check_shape<Sh.positions, Sh.memory, Sh.d_model, Sh.n_heads, Sh.d_ff>() && ok;
+  });
   return ok ? 0 : 1;
 }

@@ -45,6 +45,7 @@ import json
 import math
 import os
 import platform
+import re
 import socket
 import statistics
 import subprocess
@@ -56,9 +57,34 @@ import time
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(var, "1")
 
-SHAPES = [(10, 16, 2, 32), (16, 32, 4, 64), (25, 64, 4, 128), (32, 64, 4, 256), (64, 128, 4, 512), (128, 256, 8, 1024), (128, 512, 8, 2048)]
-# (T, M, D, H, F) of the DecoderStep benchmarks (bench/peers/stf_encoder_bench.cpp)
-DECODER_STEP_SHAPES = [(16, 16, 32, 4, 64), (25, 25, 64, 4, 128)]
+PLAN = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "plan.hpp")
+
+
+def read_plan(path=PLAN):
+    """-> (encoder shapes [(S, D, H, F)], decoder steps [(T, M, D, H, F)]): the benchmark plan as
+    bench/plan.hpp declares it for the C++ benchmarks (its arrays kEncoderLayers and kDecoderSteps, one
+    EncoderShape{...} / DecoderStepShape{...} per entry). Anything else inside an array is an error
+    rather than a shape silently missing here."""
+    with open(path, encoding="utf-8") as f:
+        text = re.sub(r"//[^\n]*", "", f.read())
+
+    def entries(array, struct, n):
+        m = re.search(r"\b%s\{(.*?)\};" % array, text, re.S)
+        if not m:
+            raise SystemExit(f"torch_bench: {path} declares no {array}")
+        entry = r"\b%s\{([^}]*)\}" % struct
+        found = [tuple(int(v) for v in e.split(",")) for e in re.findall(entry, m.group(1))]
+        rest = re.sub(entry, "", m.group(1)).replace(",", "").strip()
+        if rest or not found or any(len(e) != n for e in found):
+            raise SystemExit(f"torch_bench: cannot read {array} in {path}: expected {struct}{{...}} entries of "
+                             f"{n} integers, found {found}, and {rest!r}")
+        return found
+
+    return entries("kEncoderLayers", "EncoderShape", 4), entries("kDecoderSteps", "DecoderStepShape", 5)
+
+
+# (S, D, H, F) of the EncoderLayer benchmarks, (T, M, D, H, F) of the DecoderStep ones
+SHAPES, DECODER_STEP_SHAPES = read_plan()
 FAST_PATH_OP = "aten::_transformer_encoder_layer_fwd"
 
 
@@ -415,7 +441,10 @@ def gb_entry(name, family, reps, rep, iters, real_s, cpu_s, flops, nbytes, label
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True, help="Google Benchmark JSON file to write")
+    ap.add_argument("--out", help="Google Benchmark JSON file to write (required unless --list)")
+    ap.add_argument("--list", action="store_true",
+                    help="print the shapes of the benchmark plan (bench/plan.hpp) as SxDxHxF and "
+                         "step TxMxDxHxF lines, and exit")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 repetition, 10 ms per shape")
     ap.add_argument("--min-time", type=float, default=None, help="seconds per repetition (default 0.5)")
     ap.add_argument("--repetitions", type=int, default=None, help="repetitions (default 5)")
@@ -432,6 +461,14 @@ def main():
     ap.add_argument("--filter", default="",
                     help="only shapes whose SxDxHxF (decoder step: TxMxDxHxF) contains this text")
     args = ap.parse_args()
+    if args.list:
+        for shape in SHAPES:
+            print("x".join(map(str, shape)))
+        for shape in DECODER_STEP_SHAPES:
+            print("step " + "x".join(map(str, shape)))
+        return 0
+    if not args.out:
+        ap.error("--out is required (or --list)")
     min_time = args.min_time if args.min_time is not None else (0.01 if args.quick else 0.5)
     reps = args.repetitions if args.repetitions is not None else (1 if args.quick else 5)
     warmup = 0.02 if args.quick else 0.2
