@@ -6,8 +6,9 @@
 # spread over ±8 % and more; pairs a few milliseconds apart see one level. Prints per shape both medians,
 # the median of the pairs' ratios new / base with their quartiles, the ratio of the two minima, and whether
 # the two sides' outputs have the same bits (a checksum).
-#   SUBSTRING: shapes to time, e.g. 10x16 128x256 DecoderStep (default: all: the encoder layer and the
-#   decoder step at the shapes of bench/plan.hpp, and a step at 64x64x64x4x128; ab_layers.cpp)
+#   SUBSTRING: shapes to time, e.g. 10x16 128x256 DecoderStep EncoderLayerInt8/w8a8/ (default: all: the
+#   encoder layer and the decoder step at the shapes of bench/plan.hpp, a step at 64x64x64x4x128, and the
+#   encoder layer in w8a8, w8a32 and w8a8 with int8 attention at the plan's shapes; ab_layers.cpp)
 # Environment: ROUNDS (pairs per shape, default 21), PAIR_MS (default 20), OUT (default build/ab),
 # CXX (default g++). Needs git and an x86-64 CPU with AVX2 or AVX-512 (-march=native: the layers call the
 # machine's own variant, as in the native preset).
@@ -37,6 +38,8 @@ compile() {
     esac
     echo "$cxx ${flags[*]} ${rename[*]} $extra -I$root/include -c $root/$file -o $out/obj/$side.$(echo "$file" | tr / .).o"
   done < <(cd "$root" && find src -name '*.cpp' | sort)
+  # (a tree from before LayerOptions::int8_attention: no int8 cases on its side)
+  grep -q int8_attention "$root/include/statiformer/layers/options.hpp" 2>/dev/null || rename+=(-DSTF_AB_NO_INT8)
   echo "$cxx ${flags[*]} ${rename[*]} -DSTF_AB_SIDE=$side -I$root/include -c bench/ab/ab_layers.cpp -o $out/obj/$side.ab_layers.o"
 }
 { compile base "$out/base"; compile new .; } >"$out/compile.txt"

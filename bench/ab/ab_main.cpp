@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   std::vector<AbCase> base, fresh;
   register_ab_base(base);
   register_ab_new(fresh);
-  std::printf("%-30s %12s %12s %9s %17s %12s  %s\n", "shape", "base (ns)", "new (ns)", "new/base", "pairs' quartiles",
+  std::printf("%-46s %12s %12s %9s %17s %12s  %s\n", "shape", "base (ns)", "new (ns)", "new/base", "pairs' quartiles",
               "min new/base", "bits");
   for (const AbCase& b : base) {
     auto n_it = std::find_if(fresh.begin(), fresh.end(), [&](const AbCase& c) { return c.shape == b.shape; });
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
       ratio.push_back(sn / sb);
     }
     const bool same = b.checksum() == n.checksum();
-    std::printf("%-30s %12.1f %12.1f %9.3f   [%.3f, %.3f] %12.3f  %s\n", b.shape.c_str(), quantile(tb, 0.5),
+    std::printf("%-46s %12.1f %12.1f %9.3f   [%.3f, %.3f] %12.3f  %s\n", b.shape.c_str(), quantile(tb, 0.5),
                 quantile(tn, 0.5), quantile(ratio, 0.5), quantile(ratio, 0.25), quantile(ratio, 0.75),
                 *std::min_element(tn.begin(), tn.end()) / *std::min_element(tb.begin(), tb.end()),
                 same ? "same" : "DIFFER");
