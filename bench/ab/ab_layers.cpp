@@ -11,9 +11,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <statiformer/statiformer.hpp>
@@ -68,20 +70,19 @@ void fill_input(float* x, index_t n) {
   for (index_t i = 0; i < n; ++i) x[i] = static_cast<float>(next(state) >> 8) / 8388608.0f - 1.0f;
 }
 
-template <index_t S, index_t D, index_t H, index_t F>
-AbCase encoder_layer() {
-  using Layer = stf::EncoderLayer<S, D, H, F>;
-  struct State {
-    Layer layer;
-    std::unique_ptr<Floats> weights;
-    Floats x{S * D}, y{S * D}, scratch{Layer::scratch_floats};
-  };
-  std::shared_ptr<State> st = std::make_shared<State>();
-  st->weights = bind_random(st->layer.params);
-  fill_input(st->x.p, S * D);
+/// "SxDxHxF" of a shape's dimensions.
+std::string dims(std::initializer_list<index_t> d) {
+  std::string s;
+  for (const index_t v : d) s += (s.empty() ? "" : "x") + std::to_string(v);
+  return s;
+}
+
+/// The case of an encoder layer that st holds (members layer, x, y, scratch: S rows of D): run(n)
+/// times n forwards, checksum() weighs the last one's output.
+template <index_t S, index_t D, class State>
+AbCase layer_case(std::string shape, std::shared_ptr<State> st) {
   AbCase c;
-  c.shape =
-      "EncoderLayer/" + std::to_string(S) + "x" + std::to_string(D) + "x" + std::to_string(H) + "x" + std::to_string(F);
+  c.shape = std::move(shape);
   c.run = [st](long n) {
     const auto t0 = std::chrono::steady_clock::now();
     for (long i = 0; i < n; ++i) {
@@ -96,6 +97,20 @@ AbCase encoder_layer() {
     return sum;
   };
   return c;
+}
+
+template <index_t S, index_t D, index_t H, index_t F>
+AbCase encoder_layer() {
+  using Layer = stf::EncoderLayer<S, D, H, F>;
+  struct State {
+    Layer layer;
+    std::unique_ptr<Floats> weights;
+    Floats x{S * D}, y{S * D}, scratch{Layer::scratch_floats};
+  };
+  std::shared_ptr<State> st = std::make_shared<State>();
+  st->weights = bind_random(st->layer.params);
+  fill_input(st->x.p, S * D);
+  return layer_case<S, D>("EncoderLayer/" + dims({S, D, H, F}), st);
 }
 
 #ifndef STF_AB_NO_INT8
@@ -156,24 +171,9 @@ AbCase encoder_layer_int8() {
   std::shared_ptr<State> st = std::make_shared<State>();
   st->weights = bind_random_int8(st->layer.params, st->bytes);
   fill_input(st->x.p, S * D);
-  AbCase c;
-  c.shape = std::string("EncoderLayerInt8/") + (Format == stf::NumberFormat::w8a8 ? "w8a8" : "w8a32") +
-            (Int8Attention ? "_int8attn/" : "/") + std::to_string(S) + "x" + std::to_string(D) + "x" +
-            std::to_string(H) + "x" + std::to_string(F);
-  c.run = [st](long n) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (long i = 0; i < n; ++i) {
-      st->layer.run(st->x.p, st->y.p, S, st->scratch.p);
-      asm volatile("" : : "r"(st->y.p) : "memory");
-    }
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
-  c.checksum = [st] {
-    double sum = 0;
-    for (index_t i = 0; i < S * D; ++i) sum += static_cast<double>(st->y.p[i]) * static_cast<double>(i % 7 + 1);
-    return sum;
-  };
-  return c;
+  return layer_case<S, D>(std::string("EncoderLayerInt8/") + (Format == stf::NumberFormat::w8a8 ? "w8a8" : "w8a32") +
+                              (Int8Attention ? "_int8attn/" : "/") + dims({S, D, H, F}),
+                          st);
 }
 #endif
 
@@ -197,8 +197,7 @@ AbCase decoder_step() {
   st->layer.prepare_memory(st->memory.p, st->cache);
   for (index_t p = 0; p < pos; ++p) st->layer.step(st->x.p, p, M, st->cache, st->y.p, st->scratch.p);
   AbCase c;
-  c.shape = "DecoderStep/" + std::to_string(T) + "x" + std::to_string(M) + "x" + std::to_string(D) + "x" +
-            std::to_string(H) + "x" + std::to_string(F);
+  c.shape = "DecoderStep/" + dims({T, M, D, H, F});
   c.run = [st](long n) {
     const auto t0 = std::chrono::steady_clock::now();
     for (long i = 0; i < n; ++i) {
