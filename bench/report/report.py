@@ -305,7 +305,8 @@ def products_alone_ns(shape, impl, gemm, field):
     """The latency [ns] of an encoder layer's six linears as `impl`'s products alone (the Gemm rows of
     the same run: 4·[S, D]·[D, D] + [S, D]·[D, F] + [S, F]·[F, D]), or None when one is missing. The
     layer cannot run faster than its products with the same kernel (its attention, softmax,
-    LayerNorms, transposes and residuals come on top), so this bounds its speed: the ceiling."""
+    LayerNorms, transposes and residuals come on top): with the attention's products at the FMA peak
+    added (target_rows), this bounds its speed, the ceiling."""
     s, d, _, f = shape
     times = [gemm.get(mkn, {}).get(impl) for mkn in ((s, d, d), (s, d, f), (s, f, d))]
     if any(r is None or not r.latency_ns(field) for r in times):
@@ -347,6 +348,8 @@ def target_rows(encoder, steps, fma, field, gemm=None):
         parts = [("≥ 90% of peak", pct_met, pct_within)]
         # the ceiling: the same layer with nothing but its products, as the same variant runs them alone
         t_prod = None if is_step else products_alone_ns(shape, best, gemm or {}, field)
+        if t_prod:  # the attention's products (Q·Kᵀ, P·V: 4·S²·D) at the FMA peak, the fastest they can be
+            t_prod += 4.0 * shape[0] * shape[0] * shape[1] / peak * 1e9
         pct_ceiling = flops / (t_prod * 1e-9) / peak if t_prod else None
         reach = [(pct_met, None if pct_ceiling is None else pct_ceiling >= 0.9)]
         if peers:
@@ -361,7 +364,7 @@ def target_rows(encoder, steps, fma, field, gemm=None):
             measured = f"no peer (n/a); {pct_text}"
             ratio_ceiling = None
         if t_prod:
-            measured += (f"; its products alone take {fmt_time(t_prod)}: at most "
+            measured += (f"; its linears alone and its attention's products at the peak take {fmt_time(t_prod)}: at most "
                          + (f"{fmt_ratio(ratio_ceiling)} the fastest peer, " if ratio_ceiling else "")
                          + f"{100 * pct_ceiling:.1f}% of peak")
         if missing:
@@ -586,9 +589,10 @@ def markdown(results, contexts, field, notes):
           "does not resolve it. With one repetition the spread is unknown. The decoder-step rows (`step`) "
           "judge (a) against the step's peers (Eigen 3.4, PyTorch); a peer without a result is named in "
           "the row. Where the run timed the layer's six linears alone with the same variant (the Gemm "
-          "rows), the row gives the ceiling they set: the layer with nothing but those products, 4·[S, D]·"
-          "[D, D] + [S, D]·[D, F] + [S, F]·[F, D] at their measured latencies, as a ratio to the fastest "
-          "peer and a % of the peak (an estimate: inside the layer the feed-forward runs in chunks of 128 "
+          "rows), the row gives the ceiling they set: the layer with nothing but its products, the linears "
+          "4·[S, D]·[D, D] + [S, D]·[D, F] + [S, F]·[F, D] at their measured latencies and the attention's "
+          "4·S²·D FLOP at the FMA peak (no faster is possible), as a ratio to the fastest peer and a % of "
+          "the peak (an estimate: inside the layer the feed-forward runs in chunks of 128 "
           "hidden units, and AVX-512 shares the Q, K and V products' tiles). A target missed whose every "
           "part is also above that ceiling is marked **beyond the products' ceiling**: reaching it needs "
           "the products faster than they ran alone in this run, whatever the rest of the layer costs.\n")
