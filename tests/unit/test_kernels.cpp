@@ -352,3 +352,28 @@ TEST_CASE("own exp, log and GELU are accurate (vs double-precision libm)", "[ker
   ref::exp(&ninf, &y, 1);
   CHECK(y == 0.0f);
 }
+
+TEST_CASE("row tiles and head groups: EvenParts cuts as even_part does, as evenly as the parts go", "[kernels]") {
+  using kernels_detail::even_part;
+  using kernels_detail::EvenParts;
+  STATIC_REQUIRE(EvenParts(32, 6)[0] == 6);  // 6 6 5 5 5 5
+  STATIC_REQUIRE(EvenParts(32, 6)[2] == 5);
+  for (index_t most = 1; most <= 16; ++most)
+    for (index_t total = 0; total <= 200; ++total) {
+      INFO("total " << total << ", parts of at most " << most);
+      const EvenParts cut(total, most);
+      index_t parts = 0, smallest = most, largest = 0;
+      for (index_t rem = total; rem > 0; ++parts) {
+        const index_t n = even_part(rem, most);
+        REQUIRE(cut[parts] == n);
+        REQUIRE(n >= 1);
+        REQUIRE(n <= most);
+        REQUIRE(n <= (parts ? cut[parts - 1] : most));  // the larger first
+        smallest = n < smallest ? n : smallest;
+        largest = n > largest ? n : largest;
+        rem -= n;
+      }
+      REQUIRE(parts == (total + most - 1) / most);  // as few parts as parts of `most` take
+      if (parts) REQUIRE(largest - smallest <= 1);
+    }
+}

@@ -131,6 +131,8 @@ struct Product : ProductTiles<Tag> {
                                                Fuse act) {
     const index_t panel = (rows == 1 ? kGemvVecs : kVecs) * L;
     const index_t kc = block_steps(panel, in);
+    EvenParts split(0, 1);
+    index_t split_nv = 0;
     for (index_t k0 = 0; k0 < in; k0 += kc) {
       const index_t k1 = in - k0 < kc ? in : k0 + kc;
       const bool first = k0 == 0 && !accumulate, last = k1 == in;
@@ -168,13 +170,16 @@ struct Product : ProductTiles<Tag> {
             }
           }
         }
-        const index_t tr = tile_height(nv);
-        for (index_t r = 0; r < rows;) {
-          // as many tiles as tr-row tiles would take, as even as they go (32 rows of 6-row tiles:
-          // 6 6 5 5 5 5, not 6 6 6 6 4 4; 25: five of 5, not 6 6 6 4 3): a thin tile has fewer
-          // sums in flight and reuses each weight load less (AVX2: a 4-row tile's 8 sums just
-          // cover the FMA latency, a 3-row tile's 6 do not). Which tile takes a row moves no bit.
-          const index_t n = even_part(rows - r, tr);
+        // as many tiles as tile_height(nv)-row tiles would take, as even as they go (32 rows of
+        // 6-row tiles: 6 6 5 5 5 5, not 6 6 6 6 4 4; 25: five of 5, not 6 6 6 4 3): a thin tile has
+        // fewer sums in flight and reuses each weight load less (AVX2: a 4-row tile's 8 sums just
+        // cover the FMA latency, a 3-row tile's 6 do not). Which tile takes a row moves no bit.
+        if (nv != split_nv) {  // (the cut is the same for every tile column as wide)
+          split = EvenParts(rows, tile_height(nv));
+          split_nv = nv;
+        }
+        for (index_t r = 0, i = 0; r < rows; r += split[i++]) {
+          const index_t n = split[i];
           a.x = x + r * ldx;
           a.y = y + r * ldy + o0;
           if constexpr (kPrefetchWeights) {
@@ -190,7 +195,6 @@ struct Product : ProductTiles<Tag> {
             product_tile(n, nv, a);
           else
             ProductTiles<Tag>::template tile_rows<kRows>(n, nv, a);
-          r += n;
         }
         o0 += width;
       }
