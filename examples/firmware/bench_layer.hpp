@@ -1,15 +1,46 @@
 // The encoder layer the benchmark firmware measures (fw_encoder_bench) and the profiling firmware
 // traces (fw_profile<N>): post-norm, float32 (or an int8 format), its parameters bound to one static pool of xorshift32
 // values in [-1/√D, 1/√D), its input in [-1, 1). One definition, so both look at the same layer
-// on the same data.
+// on the same data; and the firmware plan, the shapes both take it at.
 #pragma once
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include <statiformer/statiformer.hpp>
 
 namespace fw {
+
+/// One shape of the firmware plan (a post-norm encoder layer over seq_len valid tokens), with the
+/// instruction counts other implementations of that layer took on the same qemu (7.2, -icount shift=0,
+/// GCC 12.2 -O2), measured once and printed next to statiformer's: issue 5's float32 layer in plain C
+/// and with CMSIS-DSP on the Cortex-M4F and with CMSIS-DSP's Helium kernels on the M55, and issue 23's
+/// CMSIS-NN int8 layer on the M4F and the M55.
+struct FirmwareShape {
+  stf::index_t seq_len, d_model, n_heads, d_ff;
+  std::uint64_t m4_plain_c, m4_cmsis_dsp, m55_helium;
+  std::uint64_t cmsis_nn_m4f, cmsis_nn_m55;
+};
+/// The firmware plan: the shapes fw_encoder_bench measures, in this order, and fw_profile<N> traces
+/// (N indexes it), written once. Issue 23's accuracy study (tools/quant_study.py) takes the same three.
+inline constexpr std::array kFirmwareShapes{
+    FirmwareShape{10, 16, 2, 32, 155'921, 189'490, 43'962, 290'275, 188'939},
+    FirmwareShape{32, 64, 4, 128, 6'533'033, 6'875'781, 1'014'280, 6'099'534, 3'502'820},
+    FirmwareShape{64, 64, 4, 256, 20'543'458, 21'390'805, 3'089'951, 19'870'497, 12'503'678},
+};
+/// f.template operator()<I, kFirmwareShapes[I]>() for every shape of the plan, in order
+/// (f: a lambda with a template head, []<std::size_t I, fw::FirmwareShape Sh>() { ... }).
+template <class F, std::size_t... I>
+void for_each_shape_at(F& f, std::index_sequence<I...>) {
+  (f.template operator()<I, kFirmwareShapes[I]>(), ...);
+}
+template <class F>
+void for_each_shape(F&& f) {
+  for_each_shape_at(f, std::make_index_sequence<kFirmwareShapes.size()>{});
+}
 
 inline constexpr stf::index_t kMaxBenchParams = 50 * 1024;            // (64, 64, 4, 256): 49,984 floats
 alignas(stf::kTensorAlign) inline float bench_pool[kMaxBenchParams];  // every shape binds from here

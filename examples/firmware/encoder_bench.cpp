@@ -1,7 +1,8 @@
 // Encoder-layer benchmark firmware: stf::EncoderLayer (post-norm, float32, full-length input) at
-// (SeqLen, DModel, NHeads, DFf) = (10,16,2,32), (32,64,4,128), (64,64,4,256), as exact instruction
-// counts per forward under qemu -icount shift=0 (SysTick readings summed over every phase offset,
-// see cycles.hpp), next to the CMSIS-DSP reference counts of issue 5 (qemu 7.2, GCC 12.2).
+// the firmware plan's shapes (bench_layer.hpp: (SeqLen, DModel, NHeads, DFf) = (10,16,2,32),
+// (32,64,4,128), (64,64,4,256)), as exact instruction counts per forward under qemu -icount shift=0
+// (SysTick readings summed over every phase offset, see cycles.hpp), next to the plan's reference
+// counts: issue 5's CMSIS-DSP layer, and issue 23's CMSIS-NN int8 layer for the int8 formats.
 // Weights and inputs are pseudo-random (the counts do not depend on the values' magnitudes).
 #include <cmath>
 #include <cstdint>
@@ -40,10 +41,6 @@ void put_shape(index_t s, index_t d, index_t h, index_t f) {  // "  (32, 64, 4, 
   fw_puts(")");
 }
 
-struct Reference {  // CMSIS-DSP instruction counts from the issue
-  std::uint64_t m4_plain_c, m4_cmsis, m55_helium;
-};
-
 std::uint64_t measurement_overhead = 0;  // instructions inside an empty pair of readings
 bool exact = true;
 
@@ -60,8 +57,9 @@ std::uint64_t count(F&& f) {
   return insns - measurement_overhead;
 }
 
-template <index_t S, index_t D, index_t H, index_t F>
-std::uint64_t bench(const Reference& ref) {
+template <fw::FirmwareShape Sh>
+std::uint64_t bench() {
+  constexpr index_t S = Sh.seq_len, D = Sh.d_model, H = Sh.n_heads, F = Sh.d_ff;
   using Bench = fw::BenchLayer<S, D, H, F>;
   using Layer = typename Bench::Layer;
   Bench::setup();
@@ -100,11 +98,11 @@ std::uint64_t bench(const Reference& ref) {
 
   put_shape(S, D, H, F);
   put_grouped(insns, 14);
-  put_grouped(ref.m4_plain_c, 14);
-  put_grouped(ref.m4_cmsis, 14);
-  put_grouped(ref.m55_helium, 14);
+  put_grouped(Sh.m4_plain_c, 14);
+  put_grouped(Sh.m4_cmsis_dsp, 14);
+  put_grouped(Sh.m55_helium, 14);
   // the fair comparison: M55 against Helium CMSIS-DSP, M4/M7 against plain C on the M4
-  const std::uint64_t base = fw::kSysTickHz == 32000000u ? ref.m55_helium : ref.m4_plain_c;
+  const std::uint64_t base = fw::kSysTickHz == 32000000u ? Sh.m55_helium : Sh.m4_plain_c;
   fw_put_f(static_cast<double>(insns) / static_cast<double>(base), 2, 8);
   fw_puts("x   (y[0] = ");
   fw_put_f(static_cast<double>(y0), 4, 0);
@@ -135,8 +133,9 @@ std::uint64_t bench_int8() {
 /// One row of the int8 table: float32 (measured above), w8a32, w8a8, w8a8 with the int8 attention
 /// (LayerOptions::int8_attention), CMSIS-NN's int8 layer (issue
 /// 23's anchor for this core), and float32 / w8a8.
-template <index_t S, index_t D, index_t H, index_t F>
-void bench_formats(std::uint64_t f32, std::uint64_t cmsis_nn_m4f, std::uint64_t cmsis_nn_m55) {
+template <fw::FirmwareShape Sh>
+void bench_formats(std::uint64_t f32) {
+  constexpr index_t S = Sh.seq_len, D = Sh.d_model, H = Sh.n_heads, F = Sh.d_ff;
   const std::uint64_t w8a32 = bench_int8<S, D, H, F, NumberFormat::w8a32>();
   const std::uint64_t w8a8 = bench_int8<S, D, H, F, NumberFormat::w8a8>();
   const std::uint64_t a8 = bench_int8<S, D, H, F, NumberFormat::w8a8, true>();
@@ -145,7 +144,7 @@ void bench_formats(std::uint64_t f32, std::uint64_t cmsis_nn_m4f, std::uint64_t 
   put_grouped(w8a32, 12);
   put_grouped(w8a8, 12);
   put_grouped(a8, 14);
-  put_grouped(fw::kSysTickHz == 32000000u ? cmsis_nn_m55 : cmsis_nn_m4f, 14);
+  put_grouped(fw::kSysTickHz == 32000000u ? Sh.cmsis_nn_m55 : Sh.cmsis_nn_m4f, 14);
   fw_put_f(static_cast<double>(f32) / static_cast<double>(w8a8), 2, 9);
   fw_puts("x\n");
 }
@@ -169,16 +168,13 @@ int main() {
   fw_puts("  (S,  D,  H,   F)   statiformer   M4 plain C   M4 CMSIS-DSP   M55 Helium   ratio\n");
   fw_puts("                     (this core)   -O2 (ref)    (ref)          CMSIS (ref)  (vs ");
   fw_puts(fw::kSysTickHz == 32000000u ? "M55 Helium)\n" : "M4 plain C)\n");
-  const std::uint64_t f32_small = bench<10, 16, 2, 32>({155921, 189490, 43962});
-  const std::uint64_t f32_mid = bench<32, 64, 4, 128>({6533033, 6875781, 1014280});
-  const std::uint64_t f32_large = bench<64, 64, 4, 256>({20543458, 21390805, 3089951});
+  std::uint64_t f32[fw::kFirmwareShapes.size()];
+  fw::for_each_shape([&]<std::size_t I, fw::FirmwareShape Sh>() { f32[I] = bench<Sh>(); });
   // the int8 formats (kernels/QUANTIZATION.md; the linears int8, the attention float), next to the
   // float layer above and issue 23's anchor: a CMSIS-NN int8 post-norm layer (GCC 12.2 -O2)
   fw_puts("stf::EncoderLayer in the int8 formats (issue 23): instructions per forward\n");
   fw_puts("  (S,  D,  H,   F)     float32       w8a32        w8a8   +int8 attn.   CMSIS-NN int8   float32/w8a8\n");
-  bench_formats<10, 16, 2, 32>(f32_small, 290275, 188939);
-  bench_formats<32, 64, 4, 128>(f32_mid, 6099534, 3502820);
-  bench_formats<64, 64, 4, 256>(f32_large, 19870497, 12503678);
+  fw::for_each_shape([&]<std::size_t I, fw::FirmwareShape Sh>() { bench_formats<Sh>(f32[I]); });
   // per-kernel costs, the building blocks of the table above
   {
     using K = ActiveKernels;

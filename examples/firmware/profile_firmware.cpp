@@ -1,5 +1,6 @@
 // Profiling firmware (not a test, not built by default): one forward of stf::EncoderLayer at the
-// shape given by STF_PROFILE_SHAPE (0: (10,16,2,32), 1: (32,64,4,128), 2: (64,64,4,256)), between
+// firmware plan's shape STF_PROFILE_SHAPE (bench_layer.hpp's kFirmwareShapes: 0 (10,16,2,32),
+// 1 (32,64,4,128), 2 (64,64,4,256)), between
 // calls to the markers profile_begin/profile_end, for an instruction trace by function:
 //   examples/firmware/profile.py build/cortex-m55 1
 #include <cmath>
@@ -22,8 +23,9 @@ extern "C" [[gnu::noinline]] void profile_end() { asm volatile("" ::: "memory");
 
 namespace {
 using namespace stf;
-template <index_t S, index_t D, index_t H, index_t F>
+template <fw::FirmwareShape Sh>
 int run() {
+  constexpr index_t S = Sh.seq_len, D = Sh.d_model, H = Sh.n_heads, F = Sh.d_ff;
   constexpr NumberFormat kFormat = STF_PROFILE_FORMAT == 0   ? NumberFormat::f32
                                    : STF_PROFILE_FORMAT == 2 ? NumberFormat::w8a32
                                                              : NumberFormat::w8a8;
@@ -37,11 +39,7 @@ int run() {
 }  // namespace
 
 int main() {
-#if STF_PROFILE_SHAPE == 0
-  return run<10, 16, 2, 32>();
-#elif STF_PROFILE_SHAPE == 1
-  return run<32, 64, 4, 128>();
-#else
-  return run<64, 64, 4, 256>();
-#endif
+  static_assert(STF_PROFILE_SHAPE >= 0 && STF_PROFILE_SHAPE < fw::kFirmwareShapes.size(),
+                "STF_PROFILE_SHAPE indexes the firmware plan (bench_layer.hpp)");
+  return run<fw::kFirmwareShapes[STF_PROFILE_SHAPE]>();
 }
