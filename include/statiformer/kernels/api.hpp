@@ -429,10 +429,10 @@ constexpr index_t even_part(index_t rem, index_t most) {
 /// otherwise divide per part (a product's row tiles: a 64-bit division's latency before every tile):
 /// the first `big_count` parts have `big` items, the others big - 1, so part i is `(*this)[i]`.
 struct EvenParts {
-  index_t big = 0, big_count = 0;
+  index_t parts = 0, big = 0, big_count = 0;
   constexpr EvenParts(index_t total, index_t most) {
     if (total == 0) return;
-    const index_t parts = (total + most - 1) / most;
+    parts = (total + most - 1) / most;
     big = (total + parts - 1) / parts;
     big_count = total - (big - 1) * parts;
   }

@@ -69,10 +69,13 @@ struct ProductTiles : Elementwise<Tag> {
   /// Accumulates y[r, o] += Σ_{k in [k0, k1)} x[r, k] · w[k, o] for an R × (NV vectors) tile, the
   /// last vector holding `tail` valid lanes when Partial. `first`: start from +0 instead of y.
   /// `bias` (nullable) is added and `act` applied after the last block.
+  /// pf: lines to prefetch during the tile, one per reduction step, up to pf_end. (Out of line where
+  /// the tiles run in runs too, as GCC left it before its body moved into tile_once: inlined, the one-row
+  /// tiles grew Product::product fivefold, which then called product_blocked instead of inlining it.)
   template <index_t R, index_t NV, bool Partial>
-  static void tile(const float* x, index_t ldx, index_t k0, index_t k1, const float* w, index_t ldw, float* y,
-                   index_t ldy, index_t tail, bool first, const float* bias, Fuse act, const char* pf = nullptr,
-                   const char* pf_end = nullptr) {
+  [[gnu::noinline]] static void tile(const float* x, index_t ldx, index_t k0, index_t k1, const float* w, index_t ldw,
+                                     float* y, index_t ldy, index_t tail, bool first, const float* bias, Fuse act,
+                                     const char* pf = nullptr, const char* pf_end = nullptr) {
     // A target's own kernel for tiles of several rows, in the same order per output (MVE:
     // vectors across the rows, see kernels/product/helium.hpp); bias and activation as below.
     if constexpr (R >= 2 && !std::is_void_v<RowTile>) {
@@ -89,6 +92,25 @@ struct ProductTiles : Elementwise<Tag> {
         if (act <= Fuse::relu) return Tile4::tile4(x, ldx, R, k0, k1, w, ldw, y, ldy, first, bias, act == Fuse::relu);
       }
     }
+    tile_once<R, NV, Partial>(x, ldx, k0, k1, w, ldw, y, ldy, tail, first, bias, act, pf, pf_end, 0);
+  }
+  /// `count` tiles of tile's down the rows, one after the other (tile t at x + t·R·ldx, y + t·R·ldy):
+  /// x86's product walk makes one call for a tile column's run of equal tiles, instead of a call, its
+  /// arguments and the dispatch before every tile. Each prefetches its share of the lines [pf, pf_end),
+  /// at most pf_lines and one per reduction step.
+  template <index_t R, index_t NV, bool Partial>
+  [[gnu::noinline]] static void tile_run(index_t count, index_t pf_lines, const float* x, index_t ldx, index_t k0,
+                                         index_t k1, const float* w, index_t ldw, float* y, index_t ldy, index_t tail,
+                                         bool first, const float* bias, Fuse act, const char* pf, const char* pf_end) {
+    for (index_t t = 0; t < count; ++t, x += R * ldx, y += R * ldy)
+      tile_once<R, NV, Partial>(x, ldx, k0, k1, w, ldw, y, ldy, tail, first, bias, act, pf, pf_end, pf_lines);
+  }
+  /// One tile of tile or tile_run (pf: advanced past the lines it prefetched; pf_lines 0: all of them).
+  template <index_t R, index_t NV, bool Partial>
+  [[gnu::always_inline]] static inline void tile_once(const float* x, index_t ldx, index_t k0, index_t k1,
+                                                      const float* w, index_t ldw, float* y, index_t ldy, index_t tail,
+                                                      bool first, const float* bias, Fuse act, const char*& pf,
+                                                      const char* pf_end, index_t pf_lines) {
     V acc[R][NV];
 #pragma GCC unroll 16
     for (index_t r = 0; r < R; ++r) {
@@ -100,12 +122,15 @@ struct ProductTiles : Elementwise<Tag> {
     index_t k = k0;
     if constexpr (kPrefetchWeights) {
       // the caller's next weight block (see kPrefetchWeights), one line per reduction step
-      const index_t lines = static_cast<index_t>(pf_end - pf) / 64;
+      index_t lines = static_cast<index_t>(pf_end - pf) / 64;
+      lines = pf_lines && pf_lines < lines ? pf_lines : lines;
       const index_t kp = k0 + (lines < k1 - k0 ? lines : k1 - k0);
       for (; k < kp; ++k, ++xk, wk += ldw, pf += 64) {
         __builtin_prefetch(pf, 0, 2);
         tile_step<R, NV, Partial>(acc, xk, ldx, wk, tail);
       }
+    } else {
+      (void)pf_end, (void)pf_lines;
     }
     for (; k < k1; ++k, ++xk, wk += ldw) tile_step<R, NV, Partial>(acc, xk, ldx, wk, tail);
     if (bias) {
@@ -195,6 +220,14 @@ struct ProductTiles : Elementwise<Tag> {
   }
 
   static constexpr index_t kRows = I::gemm_rows, kVecs = I::gemm_vecs;
+  /// Whether product's walk calls a tile column's equal row tiles as one run (product_tile_run,
+  /// tile_run): the wide-vector x86 variants, where a tile's call and dispatch took ~10 % of its time
+  /// (Zen 3: the in-L1 6×128×64 product at 89 GFLOP/s against 99 for the same loop called bare); over
+  /// reduction blocks of kTileRunSteps steps or more (runs over the 16- and 32-step products of the
+  /// encoder layer at 10×16×2×32 measured 3 % slower, in a build that also stopped inlining
+  /// product_blocked; not measured apart since).
+  static constexpr bool kTileRuns = L >= 8;
+  static constexpr index_t kTileRunSteps = 64;
   /// Vectors per tile for a single row (a matrix-vector product): more, since no row shares them.
   static constexpr index_t kGemvVecs = I::gemv_vecs;
   static constexpr index_t kMaxVecs = kGemvVecs > kVecs ? kGemvVecs : kVecs;
@@ -211,6 +244,8 @@ struct ProductTiles : Elementwise<Tag> {
     Fuse act;
     const char* pf;  ///< lines to prefetch during the tile, one per reduction step
     const char* pf_end;
+    index_t count = 1;     ///< tiles down the rows in one call (product_tile_run, where kTileRuns)
+    index_t pf_lines = 0;  ///< lines each of them prefetches at most
     // (a constructor, not an aggregate: GCC cleared an aggregate's 96 bytes with `rep stosq` before
     // storing its fields, ~40 cycles on AMD Zen 3 for every tile a product calls)
     TileArgs(const float* x_, index_t ldx_, index_t k0_, index_t k1_, const float* w_, index_t ldw_, float* y_,
@@ -289,6 +324,32 @@ struct ProductTiles : Elementwise<Tag> {
   /// grew the translation unit past GCC's inlining budget for the attention kernels)
   [[gnu::noinline]] static void product_tile(index_t rows, index_t nv, const TileArgs& a) {
     tile_rows<kRows>(rows, nv, a);
+  }
+
+  /// tile_run for a run of `a.count` tiles of `rows` rows (2 .. kTallRows) and nv vectors: product_tile's
+  /// choice of tile, made once for the run (its own dispatch: product_tile's, which every single tile
+  /// takes, stays as it was).
+  [[gnu::noinline]] static void product_tile_run(index_t rows, index_t nv, const TileArgs& a) {
+    if constexpr (kTileRuns) run_rows<kTallRows>(rows, nv, a);
+  }
+  template <index_t R>
+  static void run_rows(index_t rows, index_t nv, const TileArgs& a) {
+    if constexpr (R > 2) {
+      if (rows < R) return run_rows<R - 1>(rows, nv, a);
+    }
+    run_nv<R, (R > kRows ? kVecs / 2 : kVecs)>(nv, a);
+  }
+  template <index_t R, index_t NV>
+  static void run_nv(index_t nv, const TileArgs& a) {
+    if constexpr (NV > 1) {
+      if (nv < NV) return run_nv<R, NV - 1>(nv, a);
+    }
+    if (a.tail == L)
+      tile_run<R, NV, false>(a.count, a.pf_lines, a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first,
+                             a.bias, a.act, a.pf, a.pf_end);
+    else
+      tile_run<R, NV, true>(a.count, a.pf_lines, a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first,
+                            a.bias, a.act, a.pf, a.pf_end);
   }
 
   /// Software prefetch of the next weight block (wide-vector x86 variants: their tiles consume a
