@@ -69,9 +69,10 @@ struct ProductTiles : Elementwise<Tag> {
   /// Accumulates y[r, o] += Σ_{k in [k0, k1)} x[r, k] · w[k, o] for an R × (NV vectors) tile, the
   /// last vector holding `tail` valid lanes when Partial. `first`: start from +0 instead of y.
   /// `bias` (nullable) is added and `act` applied after the last block.
-  /// pf: lines to prefetch during the tile, one per reduction step, up to pf_end. (Out of line where
-  /// the tiles run in runs too, as GCC left it before its body moved into tile_once: inlined, the one-row
-  /// tiles grew Product::product fivefold, which then called product_blocked instead of inlining it.)
+  /// pf: lines to prefetch during the tile, one per reduction step, up to pf_end. (noinline: on x86 GCC
+  /// kept the tiles out of line before their body moved into tile_once; after, it inlined the one-row
+  /// tiles into Product::product, fivefold its size, which then stopped inlining product_blocked. Other
+  /// targets' tiles, not measured, stay out of line too; Cortex-M links none.)
   template <index_t R, index_t NV, bool Partial>
   [[gnu::noinline]] static void tile(const float* x, index_t ldx, index_t k0, index_t k1, const float* w, index_t ldw,
                                      float* y, index_t ldy, index_t tail, bool first, const float* bias, Fuse act,
