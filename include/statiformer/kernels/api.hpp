@@ -216,7 +216,9 @@ struct MaskArrays {
   const std::uint8_t* key_masked = nullptr;
   const float* add = nullptr;
 
-  constexpr bool allows(index_t j) const {
+  // (always inline: an out-of-line copy in a kernel variant's object is a weak symbol outside the
+  // variant's namespace, which the linker may keep for a program built with other flags; ARCHITECTURE.md)
+  [[gnu::always_inline]] constexpr bool allows(index_t j) const {
     return (!allow || allow[j] != 0) && (!masked || masked[j] == 0) && (!key_masked || key_masked[j] == 0) &&
            (!add || add[j] != -std::numeric_limits<float>::infinity());
   }
@@ -233,7 +235,9 @@ struct RowMask {
   /// Whether the allowed keys are the prefix [0, key_end) with nothing added (no array to read).
   constexpr bool prefix() const { return !arrays; }
   /// Whether key j is allowed.
-  constexpr bool allows(index_t j) const { return j < key_end && (!arrays || arrays->allows(j)); }
+  [[gnu::always_inline]] constexpr bool allows(index_t j) const {
+    return j < key_end && (!arrays || arrays->allows(j));
+  }
   /// The row of an additive float mask, or null.
   constexpr const float* additive() const { return arrays ? arrays->add : nullptr; }
 };
