@@ -201,15 +201,7 @@ struct Product : ProductTiles<Tag> {
           const index_t n = split[i];
           a.x = x + r * ldx;
           a.y = y + r * ldy + o0;
-          if constexpr (kPrefetchWeights) {
-            // (at most one line per reduction step of the tile)
-            index_t cnt = per_tile < next_lines ? per_tile : next_lines;
-            cnt = cnt < k1 - k0 ? cnt : k1 - k0;
-            a.pf = next;
-            a.pf_end = next + cnt * 64;
-            next += cnt * 64;
-            next_lines -= cnt;
-          }
+          if constexpr (kPrefetchWeights) prefetch_share(a, 1, per_tile, next, next_lines);
           if constexpr (kOneTileShortcut)
             product_tile(n, nv, a);
           else
@@ -220,6 +212,21 @@ struct Product : ProductTiles<Tag> {
     }
   }
 
+  /// The next weight block's lines [a.pf, a.pf_end) that `tiles` tiles of a (one, or a run's) take
+  /// from [next, next + next_lines·64): per tile per_tile lines, at most one per reduction step, while
+  /// lines are left; next and next_lines move past them. Returns the lines per tile.
+  [[gnu::always_inline]] static inline index_t prefetch_share(TileArgs& a, index_t tiles, index_t per_tile,
+                                                              const char*& next, index_t& next_lines) {
+    const index_t steps = a.k1 - a.k0;
+    const index_t step = per_tile < steps ? per_tile : steps;
+    const index_t cnt = tiles * step < next_lines ? tiles * step : next_lines;
+    a.pf = next;
+    a.pf_end = next + cnt * 64;
+    next += cnt * 64;
+    next_lines -= cnt;
+    return step;
+  }
+
   /// product_blocked's tiles of one tile column (a: its arguments) in (at most) two calls: its run of
   /// split.big-row tiles, then its run of big - 1 (tile_run: the same tiles in the same order, each
   /// prefetching its share of the next block's lines as product_blocked's per-tile loop gives it).
@@ -228,7 +235,6 @@ struct Product : ProductTiles<Tag> {
   [[gnu::noinline]] static void column_runs(const EvenParts& split, index_t nv, TileArgs& a, const float* x,
                                             index_t ldx, float* y, index_t ldy, const char*& next, index_t& next_lines,
                                             index_t per_tile) {
-    const index_t steps = a.k1 - a.k0;
     for (index_t r = 0, run = 0; run < 2; ++run) {
       const index_t n = run ? split.big - 1 : split.big;
       const index_t tiles = run ? split.parts - split.big_count : split.big_count;
@@ -236,15 +242,7 @@ struct Product : ProductTiles<Tag> {
       a.x = x + r * ldx;
       a.y = y + r * ldy;
       a.count = tiles;
-      if constexpr (kPrefetchWeights) {
-        const index_t step = per_tile < steps ? per_tile : steps;
-        const index_t cnt = tiles * step < next_lines ? tiles * step : next_lines;
-        a.pf = next;
-        a.pf_end = next + cnt * 64;
-        a.pf_lines = step;
-        next += cnt * 64;
-        next_lines -= cnt;
-      }
+      if constexpr (kPrefetchWeights) a.pf_lines = prefetch_share(a, tiles, per_tile, next, next_lines);
       ProductTiles<Tag>::product_tile_run(n, nv, a);
       r += tiles * n;
     }

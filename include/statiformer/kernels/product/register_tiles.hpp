@@ -268,8 +268,11 @@ struct ProductTiles : Elementwise<Tag> {
           pf_end(pf_end_) {}
   };
 
-  template <index_t R, index_t NV>
+  /// The tile of R rows and nv <= NV vectors for a (tile_nv), or, Run, the run of a.count of them
+  /// down the rows (tile_run; x86's product walk, see kTileRuns).
+  template <index_t R, index_t NV, bool Run = false>
   static void tile_nv(index_t nv, const TileArgs& a) {
+    static_assert(!Run || (kTileRuns && R >= 2), "runs: x86's tiles of two rows or more");
     if constexpr (kSizeFirstTiles && NV > 1) {
       // size-first: fewer than NV outputs, one column at a time (L == 1: no partial vectors)
       if (nv < NV) {
@@ -282,7 +285,16 @@ struct ProductTiles : Elementwise<Tag> {
                          a.pf_end);
     } else {
       if constexpr (NV > 1) {
-        if (nv < NV) return tile_nv<R, NV - 1>(nv, a);
+        if (nv < NV) return tile_nv<R, NV - 1, Run>(nv, a);
+      }
+      if constexpr (Run) {
+        if (a.tail == L)
+          tile_run<R, NV, false>(a.count, a.pf_lines, a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first,
+                                 a.bias, a.act, a.pf, a.pf_end);
+        else
+          tile_run<R, NV, true>(a.count, a.pf_lines, a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first,
+                                a.bias, a.act, a.pf, a.pf_end);
+        return;
       }
       // (one lane: the last vector always holds all of its L lanes, so no partial tile exists)
       if (L == 1 || a.tail == L)
@@ -299,26 +311,27 @@ struct ProductTiles : Elementwise<Tag> {
   /// more independent sums in flight over a short reduction, and fewer calls.
   static constexpr index_t kTallRows = L >= 16 && kVecs % 2 == 0 ? 2 * kRows : kRows;
 
-  template <index_t R>
+  template <index_t R, bool Run = false>
   static void tall_rows(index_t rows, index_t nv, const TileArgs& a) {
     if constexpr (R > kRows + 1) {
-      if (rows < R) return tall_rows<R - 1>(rows, nv, a);
+      if (rows < R) return tall_rows<R - 1, Run>(rows, nv, a);
     }
-    tile_nv<R, kVecs / 2>(nv, a);
+    tile_nv<R, kVecs / 2, Run>(nv, a);
   }
 
-  template <index_t R>
+  /// The tile (or, Run, the run of tiles) of `rows` <= R rows and nv vectors.
+  template <index_t R, bool Run = false>
   static void tile_rows(index_t rows, index_t nv, const TileArgs& a) {
     if constexpr (kTallRows > kRows) {
-      if (R == kRows && rows > kRows) return tall_rows<kTallRows>(rows, nv, a);
+      if (R == kRows && rows > kRows) return tall_rows<kTallRows, Run>(rows, nv, a);
     }
-    if constexpr (R > 1) {
-      if (rows < R) return tile_rows<R - 1>(rows, nv, a);
+    if constexpr (R > (Run ? 2 : 1)) {  // (runs: of two rows or more)
+      if (rows < R) return tile_rows<R - 1, Run>(rows, nv, a);
     }
     if constexpr (R == 1)
       tile_nv<1, kGemvVecs>(nv, a);  // (single-row tiles come only from single-row products)
     else
-      tile_nv<R, kVecs>(nv, a);
+      tile_nv<R, kVecs, Run>(nv, a);
   }
 
   /// tile_rows<kRows> as one function for product's two paths (inlined twice, its dispatch tree
@@ -327,30 +340,11 @@ struct ProductTiles : Elementwise<Tag> {
     tile_rows<kRows>(rows, nv, a);
   }
 
-  /// tile_run for a run of `a.count` tiles of `rows` rows (2 .. kTallRows) and nv vectors: product_tile's
-  /// choice of tile, made once for the run (its own dispatch: product_tile's, which every single tile
-  /// takes, stays as it was).
+  /// The run of `a.count` tiles of `rows` rows (2 .. kTallRows) and nv vectors (tile_run): product_tile's
+  /// choice of tile (tile_rows<kRows, true>), made once for the run, in a function of its own: a single
+  /// tile's dispatch tests for no run (a test of a.count there made every single tile slower, 10×16 3 %).
   [[gnu::noinline]] static void product_tile_run(index_t rows, index_t nv, const TileArgs& a) {
-    if constexpr (kTileRuns) run_rows<kTallRows>(rows, nv, a);
-  }
-  template <index_t R>
-  static void run_rows(index_t rows, index_t nv, const TileArgs& a) {
-    if constexpr (R > 2) {
-      if (rows < R) return run_rows<R - 1>(rows, nv, a);
-    }
-    run_nv<R, (R > kRows ? kVecs / 2 : kVecs)>(nv, a);
-  }
-  template <index_t R, index_t NV>
-  static void run_nv(index_t nv, const TileArgs& a) {
-    if constexpr (NV > 1) {
-      if (nv < NV) return run_nv<R, NV - 1>(nv, a);
-    }
-    if (a.tail == L)
-      tile_run<R, NV, false>(a.count, a.pf_lines, a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first,
-                             a.bias, a.act, a.pf, a.pf_end);
-    else
-      tile_run<R, NV, true>(a.count, a.pf_lines, a.x, a.ldx, a.k0, a.k1, a.w, a.ldw, a.y, a.ldy, a.tail, a.first,
-                            a.bias, a.act, a.pf, a.pf_end);
+    if constexpr (kTileRuns) tile_rows<kRows, true>(rows, nv, a);
   }
 
   /// Software prefetch of the next weight block (wide-vector x86 variants: their tiles consume a
