@@ -21,12 +21,18 @@ Everything else (softmax, LayerNorm, ReLU, residual adds) stays float. Rounding:
 negated int8 and the u8 offset trick of VNNI stay exact). The integer sums are exact in float64
 for these sizes (|acc| <= 127*127*K < 2^53), so float64 stands in for int32 here.
 
-Usage: ``python3 tools/quant_study.py [--held-out N] [--calibration N] [--amplitude A] [--seed S]``; prints a Markdown table.
+The shapes are the firmware plan's (``kFirmwareShapes`` in examples/firmware/bench_layer.hpp, the
+ones fw_encoder_bench counts instructions at), read from that header.
+
+Usage: ``python3 tools/quant_study.py [--held-out N] [--calibration N] [--amplitude A] [--seed S] [--plan H]``;
+prints a Markdown table.
 Needs Debian's python3-torch (PyTorch 1.13.1).
 """
 
 import argparse
 import math
+import os
+import re
 import sys
 
 import torch
@@ -35,7 +41,29 @@ import torch.nn.functional as F
 
 QMAX = 127.0
 KEY_BLOCK = 32  # kAttentionKeyBlock
-SHAPES = [(10, 16, 2, 32), (32, 64, 4, 128), (64, 64, 4, 256)]  # (S, D, H, F)
+FIRMWARE_PLAN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "firmware",
+                             "bench_layer.hpp")
+
+
+def firmware_shapes(path=FIRMWARE_PLAN):
+    """The firmware plan's shapes (S, D, H, F), in order: the FirmwareShape entries of kFirmwareShapes
+    in examples/firmware/bench_layer.hpp, the one list fw_encoder_bench measures (issue 23's accuracy
+    and instruction counts are taken at the same shapes). Raises ValueError if it cannot read it whole."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    block = re.search(r"inline constexpr std::array kFirmwareShapes\{(.*?)\n\};", text, re.S)
+    if not block:
+        raise ValueError(f"{path}: no kFirmwareShapes array")
+    entries = re.findall(r"FirmwareShape\{([^}]*)\}", block.group(1))
+    shapes = []
+    for e in entries:
+        fields = [x.strip().replace("'", "") for x in e.split(",")]
+        if len(fields) != 9 or not all(x.isdigit() for x in fields):
+            raise ValueError(f"{path}: cannot read the FirmwareShape entry {{{e}}}")
+        shapes.append(tuple(int(x) for x in fields[:4]))
+    if not shapes or len(entries) != block.group(1).count("FirmwareShape"):
+        raise ValueError(f"{path}: kFirmwareShapes read {len(shapes)} shapes, not every entry")
+    return shapes
 
 
 def quantize(x, scale):
@@ -171,17 +199,24 @@ def main(argv):
     ap.add_argument("--amplitude", type=float, default=1.0,
                     help="held-out inputs are this times N(0,1) (1; calibration is N(0,1))")
     ap.add_argument("--seed", type=int, default=23)
+    ap.add_argument("--plan", default=FIRMWARE_PLAN,
+                    help="the firmware plan whose kFirmwareShapes give the shapes (examples/firmware/bench_layer.hpp)")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless, on the held-out inputs, w8a32 is within 0.5 %% of max|y| with "
                          "every row's cosine >= 0.9999 and w8a8-row within 2 %% with >= 0.999 (issue 23)")
     args = ap.parse_args(argv)
+    try:
+        shapes = firmware_shapes(args.plan)
+    except (OSError, ValueError) as e:
+        print(f"quant_study: the firmware plan: {e}", file=sys.stderr)
+        return 2
     torch.set_num_threads(1)
     print(f"| shape (S,D,H,F) | scheme | first of {args.calibration} calibration input(s): max err / max|y|, min row cosine | "
           f"worst of {args.held_out} held-out inputs: max err / max|y| | min row cosine | mean row cosine |")
     print("|---|---|---|---|---|---|")
     targets = {"w8a32": (0.005, 0.9999), "w8a8-row": (0.02, 0.999)}
     failures = []
-    for shape in SHAPES:
+    for shape in shapes:
         for scheme, (ce, cmin, _), worst, mean in study(shape, args.held_out, args.seed, args.calibration, args.amplitude):
             print(f"| {shape} | {scheme} | {100 * ce:.2f} %, {cmin:.6f} | {100 * worst[0]:.2f} % | "
                   f"{worst[1]:.6f} | {mean:.6f} |")

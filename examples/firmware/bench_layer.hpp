@@ -25,7 +25,7 @@ struct FirmwareShape {
   std::uint64_t cmsis_nn_m4f, cmsis_nn_m55;
 };
 /// The firmware plan: the shapes fw_encoder_bench measures, in this order, and fw_profile<N> traces
-/// (N indexes it), written once. Issue 23's accuracy study (tools/quant_study.py) takes the same three.
+/// (N indexes it), written once. Issue 23's accuracy study (tools/quant_study.py) reads its shapes from here.
 inline constexpr std::array kFirmwareShapes{
     FirmwareShape{10, 16, 2, 32, 155'921, 189'490, 43'962, 290'275, 188'939},
     FirmwareShape{32, 64, 4, 128, 6'533'033, 6'875'781, 1'014'280, 6'099'534, 3'502'820},
