@@ -230,8 +230,8 @@ struct Product : ProductTiles<Tag> {
   /// product_blocked's tiles of one tile column (a: its arguments) in (at most) two calls: its run of
   /// split.big-row tiles, then its run of big - 1 (tile_run: the same tiles in the same order, each
   /// prefetching its share of the next block's lines as product_blocked's per-tile loop gives it).
-  /// Out of line: inside product_blocked, the runs' state moved GCC's code for the small products that
-  /// take the loop of single tiles.
+  /// Out of line: inside the walk, the runs' state moved GCC's code for the small products that take
+  /// the loop of single tiles.
   [[gnu::noinline]] static void column_runs(const EvenParts& split, index_t nv, TileArgs& a, const float* x,
                                             index_t ldx, float* y, index_t ldy, const char*& next, index_t& next_lines,
                                             index_t per_tile) {

@@ -224,9 +224,9 @@ struct ProductTiles : Elementwise<Tag> {
   /// Whether product's walk calls a tile column's equal row tiles as one run (product_tile_run,
   /// tile_run): the wide-vector x86 variants, where a tile's call and dispatch took ~10 % of its time
   /// (Zen 3: the in-L1 6×128×64 product at 89 GFLOP/s against 99 for the same loop called bare); over
-  /// reduction blocks of kTileRunSteps steps or more (runs over the 16- and 32-step products of the
-  /// encoder layer at 10×16×2×32 measured 3 % slower, in a build that also stopped inlining
-  /// product_blocked; not measured apart since).
+  /// reduction blocks of kTileRunSteps steps or more (runs over the 16- and 32-step products too,
+  /// kTileRunSteps 16, measured the encoder layer at 10×16×2×32 3.0 % and at 16×32×4×64 1.3 % slower:
+  /// ab.sh, Zen 3).
   static constexpr bool kTileRuns = L >= 8;
   static constexpr index_t kTileRunSteps = 64;
   /// Vectors per tile for a single row (a matrix-vector product): more, since no row shares them.
