@@ -102,8 +102,9 @@ extern bool int8_allow_vnni;
 /// `Linear` is the struct that provides linears_w8a8 (Kernels::linear_w8a8 is its call with one
 /// linear), void where the generic code runs; `QuantizeRows` its quantize_rows; `W8a32` the w8a32
 /// linear's steps around the float product (generic::ProductInt8::linear_w8a32): convert_w8a32, a
-/// chunk's whole k-quads to float (Helium: a gather, a vcvt and a store per 4 weights), and
-/// epilogue_w8a32, fma(acc, s_w, b) over a row (vfma); `W8a32Row` its product_w8a32_row, one row's
+/// chunk's whole k-quads to float (Helium: a gather, a vcvt and a store per 4 weights; x86: per 8
+/// outputs and k-quad one load, two shifts, a vcvtdq2ps and a store per k), and
+/// epilogue_w8a32, fma(acc, s_w, b) over a row (vfma, vfmadd); `W8a32Row` its product_w8a32_row, one row's
 /// product (a decoding step) with each weight converted where it is used (Helium: per k and 4
 /// outputs a gather, a vcvt and a vfma by x[k]; Cortex-M4F/M7: per k and 4 outputs 4 sxtb, 2 vmov,
 /// 4 vcvt and 4 vfma); void where generic::ProductInt8's loops run.
@@ -122,7 +123,7 @@ struct ProductInt8Select<isa::avx2> {
   static constexpr const char* variant = "int8_x86";
   using Linear = x86::ProductInt8<isa::avx2>;
   using QuantizeRows = void;
-  using W8a32 = void;
+  using W8a32 = x86::ProductInt8<isa::avx2>;
   using W8a32Row = void;
 };
 template <>
@@ -130,7 +131,7 @@ struct ProductInt8Select<isa::avx512> {
   static constexpr const char* variant = "int8_x86";
   using Linear = x86::ProductInt8<isa::avx512>;
   using QuantizeRows = void;
-  using W8a32 = void;
+  using W8a32 = x86::ProductInt8<isa::avx512>;
   using W8a32Row = void;
 };
 #endif

@@ -27,6 +27,10 @@
 // activation (but AVX512-VNNI's ReLU) as a pass over the group's rows (Elementwise::activation:
 // the float linear's bits).
 //
+// Also the w8a32 linear's steps around the float product (generic::ProductInt8::linear_w8a32):
+// convert_w8a32, a chunk of int8 weights to float, and epilogue_w8a32, fma(acc, s_w, b) over a row
+// (both on ymm, in both variants; exact conversions and one rounding: the generic loops' bits).
+//
 // Why a run-time check and not the variant's compile flags: the avx512 variant is compiled with
 // -mavx512f only and runs on every AVX-512F CPU the dispatcher (simd/dispatch.hpp) finds; giving
 // its translation unit -mavx512vnni would let GCC use VNNI (and BW) anywhere in it and require
@@ -514,6 +518,56 @@ struct ProductInt8 {
     vnni_nv<R>(nv, t);
   }
 #endif
+
+  // ---- the w8a32 linear's steps around the float product (both variants, ymm) -------------------
+  /// Byte j (0-3) of each int32 lane of q, sign-extended: shifted to the lane's top, then back
+  /// arithmetically.
+  template <int J>
+  static __m256i byte_lanes(__m256i q) {
+    return _mm256_srai_epi32(J == 3 ? q : _mm256_slli_epi32(q, 24 - 8 * J), 24);
+  }
+
+  /// The w8a32 linear's chunk conversion (generic::ProductInt8::linear_w8a32): `quads` whole k-quads
+  /// of a weight panel `width` outputs wide (quad i's bytes at w + 4·width·i, output o's four at
+  /// 4·o), outputs [0, cw), into sq[(4·i + j)·cw + o] = float(w[4·i + j][o]) (exact). Per 8 outputs
+  /// and quad: one load of their 32 bytes (an int32 lane an output), each k's byte sign-extended in
+  /// its lane by two shifts, vcvtdq2ps and a store; the last 1-7 outputs of a row one by one (the
+  /// loop GCC vectorized from the generic code took 13 % of the w8a32 layer at 128×256×8×1024).
+  static void convert_w8a32(const std::int8_t* w, index_t width, index_t cw, index_t quads, float* sq) {
+    const index_t full = cw / 8 * 8;
+    for (index_t i = 0; i < quads; ++i, w += 4 * width, sq += 4 * cw) {
+      for (index_t o = 0; o < full; o += 8) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 4 * o));
+        _mm256_storeu_ps(sq + o, _mm256_cvtepi32_ps(byte_lanes<0>(q)));
+        _mm256_storeu_ps(sq + cw + o, _mm256_cvtepi32_ps(byte_lanes<1>(q)));
+        _mm256_storeu_ps(sq + 2 * cw + o, _mm256_cvtepi32_ps(byte_lanes<2>(q)));
+        _mm256_storeu_ps(sq + 3 * cw + o, _mm256_cvtepi32_ps(byte_lanes<3>(q)));
+      }
+      for (index_t o = full; o < cw; ++o)
+        for (index_t j = 0; j < 4; ++j) sq[j * cw + o] = static_cast<float>(w[4 * o + j]);
+    }
+  }
+
+  /// The w8a32 linear's epilogue over one row (generic::ProductInt8::w8a32_epilogue before its
+  /// activation): y = fma(acc, s_w, bias) (one rounding, the scalar bits), acc · s_w without a bias,
+  /// 8 outputs at a time, the last 1-7 masked.
+  static void epilogue_w8a32(float* y, const float* s_w, const float* bias, index_t out) {
+    for (index_t o = 0; o < out; o += 8) {
+      const bool whole = out - o >= 8;
+      const __m256i keep = prefix8(whole ? 8 : out - o);
+      const __m256 acc = whole ? _mm256_loadu_ps(y + o) : _mm256_maskload_ps(y + o, keep);
+      const __m256 s = whole ? _mm256_loadu_ps(s_w + o) : _mm256_maskload_ps(s_w + o, keep);
+      __m256 v;
+      if (bias)
+        v = fma8(acc, s, whole ? _mm256_loadu_ps(bias + o) : _mm256_maskload_ps(bias + o, keep));
+      else
+        v = _mm256_mul_ps(acc, s);
+      if (whole)
+        _mm256_storeu_ps(y + o, v);
+      else
+        _mm256_maskstore_ps(y + o, keep, v);
+    }
+  }
 
   // ---- the walk ----------------------------------------------------------------------------------
   /// The kernels a call runs: int16 pairs (vpmaddwd), u8 · s8 quads on ymm (AVX-VNNI) or on zmm
