@@ -107,7 +107,8 @@ extern bool int8_allow_vnni;
 /// epilogue_w8a32, fma(acc, s_w, b) over a row (vfma, vfmadd); `W8a32Row` its product_w8a32_row, one row's
 /// product (a decoding step) with each weight converted where it is used (Helium: per k and 4
 /// outputs a gather, a vcvt and a vfma by x[k]; Cortex-M4F/M7: per k and 4 outputs 4 sxtb, 2 vmov,
-/// 4 vcvt and 4 vfma); void where generic::ProductInt8's loops run.
+/// 4 vcvt and 4 vfma; x86: per quad a load of 8 outputs' bytes, per k two shifts, a vcvtdq2ps and a
+/// vfmadd by x[k]); void where generic::ProductInt8's loops run.
 template <class Tag>
 struct ProductInt8Select {
   static constexpr const char* variant = "int8_generic";
@@ -124,7 +125,7 @@ struct ProductInt8Select<isa::avx2> {
   using Linear = x86::ProductInt8<isa::avx2>;
   using QuantizeRows = void;
   using W8a32 = x86::ProductInt8<isa::avx2>;
-  using W8a32Row = void;
+  using W8a32Row = x86::ProductInt8<isa::avx2>;
 };
 template <>
 struct ProductInt8Select<isa::avx512> {
@@ -132,7 +133,7 @@ struct ProductInt8Select<isa::avx512> {
   using Linear = x86::ProductInt8<isa::avx512>;
   using QuantizeRows = void;
   using W8a32 = x86::ProductInt8<isa::avx512>;
-  using W8a32Row = void;
+  using W8a32Row = x86::ProductInt8<isa::avx512>;
 };
 #endif
 

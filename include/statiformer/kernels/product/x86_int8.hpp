@@ -28,8 +28,9 @@
 // the float linear's bits).
 //
 // Also the w8a32 linear's steps around the float product (generic::ProductInt8::linear_w8a32):
-// convert_w8a32, a chunk of int8 weights to float, and epilogue_w8a32, fma(acc, s_w, b) over a row
-// (both on ymm, in both variants; exact conversions and one rounding: the generic loops' bits).
+// convert_w8a32, a chunk of int8 weights to float, epilogue_w8a32, fma(acc, s_w, b) over a row, and
+// product_w8a32_row, one row's product with each weight converted where it is used (all on ymm, in
+// both variants; exact conversions and the float product's fma order: the generic loops' bits).
 //
 // Why a run-time check and not the variant's compile flags: the avx512 variant is compiled with
 // -mavx512f only and runs on every AVX-512F CPU the dispatcher (simd/dispatch.hpp) finds; giving
@@ -545,6 +546,85 @@ struct ProductInt8 {
       }
       for (index_t o = full; o < cw; ++o)
         for (index_t j = 0; j < 4; ++j) sq[j * cw + o] = static_cast<float>(w[4 * o + j]);
+    }
+  }
+
+  /// G·8 outputs of product_w8a32_row from wo (their quads' bytes, ldw bytes per quad; the last
+  /// group's outputs past `n` neither read nor stored): per quad one load of each group's 32 bytes,
+  /// then per k the byte sign-extended by shifts, vcvtdq2ps and a vfmadd by x[k].
+  template <int G>
+  static void w8a32_row_group(const float* x, index_t in, const std::int8_t* wo, index_t ldw, index_t n, float* y) {
+    __m256 acc[G];
+    __m256i keep[G];
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      acc[g] = _mm256_setzero_ps();
+      const index_t lanes = n - 8 * g;
+      keep[g] = prefix8(lanes < 8 ? lanes : 8);
+    }
+    const bool whole = n == 8 * G;
+    auto load = [&](const std::int8_t* w, int g) {
+      const auto* p = reinterpret_cast<const __m256i*>(w + 32 * g);
+      return whole || g + 1 < G ? _mm256_loadu_si256(p)
+                                : _mm256_maskload_epi32(reinterpret_cast<const int*>(p), keep[g]);
+    };
+    auto step = [&](const __m256i(&q)[G], float xk, auto j) {
+      const __m256 xb = _mm256_set1_ps(xk);
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) acc[g] = fma8(xb, _mm256_cvtepi32_ps(byte_lanes<decltype(j)::value>(q[g])), acc[g]);
+    };
+    const index_t whole_quads = in / kQuadK;
+    const std::int8_t* w = wo;
+    const float* xk = x;
+    for (index_t i = 0; i < whole_quads; ++i, w += ldw, xk += kQuadK) {
+      __m256i q[G];
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) q[g] = load(w, g);
+      step(q, xk[0], std::integral_constant<int, 0>{});
+      step(q, xk[1], std::integral_constant<int, 1>{});
+      step(q, xk[2], std::integral_constant<int, 2>{});
+      step(q, xk[3], std::integral_constant<int, 3>{});
+    }
+    if (const index_t rem = in - whole_quads * kQuadK) {  // (the quad's padding bytes are not used)
+      __m256i q[G];
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) q[g] = load(w, g);
+      step(q, xk[0], std::integral_constant<int, 0>{});
+      if (rem > 1) step(q, xk[1], std::integral_constant<int, 1>{});
+      if (rem > 2) step(q, xk[2], std::integral_constant<int, 2>{});
+    }
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      if (whole || g + 1 < G)
+        _mm256_storeu_ps(y + 8 * g, acc[g]);
+      else
+        _mm256_maskstore_ps(y + 8 * g, keep[g], acc[g]);
+    }
+  }
+
+  /// One row of the w8a32 linear's product (generic::ProductInt8::linear_w8a32 with rows == 1, a
+  /// decoding step): y[o] = the sum over k in order of fma(x[k], float(w[k, o]), ·) from +0, the
+  /// float product's canonical order (its bits), each weight converted where it is used instead of
+  /// into a chunk the product reads back: 32 outputs (four accumulators: their chains of four
+  /// vfmadd per quad side by side) at a time, a panel's last 1-31 outputs by one to four, the last
+  /// 1-7 lanes masked.
+  static void product_w8a32_row(const float* x, index_t in, const std::int8_t* qw, index_t out, float* y) {
+    const index_t in4 = quad_padded(in);
+    for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
+      const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
+      const std::int8_t* wp = qw + p0 * in4;
+      const index_t ldw = width * kQuadK;
+      index_t o = 0;
+      for (; o + 32 <= width; o += 32) w8a32_row_group<4>(x, in, wp + kQuadK * o, ldw, 32, y + p0 + o);
+      const index_t n = width - o;
+      if (n > 24)
+        w8a32_row_group<4>(x, in, wp + kQuadK * o, ldw, n, y + p0 + o);
+      else if (n > 16)
+        w8a32_row_group<3>(x, in, wp + kQuadK * o, ldw, n, y + p0 + o);
+      else if (n > 8)
+        w8a32_row_group<2>(x, in, wp + kQuadK * o, ldw, n, y + p0 + o);
+      else if (n > 0)
+        w8a32_row_group<1>(x, in, wp + kQuadK * o, ldw, n, y + p0 + o);
     }
   }
 
