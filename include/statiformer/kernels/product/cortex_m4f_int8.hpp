@@ -27,7 +27,9 @@
 // first row's place; an odd group's last row alone.
 //
 // Also the w8a32 linear's one-row product (product_w8a32_row, ProductInt8Select::W8a32Row): float
-// sums over weights converted where they are used, 4 outputs at a time (the float product's order).
+// sums over weights converted where they are used, 4 outputs at a time (the float product's order);
+// and its steps around the float product for more rows (ProductInt8Select::W8a32): a chunk's
+// k-quads converted to float (convert_w8a32) and fma(acc, s_w, b) over a row (epilogue_w8a32).
 #pragma once
 
 #include <statiformer/config.hpp>
@@ -542,6 +544,104 @@ struct ProductInt8 {
 #undef STF_M4_W8A32_QUAD
 #undef STF_M4_W8A32_K
     a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
+  }
+
+  /// The w8a32 linear's chunk conversion (ProductInt8Select::W8a32; generic::ProductInt8::
+  /// linear_w8a32): `quads` whole k-quads of a weight panel `width` outputs wide (quad i's bytes at
+  /// w + 4·width·i, output o's four at 4·o), outputs [0, cw), into sq[(4·i + j)·cw + o] =
+  /// float(w[4·i + j][o]) (exact). Per quad and four outputs, in assembly: four ldr (any
+  /// alignment), then per k four sxtb (the k's byte by rotation), two vmov into pairs of single
+  /// registers, four vcvt and one vstmia to the k's row: 51 instructions for 16 weights with the
+  /// loop (GCC's loop: 76, a ldrsb, a vmov and a vstmia per weight). The last 1-3 outputs of a row
+  /// as the generic loop.
+  static void convert_w8a32(const std::int8_t* w, index_t width, index_t cw, index_t quads, float* sq) {
+    const index_t groups = cw / 4;
+    for (index_t i = 0; i < quads; ++i, w += 4 * width, sq += 4 * cw) {
+      if (groups > 0) {
+        const std::int8_t* wo = w;
+        float* p0 = sq;
+        float* p1 = sq + cw;
+        float* p2 = sq + 2 * cw;
+        float* p3 = sq + 3 * cw;
+        index_t n = groups;
+        std::int32_t t0, t1, t2, t3, u0, u1;  // the four words; two bytes sign-extended
+#define STF_M4_CONVERT_K(ROT, P)    \
+  "sxtb   %[u0], %[t0]" ROT         \
+  "\n\t"                            \
+  "sxtb   %[u1], %[t1]" ROT         \
+  "\n\t"                            \
+  "vmov   s0, s1, %[u0], %[u1]\n\t" \
+  "sxtb   %[u0], %[t2]" ROT         \
+  "\n\t"                            \
+  "sxtb   %[u1], %[t3]" ROT         \
+  "\n\t"                            \
+  "vmov   s2, s3, %[u0], %[u1]\n\t" \
+  "vcvt.f32.s32 s0, s0\n\t"         \
+  "vcvt.f32.s32 s1, s1\n\t"         \
+  "vcvt.f32.s32 s2, s2\n\t"         \
+  "vcvt.f32.s32 s3, s3\n\t"         \
+  "vstmia %[" P "]!, {s0-s3}\n\t"
+        asm volatile(
+            "1:\n\t"
+            "ldr    %[t0], [%[w]]\n\t"
+            "ldr    %[t1], [%[w], #4]\n\t"
+            "ldr    %[t2], [%[w], #8]\n\t"
+            "ldr    %[t3], [%[w], #12]\n\t"
+            "adds   %[w], %[w], #16\n\t" STF_M4_CONVERT_K("", "p0") STF_M4_CONVERT_K(", ror #8", "p1")
+                STF_M4_CONVERT_K(", ror #16", "p2") STF_M4_CONVERT_K(", ror #24", "p3") "subs   %[n], %[n], #1\n\t"
+                                                                                         "bne    1b"
+            : [w] "+r"(wo), [n] "+r"(n), [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3), [t0] "=&r"(t0),
+              [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [u0] "=&r"(u0), [u1] "=&r"(u1)
+            :
+            : "s0", "s1", "s2", "s3", "cc", "memory");
+#undef STF_M4_CONVERT_K
+      }
+      for (index_t o = groups * 4; o < cw; ++o)
+        for (index_t j = 0; j < 4; ++j) sq[j * cw + o] = static_cast<float>(w[4 * o + j]);
+    }
+  }
+
+  /// The w8a32 linear's epilogue over one row (ProductInt8Select::W8a32; generic::ProductInt8::
+  /// w8a32_epilogue before its activation): y = fma(acc, s_w, bias) (vfma: fused, std::fma's bits),
+  /// acc · s_w without a bias; four outputs per loop in assembly (vldmia of y, s_w and the bias,
+  /// four vfma, one vstmia: 10 instructions with the loop; GCC's loop: 7 per output), the last 1-3
+  /// one by one.
+  static void epilogue_w8a32(float* y, const float* s_w, const float* bias, index_t out) {
+    index_t n = out / 4;
+    if (n > 0) {
+      if (bias)
+        asm volatile(
+            "1:\n\t"
+            "vldmia %[y], {s0-s3}\n\t"
+            "vldmia %[s]!, {s4-s7}\n\t"
+            "vldmia %[b]!, {s8-s11}\n\t"
+            "vfma.f32 s8, s0, s4\n\t"
+            "vfma.f32 s9, s1, s5\n\t"
+            "vfma.f32 s10, s2, s6\n\t"
+            "vfma.f32 s11, s3, s7\n\t"
+            "vstmia %[y]!, {s8-s11}\n\t"
+            "subs   %[n], %[n], #1\n\t"
+            "bne    1b"
+            : [y] "+r"(y), [s] "+r"(s_w), [b] "+r"(bias), [n] "+r"(n)
+            :
+            : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "cc", "memory");
+      else
+        asm volatile(
+            "1:\n\t"
+            "vldmia %[y], {s0-s3}\n\t"
+            "vldmia %[s]!, {s4-s7}\n\t"
+            "vmul.f32 s0, s0, s4\n\t"
+            "vmul.f32 s1, s1, s5\n\t"
+            "vmul.f32 s2, s2, s6\n\t"
+            "vmul.f32 s3, s3, s7\n\t"
+            "vstmia %[y]!, {s0-s3}\n\t"
+            "subs   %[n], %[n], #1\n\t"
+            "bne    1b"
+            : [y] "+r"(y), [s] "+r"(s_w), [n] "+r"(n)
+            :
+            : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "cc", "memory");
+    }
+    for (index_t o = 0; o < out % 4; ++o) y[o] = bias ? std::fma(y[o], s_w[o], bias[o]) : y[o] * s_w[o];
   }
 
   /// The epilogue of one row's `width` outputs whose int32 sums y holds as bits:
