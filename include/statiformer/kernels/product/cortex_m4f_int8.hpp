@@ -61,6 +61,15 @@ namespace cortex_m4f {
 // m = the operand R's bits shifted left by one where that is larger (max_abs_bits and the int8
 // attention's weights_max: the maximum of |x| on the bits, operand m).
 #define STF_M4_MAX_BITS(R) "cmp %[m], %[" R "], lsl #1\n\tit lo\n\tlsllo %[m], %[" R "], #1\n\t"
+// The byte of each of the words t0-t3 that the rotation ROT ("", ", ror #8", ", ror #16", ", ror #24")
+// brings down, sign-extended (sxtb) and converted to float into s0-s3, through u0, u1 and two vmov of
+// pairs (the w8a32 linear's product_w8a32_row and convert_w8a32: operands t0-t3, u0, u1).
+#define STF_M4_SXTB_VCVT4(ROT)                            \
+  "sxtb   %[u0], %[t0]" ROT "\n\tsxtb   %[u1], %[t1]" ROT \
+  "\n\tvmov   s0, s1, %[u0], %[u1]\n\t"                   \
+  "sxtb   %[u0], %[t2]" ROT "\n\tsxtb   %[u1], %[t3]" ROT \
+  "\n\tvmov   s2, s3, %[u0], %[u1]\n\t"                   \
+  "vcvt.f32.s32 s0, s0\n\tvcvt.f32.s32 s1, s1\n\tvcvt.f32.s32 s2, s2\n\tvcvt.f32.s32 s3, s3\n\t"
 
 /// The Cortex-M4F/M7 w8a8 linear (see the file's comment).
 template <class Tag>
@@ -500,27 +509,14 @@ struct ProductInt8 {
   static void sums_w8a32_row4(const float*& x, const std::int8_t*& w, index_t quads, index_t ldw, float (&a)[4]) {
     float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
     std::int32_t t0, t1, t2, t3, u0, u1;  // the four words; two bytes sign-extended
-#define STF_M4_W8A32_K(ROT, XS)     \
-  "sxtb   %[u0], %[t0]" ROT         \
-  "\n\t"                            \
-  "sxtb   %[u1], %[t1]" ROT         \
-  "\n\t"                            \
-  "vmov   s0, s1, %[u0], %[u1]\n\t" \
-  "sxtb   %[u0], %[t2]" ROT         \
-  "\n\t"                            \
-  "sxtb   %[u1], %[t3]" ROT         \
-  "\n\t"                            \
-  "vmov   s2, s3, %[u0], %[u1]\n\t" \
-  "vcvt.f32.s32 s0, s0\n\t"         \
-  "vcvt.f32.s32 s1, s1\n\t"         \
-  "vcvt.f32.s32 s2, s2\n\t"         \
-  "vcvt.f32.s32 s3, s3\n\t"         \
-  "vfma.f32 %[a0], " XS             \
-  ", s0\n\t"                        \
-  "vfma.f32 %[a1], " XS             \
-  ", s1\n\t"                        \
-  "vfma.f32 %[a2], " XS             \
-  ", s2\n\t"                        \
+#define STF_M4_W8A32_K(ROT, XS) \
+  STF_M4_SXTB_VCVT4(ROT)        \
+  "vfma.f32 %[a0], " XS         \
+  ", s0\n\t"                    \
+  "vfma.f32 %[a1], " XS         \
+  ", s1\n\t"                    \
+  "vfma.f32 %[a2], " XS         \
+  ", s2\n\t"                    \
   "vfma.f32 %[a3], " XS ", s3\n\t"
 #define STF_M4_W8A32_QUAD(LOAD) \
   "1:\n\t"                                                                                                           \
@@ -565,22 +561,7 @@ struct ProductInt8 {
         float* p3 = sq + 3 * cw;
         index_t n = groups;
         std::int32_t t0, t1, t2, t3, u0, u1;  // the four words; two bytes sign-extended
-#define STF_M4_CONVERT_K(ROT, P)    \
-  "sxtb   %[u0], %[t0]" ROT         \
-  "\n\t"                            \
-  "sxtb   %[u1], %[t1]" ROT         \
-  "\n\t"                            \
-  "vmov   s0, s1, %[u0], %[u1]\n\t" \
-  "sxtb   %[u0], %[t2]" ROT         \
-  "\n\t"                            \
-  "sxtb   %[u1], %[t3]" ROT         \
-  "\n\t"                            \
-  "vmov   s2, s3, %[u0], %[u1]\n\t" \
-  "vcvt.f32.s32 s0, s0\n\t"         \
-  "vcvt.f32.s32 s1, s1\n\t"         \
-  "vcvt.f32.s32 s2, s2\n\t"         \
-  "vcvt.f32.s32 s3, s3\n\t"         \
-  "vstmia %[" P "]!, {s0-s3}\n\t"
+#define STF_M4_CONVERT_K(ROT, P) STF_M4_SXTB_VCVT4(ROT) "vstmia %[" P "]!, {s0-s3}\n\t"
         asm volatile(
             "1:\n\t"
             "ldr    %[t0], [%[w]]\n\t"
