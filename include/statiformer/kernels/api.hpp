@@ -131,11 +131,26 @@ inline constexpr index_t kQuantizedRowGroup = 24;
 /// Elements of one quantized row in a w8a8 linear's scratch: in, rounded up to 16.
 constexpr index_t quantized_row_stride(index_t in) { return (in + 15) / 16 * 16; }
 
+/// Bytes of one w8a8 linear's scratch beyond its quantized rows where it multiplies several rows:
+/// on a microcontroller, two outputs' int8 weights expanded into int16 pairs (4 · quantized_row_stride(in)
+/// bytes), which the Cortex-M4F/M7 kernel multiplies with every pair of rows of a group
+/// (kernels/product/cortex_m4f_int8.hpp); elsewhere none.
+constexpr index_t linear_w8a8_expanded_bytes(index_t rows, index_t in) {
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+  return rows >= 2 ? 4 * quantized_row_stride(in) : 0;
+#else
+  static_cast<void>(rows), static_cast<void>(in);
+  return 0;
+#endif
+}
+
 /// Bytes of the scratch of one linear_w8a8 call over `rows` rows of `in` inputs: up to
 /// kQuantizedRowGroup quantized rows of two bytes an element (int8, or int16 for the kernels that
-/// multiply int16 pairs), and 4 bytes of room to start them at a word (Cortex-M's ldrd).
+/// multiply int16 pairs), 4 bytes of room to start them at a word (Cortex-M's ldrd), and
+/// linear_w8a8_expanded_bytes.
 constexpr index_t linear_w8a8_scratch_bytes(index_t rows, index_t in) {
-  return (rows < kQuantizedRowGroup ? rows : kQuantizedRowGroup) * quantized_row_stride(in) * 2 + 4;
+  return (rows < kQuantizedRowGroup ? rows : kQuantizedRowGroup) * quantized_row_stride(in) * 2 + 4 +
+         linear_w8a8_expanded_bytes(rows, in);
 }
 
 /// Reduction rows of one weight panel a w8a32 linear (Kernels::linear_w8a32) converts to float at a

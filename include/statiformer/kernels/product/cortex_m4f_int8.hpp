@@ -10,11 +10,14 @@
 //  - per weight word w (one output's quad): sxtb16 w = (w0, w2), sxtb16 w, ror #8 = (w1, w3), and
 //    acc = smlad(A, (w0, w2), acc), acc = smlad(B, (w1, w3), acc): four products per two
 //    instructions, exact (|x·w| ≤ 127², in ≤ ref::kMaxQuantizedIn keeps the sums within int32);
-//  - tiles of 2 rows × 2 outputs, all of a pair of rows' tiles of a panel in one assembly loop
+//  - per pair of outputs of a panel, their weights expanded once per group of rows (expand_pair:
+//    both words of each quad, sxtb16 w and sxtb16 w, ror #8, into the scratch after the rows), then
+//    tiles of 2 rows × those 2 outputs over every pair of rows of the group in one assembly loop
 //    (sums22: the 4 sums in registers over the whole reduction; per quad one ldm of both rows'
-//    (A, B), one ldrd of both outputs' weights post-indexed by the panel's constant stride, four
-//    sxtb16, eight smlad), a single row in tiles of 1 × 4 (sums14; sums14_pairs: ldrd of two outputs'
-//    weights where they are 4-aligned), the last output alone;
+//    (A, B), one ldm of both outputs' expanded weights, eight smlad: 10 instructions for 16
+//    multiply-adds where expanding in each tile took 14); a single row in tiles of 1 × 4, its
+//    weights expanded where they are used (sums14; sums14_pairs: ldrd of two outputs' weights where
+//    they are 4-aligned), the last output alone;
 //  - the sums are stored as int32 bits in y, then one epilogue pass per pair of rows (assembly:
 //    s_w and the bias loaded once for both rows) gives generic::ProductInt8::dequantize's bits, with
 //    the ReLU fused on the bits (other activations: generic::ProductInt8's pass);
@@ -24,7 +27,8 @@
 // The scratch (linear_w8a8_scratch_bytes) holds per row 2 · quantized_row_stride(in) bytes from
 // the first 4-aligned byte (ldrd needs word alignment; the scratch may have any): each pair of rows
 // of a group interleaved by quad (row 0's (A, B), row 1's: one pointer walks both), from the pair's
-// first row's place; an odd group's last row alone.
+// first row's place; an odd group's last row alone. After the first group's rows, two outputs'
+// expanded weights (linear_w8a8_expanded_bytes: 4 · quantized_row_stride(in) bytes).
 //
 // Also the w8a32 linear's one-row product (product_w8a32_row, ProductInt8Select::W8a32Row): float
 // sums over weights converted where they are used, 4 outputs at a time (the float product's order);
@@ -221,104 +225,103 @@ struct ProductInt8 {
                                      (static_cast<std::uint32_t>(hi) << 16));
   }
 
-  /// The state of sums22's loop over the 2 × 2 tiles of a pair of rows and a panel, read and
-  /// advanced by the assembly at these offsets.
+  /// Two outputs' weights (w: output 0's first quad, output 1's 4 bytes on; ldw bytes per quad)
+  /// expanded into int16 pairs for sums22: per quad the words sxtb16 w0, sxtb16 w0 ror #8, sxtb16 w1,
+  /// sxtb16 w1 ror #8 at wx (16 bytes a quad). Per quad two ldr (any alignment), an add, four sxtb16
+  /// and one stm, 9 instructions, 9.5 with the loop's subs and bne (unrolled by two quads, an odd count
+  /// entered at the second); once per pair of outputs and group of rows.
+  static void expand_pair(const std::int8_t* w, index_t ldw, index_t quads, std::int32_t* wx) {
+#define STF_M4_EXPAND               \
+  "ldr    %[e1], [%[w], #4]\n\t"    \
+  "ldr    %[e0], [%[w]]\n\t"        \
+  "add    %[w], %[w], %[ldw]\n\t"   \
+  "sxtb16 %[o1], %[e1], ror #8\n\t" \
+  "sxtb16 %[e1], %[e1]\n\t"         \
+  "sxtb16 %[o0], %[e0], ror #8\n\t" \
+  "sxtb16 %[e0], %[e0]\n\t"         \
+  "stmia  %[wx]!, {%[e0], %[o0], %[e1], %[o1]}\n\t"
+    register std::int32_t e0 asm("r2"), o0 asm("r3"), e1 asm("r4"), o1 asm("r5");  // (stm: ascending)
+    asm volatile(
+        "lsrs   %[n], %[n], #1\n\t"  // rounds of two quads; C: an odd count
+        "adc    %[n], %[n], #0\n\t"
+        "bcs    2f\n"
+        "1:\n\t" STF_M4_EXPAND "2:\n\t" STF_M4_EXPAND
+        "subs   %[n], %[n], #1\n\t"
+        "bne    1b"
+        : [w] "+r"(w), [wx] "+r"(wx), [n] "+r"(quads), [e0] "=&r"(e0), [o0] "=&r"(o0), [e1] "=&r"(e1), [o1] "=&r"(o1)
+        : [ldw] "r"(ldw)
+        : "cc", "memory");
+#undef STF_M4_EXPAND
+  }
+
+  /// The state of sums22's loop over the 2 × 2 tiles of one pair of outputs and a group's pairs of
+  /// rows, read and advanced by the assembly at these offsets.
   struct Pair22 {
-    const std::int32_t* x;  // 0: the pair's quads (interleaved: row 0's (A, B), row 1's)
-    const std::int8_t* w;   // 4: the next tile's weights
-    std::int32_t rounds;    // 8: (quads + 3) / 4
-    std::int32_t rem;       // 12: quads % 4 (the loop is entered at its quad (4 - rem) % 4)
-    std::int32_t ldw;       // 16: bytes per quad of the panel
-    std::int32_t zero[4];   // 20: the accumulators' start (loaded with the rest by one ldm)
-    float* y;               // 36: row 0's next two outputs (the sums' bits are stored there)
-    std::int32_t y1;        // 40: bytes from a row 0 output to its row 1 output
-    float* end;             // 44: row 0's y after the last tile
+    const std::int32_t* x;      // 0: the next pair of rows' quads (interleaved: row 0's (A, B), row 1's)
+    const std::int32_t* w;      // 4: the outputs' expanded weights (expand_pair)
+    std::int32_t rem;           // 8: quads % 4 (the loop is entered at its quad (4 - rem) % 4)
+    std::int32_t ldx;           // 12: bytes from a pair of rows' quads to the next pair's
+    std::int32_t zero[4];       // 16: the accumulators' start (loaded with the rest by one ldm)
+    float* y;                   // 32: the next pair's row 0 outputs (the sums' bits are stored there)
+    std::int32_t y1;            // 36: bytes from a row 0 output to its row 1 output
+    std::int32_t ldy;           // 40: bytes from a pair's row 0 outputs to the next pair's
+    float* end;                 // 44: y after the last pair
+    const std::int32_t* w_end;  // 48: w + 4 · quads
   };
 
-  /// The sums of every 2 × 2 tile of a pair of rows × a panel's first (end - y) outputs (quads ≥ 1,
-  /// at least one tile), stored as int32 bits in y (the epilogue reads them there), in one assembly
-  /// loop over the tiles (its state in j; no per-tile call, GCC spilled the pointers around the
-  /// intrinsics' or a tile's asm). kLdw = j.ldw, the weights 4-aligned: per quad ldm of both rows'
-  /// (A, B), ldrd of both outputs' weights (post-indexed by kLdw), four sxtb16, eight smlad: 14
-  /// instructions for 16 multiply-adds, 14.5 with the loop's subs and bne (unrolled by four quads;
-  /// 0.91 per multiply-add). kLdw = 0 (any width and alignment): each row's (A, B) by ldrd, two ldr
-  /// of weights and an add: 17 (17.5). Per tile the loop's
-  /// state is reloaded from j (15 instructions; the accumulators, r10-r12 and lr, start from j's zeros).
-  template <int kLdw>
+  /// The sums of the 2 × 2 tiles of two outputs (their weights expanded once by expand_pair) × every
+  /// pair of rows from j.x on until y reaches j.end (quads ≥ 1, at least one pair), stored as int32
+  /// bits in y (the epilogue reads them there), in one assembly loop over the pairs (its state in j;
+  /// no per-tile call). Per quad ldm of both rows' (A, B), ldm of both outputs' expanded weights,
+  /// eight smlad: 10 instructions for 16 multiply-adds, 10.75 with the loop's end test (unrolled by
+  /// four quads: 0.67 per multiply-add; weights expanded per tile, as before, took 14.5). Per tile
+  /// the loop's state is reloaded from j (the accumulators, r10-r12 and lr, start from j's zeros).
   static void sums22(Pair22& j) {
-    static_assert(sizeof(void*) == 4 && sizeof(Pair22) == 48);
-#define STF_M4_QUAD_LDM              \
+    static_assert(sizeof(void*) == 4 && sizeof(Pair22) == 52);
+#define STF_M4_QUAD                  \
   "ldmia  r0!, {r3, r4, r5, r6}\n\t" \
-  "ldrd   r8, r9, [r1], %[ldw]\n\t"  \
-  "sxtb16 r7, r8\n\t"                \
-  "sxtb16 r8, r8, ror #8\n\t"        \
-  "smlad  r10, r3, r7, r10\n\t"      \
-  "smlad  r12, r5, r7, r12\n\t"      \
-  "smlad  r10, r4, r8, r10\n\t"      \
-  "smlad  r12, r6, r8, r12\n\t"      \
-  "sxtb16 r7, r9\n\t"                \
-  "sxtb16 r9, r9, ror #8\n\t"        \
-  "smlad  r11, r3, r7, r11\n\t"      \
-  "smlad  lr, r5, r7, lr\n\t"        \
+  "ldmia  r1!, {r2, r7, r8, r9}\n\t" \
+  "smlad  r10, r3, r2, r10\n\t"      \
+  "smlad  r11, r3, r8, r11\n\t"      \
+  "smlad  r12, r5, r2, r12\n\t"      \
+  "smlad  lr, r5, r8, lr\n\t"        \
+  "smlad  r10, r4, r7, r10\n\t"      \
   "smlad  r11, r4, r9, r11\n\t"      \
+  "smlad  r12, r6, r7, r12\n\t"      \
   "smlad  lr, r6, r9, lr\n\t"
-#define STF_M4_QUAD_LDR         \
-  "ldrd   r3, r4, [r0], #8\n\t" \
-  "ldr    r8, [r1]\n\t"         \
-  "ldr    r9, [r1, #4]\n\t"     \
-  "add    r1, r1, r5\n\t"       \
-  "sxtb16 r6, r8\n\t"           \
-  "sxtb16 r8, r8, ror #8\n\t"   \
-  "sxtb16 r7, r9\n\t"           \
-  "sxtb16 r9, r9, ror #8\n\t"   \
-  "smlad  r10, r3, r6, r10\n\t" \
-  "smlad  r10, r4, r8, r10\n\t" \
-  "smlad  r11, r3, r7, r11\n\t" \
-  "smlad  r11, r4, r9, r11\n\t" \
-  "ldrd   r3, r4, [r0], #8\n\t" \
-  "smlad  r12, r3, r6, r12\n\t" \
-  "smlad  r12, r4, r8, r12\n\t" \
-  "smlad  lr, r3, r7, lr\n\t"   \
-  "smlad  lr, r4, r9, lr\n\t"
-#define STF_M4_TILES(QUAD)                                                                     \
-  "push   {r0}\n"                                                                              \
-  "9:\n\t"                                                                                     \
-  "ldr    r4, [sp]\n\t"                                                                        \
-  "ldm    r4, {r0, r1, r2, r3, r5, r10, r11, r12, lr}\n\t" /* x, w, rounds, rem, ldw, zeros */ \
-  "add    r6, r1, #8\n\t"                                                                      \
-  "str    r6, [r4, #4]\n\t"                                                                    \
-  "cbz    r3, 1f\n\t"                                                                          \
-  "cmp    r3, #2\n\t"                                                                          \
-  "beq    3f\n\t"                                                                              \
-  "bhi    2f\n\t"                                                                              \
-  "b      4f\n"                                                                                \
-  "1:\n\t" QUAD "2:\n\t" QUAD "3:\n\t" QUAD "4:\n\t" QUAD                                      \
-  "subs   r2, r2, #1\n\t"                                                                      \
-  "bne    1b\n\t"                                                                              \
-  "ldr    r0, [sp]\n\t"                                                                        \
-  "ldrd   r1, r2, [r0, #36]\n\t" /* y, y1 */                                                   \
-  "add    r2, r1, r2\n\t"                                                                      \
-  "strd   r12, lr, [r2]\n\t"                                                                   \
-  "strd   r10, r11, [r1], #8\n\t"                                                              \
-  "ldr    r3, [r0, #44]\n\t"                                                                   \
-  "str    r1, [r0, #36]\n\t"                                                                   \
-  "cmp    r1, r3\n\t"                                                                          \
-  "bne    9b\n\t"                                                                              \
-  "add    sp, sp, #4"
     register Pair22* jp asm("r0") = &j;
-    if constexpr (kLdw > 0)
-      asm volatile(STF_M4_TILES(STF_M4_QUAD_LDM)
-                   : "+r"(jp)
-                   : [ldw] "n"(kLdw)
-                   : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "cc", "memory");
-    else
-      asm volatile(STF_M4_TILES(STF_M4_QUAD_LDR)
-                   : "+r"(jp)
-                   :
-                   : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "cc", "memory");
-#undef STF_M4_TILES
-#undef STF_M4_QUAD_LDR
-#undef STF_M4_QUAD_LDM
+    asm volatile(
+        "ldr    r1, [r0, #48]\n\t"
+        "push   {r0, r1}\n"  // [sp]: j, [sp, #4]: w_end
+        "9:\n\t"
+        "ldr    r2, [sp]\n\t"
+        "ldm    r2, {r0, r1, r3, r4, r10, r11, r12, lr}\n\t"  // x, w, rem, ldx, zeros
+        "add    r4, r0, r4\n\t"
+        "str    r4, [r2]\n\t"
+        "cbz    r3, 1f\n\t"
+        "cmp    r3, #2\n\t"
+        "beq    3f\n\t"
+        "bhi    2f\n\t"
+        "b      4f\n"
+        "1:\n\t" STF_M4_QUAD "2:\n\t" STF_M4_QUAD "3:\n\t" STF_M4_QUAD "4:\n\t" STF_M4_QUAD
+        "ldr    r2, [sp, #4]\n\t"
+        "cmp    r1, r2\n\t"
+        "bne    1b\n\t"
+        "ldr    r0, [sp]\n\t"
+        "ldrd   r1, r2, [r0, #32]\n\t"  // y, y1
+        "add    r2, r1, r2\n\t"
+        "strd   r12, lr, [r2]\n\t"
+        "strd   r10, r11, [r1]\n\t"
+        "ldrd   r2, r3, [r0, #40]\n\t"  // ldy, end
+        "add    r1, r1, r2\n\t"
+        "str    r1, [r0, #32]\n\t"
+        "cmp    r1, r3\n\t"
+        "bne    9b\n\t"
+        "add    sp, sp, #8"
+        : "+r"(jp)
+        :
+        : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "cc", "memory");
+#undef STF_M4_QUAD
   }
 
   /// The state of sums14's loop over the 1 × 4 tiles of a row and a panel (offsets as the assembly
@@ -783,10 +786,11 @@ struct ProductInt8 {
   }
 
   /// Kernels::linears_w8a8 (kernels/api.hpp): per group of rows the quantization, then for each
-  /// linear per panel and pair of rows the sums stored as bits in y (sums22's tiles, sums14's, the
-  /// edges), then the epilogue over them with the ReLU fused (other activations:
-  /// generic::ProductInt8::activate). Out of line and not cloned, as helium_int8.hpp's: one copy
-  /// serves Kernels::linear_w8a8 and linears_w8a8.
+  /// linear per panel and pair of outputs the weights expanded and the sums of every pair of rows
+  /// stored as bits in y (sums22; a row alone: sums14's tiles; the edges), then per pair of rows the
+  /// epilogue over them with the ReLU fused (other activations: generic::ProductInt8::activate). Out
+  /// of line and not cloned, as helium_int8.hpp's: one copy serves Kernels::linear_w8a8 and
+  /// linears_w8a8.
   [[gnu::noinline, gnu::noclone]] static void linears_w8a8(const float* x, index_t rows, index_t in,
                                                            const W8a8Linear* linears, index_t count,
                                                            std::int8_t* scratch) {
@@ -794,6 +798,8 @@ struct ProductInt8 {
     const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(scratch);
     std::int32_t* base = reinterpret_cast<std::int32_t*>(scratch + ((4 - (a & 3)) & 3));  // (words from here)
     const index_t ldx = ld / 2;  // words per row: 2 · ld bytes (a pair: ld words from its first row's)
+    // the expanded weights after the first (largest) group's rows: ld words (linear_w8a8_expanded_bytes)
+    std::int32_t* wx = base + (rows < kGroup ? rows : kGroup) * ldx;
     float s[kGroup];
     for (index_t r0 = 0; r0 < rows; r0 += kGroup) {
       const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
@@ -804,14 +810,41 @@ struct ProductInt8 {
         else  // the last row alone
           s[r] = quantize_expanded<2>(x + (r0 + r) * in, in, pair);
       }
-      for (index_t l = 0; l < count; ++l) panels(linears[l], in, r0, n, base, ldx, s);
+      for (index_t l = 0; l < count; ++l) panels(linears[l], in, r0, n, base, ldx, s, wx);
+    }
+  }
+
+  /// The 2 × 2 tiles of a panel's first `wide` outputs (even) × `pairs` pairs of rows from base (ldx
+  /// words per row): per pair of outputs expand_pair into wx, then sums22 over the pairs of rows; the
+  /// sums' bits from y (rows `out` apart). Out of line: a single row's calls (a decoding step) never
+  /// come here and keep their registers.
+  [[gnu::noinline]] static void tiles22(const std::int32_t* base, index_t ldx, index_t pairs, index_t quads,
+                                        const std::int8_t* wp, index_t ldw, index_t wide, std::int32_t* wx, float* y,
+                                        index_t out) {
+    Pair22 j{base,
+             wx,
+             static_cast<std::int32_t>(quads % 4),
+             static_cast<std::int32_t>(8 * ldx),
+             {},
+             nullptr,
+             static_cast<std::int32_t>(4 * out),
+             static_cast<std::int32_t>(8 * out),
+             nullptr,
+             wx + 4 * quads};
+    for (index_t o = 0; o < wide; o += 2) {
+      expand_pair(wp + o * kQuadK, ldw, quads, wx);
+      j.x = base;  // (sums22 advances x and y)
+      j.y = y + o;
+      j.end = j.y + 2 * pairs * out;
+      sums22(j);
     }
   }
 
   /// One linear's products with a call's quantized rows [r0, r0 + n) (linears_w8a8: pairs of rows
-  /// from `base`, ldx words apart, scales s), its epilogue and activation.
+  /// from `base`, ldx words apart, scales s; wx: room for two outputs' expanded weights where n ≥ 2),
+  /// its epilogue and activation.
   static void panels(const W8a8Linear& L, index_t in, index_t r0, index_t n, const std::int32_t* base, index_t ldx,
-                     const float* s) {
+                     const float* s, std::int32_t* wx) {
     using Generic = generic::ProductInt8<Tag>;
     const index_t in4 = quad_padded(in), quads = in4 / kQuadK, out = L.out;
     const std::int8_t* qw = L.qw;
@@ -819,42 +852,25 @@ struct ProductInt8 {
     float* y = L.y;
     const bool aligned = (reinterpret_cast<std::uintptr_t>(qw) & 3) == 0;  // (ldrd of weights)
     const bool relu = L.act == Fuse::relu;
+    const index_t pairs = n / 2;  // pairs of rows
     for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
       const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
       const std::int8_t* wp = qw + p0 * in4;
       const index_t ldw = width * kQuadK;
+      const index_t wide = pairs > 0 && quads > 0 ? width & ~index_t{1} : 0;  // outputs of the 2 x 2 tiles
+      if (wide > 0) tiles22(base, ldx, pairs, quads, wp, ldw, wide, wx, y + r0 * out + p0, out);
       for (index_t r = 0; r < n; r += 2) {
         const bool two = n - r >= 2;
         float* yr = y + (r0 + r) * out + p0;
         const std::int32_t* xr = base + r * ldx;
-        index_t o = 0;
-        if (two && quads > 0 && width >= 2) {  // the 2 x 2 tiles
-          o = width & ~index_t{1};
-          Pair22 j{xr,
-                   wp,
-                   static_cast<std::int32_t>((quads + 3) / 4),
-                   static_cast<std::int32_t>(quads % 4),
-                   static_cast<std::int32_t>(ldw),
-                   {},
-                   yr,
-                   static_cast<std::int32_t>(4 * out),
-                   yr + o};
-          if (aligned && ldw == 256)
-            sums22<256>(j);
-          else if (aligned && ldw == 128)
-            sums22<128>(j);
-          else if (aligned && ldw == 64)
-            sums22<64>(j);
-          else
-            sums22<0>(j);
-        }
+        index_t o = two ? wide : 0;
         if (!two && quads > 0 && width >= 4) {  // a single row, the 1 x 4 tiles
           o = width & ~index_t{3};
-          Row14 j{xr, wp, static_cast<std::int32_t>(quads), static_cast<std::int32_t>(ldw), {}, yr, yr + o};
+          Row14 rj{xr, wp, static_cast<std::int32_t>(quads), static_cast<std::int32_t>(ldw), {}, yr, yr + o};
           if (kRowPairs && aligned)
-            sums14_pairs(j);
+            sums14_pairs(rj);
           else
-            sums14(j);
+            sums14(rj);
         }
         for (; o < width; o += 2) {  // the edges: one row or one output, no reduction
           std::int32_t acc[2][2];
