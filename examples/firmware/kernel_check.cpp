@@ -30,7 +30,8 @@ alignas(16) float q[Cap::q], kt[Cap::kt], vv[Cap::v], s_got[Cap::scratch], s_wan
 alignas(16) float o_got[Cap::q], o_want[Cap::q];
 std::uint8_t allow[Cap::allow];
 std::int8_t qw[Cap::qw], q_scratch[Cap::q_scratch], q_row[Cap::q_row];
-alignas(16) float s_w[Cap::s_w], w32_scratch[Cap::w32_scratch];
+alignas(16) float s_w[Cap::s_w], w32_scratch[Cap::w32_scratch], group_x[Cap::group_x];
+std::int8_t group_qw[Cap::group_qw];
 ref::RowMask masks[Cap::rows];
 ref::MaskArrays mask_arrays[Cap::rows];
 unsigned long checks = 0;
@@ -46,7 +47,7 @@ struct FirmwareEnv {
   bool flushes_denormals = std::strcmp(K::name(), "mve") == 0;
   index_t max_head_dim = kFirmwareMaxHeadDim, max_keys = kFirmwareMaxKeys;
   // int8: no room for the case near the int32 limit (~0.8 MB; the hosts run it)
-  stf_checks::QuantBuffers qbuf{qw, q_scratch, q_row, s_w, nullptr, nullptr, w32_scratch};
+  stf_checks::QuantBuffers qbuf{qw, q_scratch, q_row, s_w, nullptr, nullptr, w32_scratch, group_x, group_qw};
 
   void expect(const char* op, const float* a, const float* b, index_t n, std::initializer_list<stf_checks::Size> sizes,
               bool flushed) {

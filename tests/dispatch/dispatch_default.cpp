@@ -154,9 +154,10 @@ struct DispatchEnv {
                            q_row = std::vector<std::int8_t>(std::max(Cap::q_row, ref::kMaxQuantizedIn)),
                            limit_qw = std::vector<std::int8_t>(Cap::limit_qw);
   std::vector<float> s_w = std::vector<float>(Cap::s_w), limit_x = std::vector<float>(Cap::limit_x),
-                     w32_scratch = std::vector<float>(Cap::w32_scratch);
-  stf_checks::QuantBuffers qbuf{qw.data(),      q_scratch.data(), q_row.data(),      s_w.data(),
-                                limit_x.data(), limit_qw.data(),  w32_scratch.data()};
+                     w32_scratch = std::vector<float>(Cap::w32_scratch), group_x = std::vector<float>(Cap::group_x);
+  std::vector<std::int8_t> group_qw = std::vector<std::int8_t>(Cap::group_qw);
+  stf_checks::QuantBuffers qbuf{qw.data(),       q_scratch.data(),   q_row.data(),   s_w.data(),     limit_x.data(),
+                                limit_qw.data(), w32_scratch.data(), group_x.data(), group_qw.data()};
   bool flushes_denormals = false;
   index_t max_head_dim = largest(kHeadDims), max_keys = largest(kKeyCounts);
 

@@ -194,8 +194,11 @@ inline constexpr index_t kQuantSpecialOuts[] = {17, 70};
 /// weights ±127, so |acc| = 127² · in = 2147479576 with in = ref::kMaxQuantizedIn.
 inline constexpr index_t kQuantLimitRows = 2, kQuantLimitOuts = 17;
 /// Rows of linear_w8a8 around its groups of quantized rows (kQuantizedRowGroup, 24; 48 on x86's
-/// AVX512-VNNI path), in the limit case's buffers (hosts only), at in 33 and out 17.
+/// AVX512-VNNI path), at in kQuantGroupIn and out 17 (or three linears of 5, 7 and 3), in buffers of
+/// their own (every runner, the firmware too: the Cortex-M4F/M7 kernel keeps expanded weights after
+/// the first group's rows).
 inline constexpr index_t kQuantGroupRows[] = {23, 24, 25, 31, 32, 47, 48, 49, 50, 97};
+inline constexpr index_t kQuantGroupIn = 33, kQuantGroupOuts = 17;
 
 /// Largest value of a list (for buffer sizes).
 template <index_t N>

@@ -83,6 +83,10 @@ struct Capacity {
   static constexpr index_t w32_scratch =
       linear_w8a32_scratch_floats(kLongIn > largest(kLinearIns) ? kLongIn : largest(kLinearIns));
   static constexpr index_t limit_scratch = linear_w8a8_scratch_bytes(kQuantLimitRows, ref::kMaxQuantizedIn);
+  // rows around the quantized groups: their rows and weights (the scratch is q_scratch's)
+  static constexpr index_t group_x = largest(kQuantGroupRows) * kQuantGroupIn;
+  static constexpr index_t group_qw = quad_padded(kQuantGroupIn) * kQuantGroupOuts + 12;
+  static_assert(linear_w8a8_scratch_bytes(largest(kQuantGroupRows), kQuantGroupIn) <= q_scratch);
 };
 
 /// Where the checks work: the runner's buffers (sizes: Capacity).
@@ -102,7 +106,9 @@ struct QuantBuffers {
   float* s_w;
   float* limit_x;
   std::int8_t* limit_qw;
-  float* w32_scratch;  ///< Capacity's w32_scratch floats
+  float* w32_scratch;     ///< Capacity's w32_scratch floats
+  float* group_x;         ///< Capacity's group_x floats: the rows around the quantized groups
+  std::int8_t* group_qw;  ///< Capacity's group_qw bytes
 };
 
 /// Index of the first element of got that differs from want, or n. flushed: a zero of the same sign
@@ -266,13 +272,14 @@ void check_linears_w8a8(Env& env) {
                     "the weights fit in check_linear_w8a8's");
       run(b.x, rows, in, qb.qw, outs);
     }
-  if (qb.limit_x) {
-    constexpr index_t in = 33, few[3] = {5, 7, 3};
+  {  // rows around the quantized groups
+    constexpr index_t in = kQuantGroupIn, few[3] = {5, 7, 3};
     static_assert(largest(kQuantGroupRows) * (few[0] + few[1] + few[2]) <= largest(kLinearRows) * largest(kLinearOuts),
                   "the outputs fit in check_linear's");
-    fill(qb.limit_x, largest(kQuantGroupRows) * in, 78);
-    fill_i8(qb.limit_qw, quad_padded(in) * 15 + 12, 79);
-    for (index_t rows : kQuantGroupRows) run(qb.limit_x, rows, in, qb.limit_qw, few);
+    static_assert(quad_padded(in) * (few[0] + few[1] + few[2]) + 12 <= Capacity<1, 1>::group_qw, "the weights fit");
+    fill(qb.group_x, Capacity<1, 1>::group_x, 78);
+    fill_i8(qb.group_qw, quad_padded(in) * (few[0] + few[1] + few[2]) + 12, 79);
+    for (index_t rows : kQuantGroupRows) run(qb.group_x, rows, in, qb.group_qw, few);
   }
 }
 
@@ -354,18 +361,20 @@ void check_linear_w8a8(Env& env) {
     for (int with_bias = 0; with_bias < 2; ++with_bias)
       run("linear_w8a8 (reduction near the int32 limit)", qb.limit_x, kQuantLimitRows, in, qb.limit_qw, out,
           with_bias ? b.bias : nullptr, Fuse::none);
-    // rows around the groups a kernel quantizes at a time (kQuantizedRowGroup, and twice as many
-    // on x86's AVX512-VNNI path: x86_int8.hpp), in those buffers
-    constexpr index_t group_in = 33, group_out = 17;
+  }
+  {  // rows around the groups a kernel quantizes at a time (kQuantizedRowGroup, and twice as many on
+     // x86's AVX512-VNNI path: x86_int8.hpp)
+    constexpr index_t group_in = kQuantGroupIn, group_out = kQuantGroupOuts;
     static_assert(largest(kQuantGroupRows) * group_out <= largest(kLinearRows) * largest(kLinearOuts),
                   "the outputs fit in check_linear's");
-    fill(qb.limit_x, largest(kQuantGroupRows) * group_in, 77);
+    scales(group_out);
+    fill(qb.group_x, Capacity<1, 1>::group_x, 77);
     for (index_t k = 0; k < group_in; ++k)
       for (index_t o = 0; o < group_out; ++o)
-        qb.limit_qw[qweight_index(group_in, group_out, k, o)] = static_cast<std::int8_t>((k * 37 + o * 11) % 255 - 127);
+        qb.group_qw[qweight_index(group_in, group_out, k, o)] = static_cast<std::int8_t>((k * 37 + o * 11) % 255 - 127);
     for (index_t rows : kQuantGroupRows)
       for (Fuse act : {Fuse::none, Fuse::relu})
-        run("linear_w8a8 (rows around the quantized groups)", qb.limit_x, rows, group_in, qb.limit_qw, group_out,
+        run("linear_w8a8 (rows around the quantized groups)", qb.group_x, rows, group_in, qb.group_qw, group_out,
             b.bias, act);
   }
   check_linears_w8a8<K>(env);
