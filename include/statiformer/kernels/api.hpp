@@ -132,12 +132,12 @@ inline constexpr index_t kQuantizedRowGroup = 24;
 constexpr index_t quantized_row_stride(index_t in) { return (in + 15) / 16 * 16; }
 
 /// Bytes of one w8a8 linear's scratch beyond its quantized rows where it multiplies several rows:
-/// on a microcontroller, two outputs' int8 weights expanded into int16 pairs (4 · quantized_row_stride(in)
+/// on a microcontroller, four outputs' int8 weights expanded into int16 pairs (8 · quantized_row_stride(in)
 /// bytes), which the Cortex-M4F/M7 kernel multiplies with every pair of rows of a group
 /// (kernels/product/cortex_m4f_int8.hpp); elsewhere none.
 constexpr index_t linear_w8a8_expanded_bytes(index_t rows, index_t in) {
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
-  return rows >= 2 ? 4 * quantized_row_stride(in) : 0;
+  return rows >= 2 ? 8 * quantized_row_stride(in) : 0;
 #else
   static_cast<void>(rows), static_cast<void>(in);
   return 0;

@@ -10,8 +10,9 @@
 //  - per weight word w (one output's quad): sxtb16 w = (w0, w2), sxtb16 w, ror #8 = (w1, w3), and
 //    acc = smlad(A, (w0, w2), acc), acc = smlad(B, (w1, w3), acc): four products per two
 //    instructions, exact (|x·w| ≤ 127², in ≤ ref::kMaxQuantizedIn keeps the sums within int32);
-//  - per pair of outputs of a panel, their weights expanded once per group of rows (expand_pair:
-//    both words of each quad, sxtb16 w and sxtb16 w, ror #8, into the scratch after the rows), then
+//  - per four outputs of a panel, their weights expanded once per group of rows (expand<true>; per
+//    pair, expand<false>, where the weights are not 4-aligned and for a last pair: both words of each
+//    quad, sxtb16 w and sxtb16 w, ror #8, into the scratch after the rows), then per pair of them
 //    tiles of 2 rows × those 2 outputs over every pair of rows of the group in one assembly loop
 //    (sums22: the 4 sums in registers over the whole reduction; per quad one ldm of both rows'
 //    (A, B), one ldm of both outputs' expanded weights, eight smlad: 10 instructions for 16
@@ -27,8 +28,8 @@
 // The scratch (linear_w8a8_scratch_bytes) holds per row 2 · quantized_row_stride(in) bytes from
 // the first 4-aligned byte (ldrd needs word alignment; the scratch may have any): each pair of rows
 // of a group interleaved by quad (row 0's (A, B), row 1's: one pointer walks both), from the pair's
-// first row's place; an odd group's last row alone. After the first group's rows, two outputs'
-// expanded weights (linear_w8a8_expanded_bytes: 4 · quantized_row_stride(in) bytes).
+// first row's place; an odd group's last row alone. After the first group's rows, four outputs'
+// expanded weights (linear_w8a8_expanded_bytes: 8 · quantized_row_stride(in) bytes).
 //
 // Also the w8a32 linear's one-row product (product_w8a32_row, ProductInt8Select::W8a32Row): float
 // sums over weights converted where they are used, 4 outputs at a time (the float product's order);
@@ -225,40 +226,58 @@ struct ProductInt8 {
                                      (static_cast<std::uint32_t>(hi) << 16));
   }
 
-  /// Two outputs' weights (w: output 0's first quad, output 1's 4 bytes on; ldw bytes per quad)
-  /// expanded into int16 pairs for sums22: per quad the words sxtb16 w0, sxtb16 w0 ror #8, sxtb16 w1,
-  /// sxtb16 w1 ror #8 at wx (16 bytes a quad). Per quad two ldr (any alignment), an add, four sxtb16
-  /// and one stm, 9 instructions, 9.5 with the loop's subs and bne (unrolled by two quads, an odd count
-  /// entered at the second); once per pair of outputs and group of rows.
-  static void expand_pair(const std::int8_t* w, index_t ldw, index_t quads, std::int32_t* wx) {
-#define STF_M4_EXPAND               \
-  "ldr    %[e1], [%[w], #4]\n\t"    \
-  "ldr    %[e0], [%[w]]\n\t"        \
-  "add    %[w], %[w], %[ldw]\n\t"   \
-  "sxtb16 %[o1], %[e1], ror #8\n\t" \
-  "sxtb16 %[e1], %[e1]\n\t"         \
+  /// The weights of two outputs (kFour = false: w is output 0's first quad, output 1's 4 bytes on;
+  /// any alignment) or four (kFour: two pairs, 4-aligned), ldw bytes per quad, expanded into int16
+  /// pairs for sums22: per quad and pair the words sxtb16 w0, sxtb16 w0 ror #8, sxtb16 w1, sxtb16 w1
+  /// ror #8 (16 bytes a quad), the first pair's at wx0, the second's at wx1. Per quad two ldr and an
+  /// add, four sxtb16 and one stm (9 instructions, 9.5 with the loop's: unrolled by two quads, an odd
+  /// count entered at the second), or with kFour two ldrd, eight sxtb16, two stm and an add (13.5
+  /// with the loop's: 6.75 per pair). Once per group of rows. (Four registers of its own: the same
+  /// code at every optimization level and with a frame pointer.)
+  template <bool kFour>
+  static void expand(const std::int8_t* w, index_t ldw, index_t quads, std::int32_t* wx0, std::int32_t* wx1) {
+#define STF_M4_WORDS(X)             \
   "sxtb16 %[o0], %[e0], ror #8\n\t" \
   "sxtb16 %[e0], %[e0]\n\t"         \
-  "stmia  %[wx]!, {%[e0], %[o0], %[e1], %[o1]}\n\t"
+  "sxtb16 %[o1], %[e1], ror #8\n\t" \
+  "sxtb16 %[e1], %[e1]\n\t"         \
+  "stmia  %[" X "]!, {%[e0], %[o0], %[e1], %[o1]}\n\t"
+#define STF_M4_PAIR              \
+  "ldr    %[e1], [%[w], #4]\n\t" \
+  "ldr    %[e0], [%[w]]\n\t"     \
+  "add    %[w], %[w], %[ldw]\n\t" STF_M4_WORDS("x0")
+#define STF_M4_FOUR                                                                                        \
+  "ldrd   %[e0], %[e1], [%[w]]\n\t" STF_M4_WORDS("x0") "ldrd   %[e0], %[e1], [%[w], #8]\n\t" STF_M4_WORDS( \
+      "x1") "add    %[w], %[w], %[ldw]\n\t"
+#define STF_M4_LOOP(QUAD)                                                \
+  "lsrs   %[n], %[n], #1\n\t" /* rounds of two quads; C: an odd count */ \
+  "adc    %[n], %[n], #0\n\t"                                            \
+  "bcs    2f\n"                                                          \
+  "1:\n\t" QUAD "2:\n\t" QUAD                                            \
+  "subs   %[n], %[n], #1\n\t"                                            \
+  "bne    1b"
+#define STF_M4_OPERANDS                                                                                           \
+  : [w] "+r"(w), [x0] "+r"(wx0), [x1] "+r"(wx1), [n] "+r"(quads), [e0] "=&r"(e0), [o0] "=&r"(o0), [e1] "=&r"(e1), \
+    [o1] "=&r"(o1)                                                                                             \
+  : [ldw] "r"(ldw)                                                                                             \
+  : "cc", "memory"
     register std::int32_t e0 asm("r2"), o0 asm("r3"), e1 asm("r4"), o1 asm("r5");  // (stm: ascending)
-    asm volatile(
-        "lsrs   %[n], %[n], #1\n\t"  // rounds of two quads; C: an odd count
-        "adc    %[n], %[n], #0\n\t"
-        "bcs    2f\n"
-        "1:\n\t" STF_M4_EXPAND "2:\n\t" STF_M4_EXPAND
-        "subs   %[n], %[n], #1\n\t"
-        "bne    1b"
-        : [w] "+r"(w), [wx] "+r"(wx), [n] "+r"(quads), [e0] "=&r"(e0), [o0] "=&r"(o0), [e1] "=&r"(e1), [o1] "=&r"(o1)
-        : [ldw] "r"(ldw)
-        : "cc", "memory");
-#undef STF_M4_EXPAND
+    if constexpr (kFour)
+      asm volatile(STF_M4_LOOP(STF_M4_FOUR) STF_M4_OPERANDS);
+    else
+      asm volatile(STF_M4_LOOP(STF_M4_PAIR) STF_M4_OPERANDS);
+#undef STF_M4_OPERANDS
+#undef STF_M4_LOOP
+#undef STF_M4_FOUR
+#undef STF_M4_PAIR
+#undef STF_M4_WORDS
   }
 
   /// The state of sums22's loop over the 2 × 2 tiles of one pair of outputs and a group's pairs of
   /// rows, read and advanced by the assembly at these offsets.
   struct Pair22 {
     const std::int32_t* x;      // 0: the next pair of rows' quads (interleaved: row 0's (A, B), row 1's)
-    const std::int32_t* w;      // 4: the outputs' expanded weights (expand_pair)
+    const std::int32_t* w;      // 4: the outputs' expanded weights (expand)
     std::int32_t rem;           // 8: quads % 4 (the loop is entered at its quad (4 - rem) % 4)
     std::int32_t ldx;           // 12: bytes from a pair of rows' quads to the next pair's
     std::int32_t zero[4];       // 16: the accumulators' start (loaded with the rest by one ldm)
@@ -269,14 +288,14 @@ struct ProductInt8 {
     const std::int32_t* w_end;  // 48: w + 4 · quads
   };
 
-  /// The sums of the 2 × 2 tiles of two outputs (their weights expanded once by expand_pair) × every
+  /// The sums of the 2 × 2 tiles of two outputs (their weights expanded once: expand) × every
   /// pair of rows from j.x on until y reaches j.end (quads ≥ 1, at least one pair), stored as int32
   /// bits in y (the epilogue reads them there), in one assembly loop over the pairs (its state in j;
   /// no per-tile call). Per quad ldm of both rows' (A, B), ldm of both outputs' expanded weights,
   /// eight smlad: 10 instructions for 16 multiply-adds, 10.75 with the loop's end test (unrolled by
   /// four quads: 0.67 per multiply-add; weights expanded per tile, as before, took 14.5). Per tile
   /// the loop's state is reloaded from j (the accumulators, r10-r12 and lr, start from j's zeros).
-  static void sums22(Pair22& j) {
+  [[gnu::noinline]] static void sums22(Pair22& j) {
     static_assert(sizeof(void*) == 4 && sizeof(Pair22) == 52);
 #define STF_M4_QUAD                  \
   "ldmia  r0!, {r3, r4, r5, r6}\n\t" \
@@ -815,12 +834,14 @@ struct ProductInt8 {
   }
 
   /// The 2 × 2 tiles of a panel's first `wide` outputs (even) × `pairs` pairs of rows from base (ldx
-  /// words per row): per pair of outputs expand_pair into wx, then sums22 over the pairs of rows; the
+  /// words per row): per four outputs expand<true> into wx (per pair expand<false> where the weights are
+  /// not 4-aligned, and for the last pair), then sums22 of each pair over the pairs of rows; the
   /// sums' bits from y (rows `out` apart). Out of line: a single row's calls (a decoding step) never
   /// come here and keep their registers.
   [[gnu::noinline]] static void tiles22(const std::int32_t* base, index_t ldx, index_t pairs, index_t quads,
                                         const std::int8_t* wp, index_t ldw, index_t wide, std::int32_t* wx, float* y,
                                         index_t out) {
+    const bool aligned = (reinterpret_cast<std::uintptr_t>(wp) & 3) == 0;  // (ldm of weights)
     Pair22 j{base,
              wx,
              static_cast<std::int32_t>(quads % 4),
@@ -831,17 +852,29 @@ struct ProductInt8 {
              static_cast<std::int32_t>(8 * out),
              nullptr,
              wx + 4 * quads};
-    for (index_t o = 0; o < wide; o += 2) {
-      expand_pair(wp + o * kQuadK, ldw, quads, wx);
-      j.x = base;  // (sums22 advances x and y)
-      j.y = y + o;
-      j.end = j.y + 2 * pairs * out;
-      sums22(j);
+    std::int32_t* const wx1 = wx + 4 * quads;  // the second pair's expanded weights
+    for (index_t o = 0; o < wide;) {
+      const bool four = aligned && wide - o >= 4;
+      if (four)
+        expand<true>(wp + o * kQuadK, ldw, quads, wx, wx1);
+      else
+        expand<false>(wp + o * kQuadK, ldw, quads, wx, wx1);
+      std::int32_t* const ws[2] = {wx, wx1};
+      for (std::int32_t* w : ws) {
+        j.x = base;  // (sums22 advances x and y)
+        j.w = w;
+        j.w_end = w + 4 * quads;
+        j.y = y + o;
+        j.end = j.y + 2 * pairs * out;
+        sums22(j);
+        o += 2;
+        if (!four) break;
+      }
     }
   }
 
   /// One linear's products with a call's quantized rows [r0, r0 + n) (linears_w8a8: pairs of rows
-  /// from `base`, ldx words apart, scales s; wx: room for two outputs' expanded weights where n ≥ 2),
+  /// from `base`, ldx words apart, scales s; wx: room for four outputs' expanded weights where n ≥ 2),
   /// its epilogue and activation.
   static void panels(const W8a8Linear& L, index_t in, index_t r0, index_t n, const std::int32_t* base, index_t ldx,
                      const float* s, std::int32_t* wx) {
