@@ -817,7 +817,7 @@ struct ProductInt8 {
     const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(scratch);
     std::int32_t* base = reinterpret_cast<std::int32_t*>(scratch + ((4 - (a & 3)) & 3));  // (words from here)
     const index_t ldx = ld / 2;  // words per row: 2 · ld bytes (a pair: ld words from its first row's)
-    // the expanded weights after the first (largest) group's rows: ld words (linear_w8a8_expanded_bytes)
+    // the expanded weights after the first (largest) group's rows: 2 · ld words (linear_w8a8_expanded_bytes)
     std::int32_t* wx = base + (rows < kGroup ? rows : kGroup) * ldx;
     float s[kGroup];
     for (index_t r0 = 0; r0 < rows; r0 += kGroup) {
@@ -841,7 +841,7 @@ struct ProductInt8 {
   [[gnu::noinline]] static void tiles22(const std::int32_t* base, index_t ldx, index_t pairs, index_t quads,
                                         const std::int8_t* wp, index_t ldw, index_t wide, std::int32_t* wx, float* y,
                                         index_t out) {
-    const bool aligned = (reinterpret_cast<std::uintptr_t>(wp) & 3) == 0;  // (ldm of weights)
+    const bool aligned = (reinterpret_cast<std::uintptr_t>(wp) & 3) == 0;  // (ldrd of weights)
     Pair22 j{base,
              wx,
              static_cast<std::int32_t>(quads % 4),
