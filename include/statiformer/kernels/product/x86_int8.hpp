@@ -29,8 +29,9 @@
 //
 // Also the w8a32 linear's steps around the float product (generic::ProductInt8::linear_w8a32):
 // convert_w8a32, a chunk of int8 weights to float, epilogue_w8a32, fma(acc, s_w, b) over a row, and
-// product_w8a32_row, one row's product with each weight converted where it is used (all on ymm, in
-// both variants; exact conversions and the float product's fma order: the generic loops' bits).
+// product_w8a32_row, one row's product with each weight converted where it is used (on ymm in both
+// variants, but the avx512 variant's one-row product on zmm; exact conversions and the float product's
+// fma order: the generic loops' bits).
 //
 // Why a run-time check and not the variant's compile flags: the avx512 variant is compiled with
 // -mavx512f only and runs on every AVX-512F CPU the dispatcher (simd/dispatch.hpp) finds; giving
@@ -602,18 +603,86 @@ struct ProductInt8 {
     }
   }
 
+#if defined(__AVX512F__)
+  /// w8a32_row_group on zmm (the avx512 variant): G·16 outputs, per quad one load of each group's 64
+  /// bytes, per k the byte sign-extended by shifts, vcvtdq2ps and a vfmadd by x[k]: each shift,
+  /// conversion and vfmadd for 16 outputs where the ymm group's take 8 (those, not the loads, bound
+  /// the ymm loop). The same operations per output, so the same bits.
+  template <int G>
+  static void w8a32_row_group16(const float* x, index_t in, const std::int8_t* wo, index_t ldw, index_t n, float* y) {
+    __m512 acc[G];
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
+    const __mmask16 last = prefix16(n - 16 * (G - 1));
+    auto load = [&](const std::int8_t* w, int g) {
+      return g + 1 < G ? _mm512_loadu_si512(w + 64 * g) : _mm512_maskz_loadu_epi32(last, w + 64 * g);
+    };
+    auto lanes = [](__m512i q, auto j) {
+      constexpr int J = decltype(j)::value;
+      return _mm512_srai_epi32(J == 3 ? q : _mm512_slli_epi32(q, 24 - 8 * J), 24);
+    };
+    auto step = [&](const __m512i(&q)[G], float xk, auto j) {
+      const __m512 xb = _mm512_set1_ps(xk);
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) acc[g] = _mm512_fmadd_ps(xb, _mm512_cvtepi32_ps(lanes(q[g], j)), acc[g]);
+    };
+    const index_t whole_quads = in / kQuadK;
+    const std::int8_t* w = wo;
+    const float* xk = x;
+    for (index_t i = 0; i < whole_quads; ++i, w += ldw, xk += kQuadK) {
+      __m512i q[G];
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) q[g] = load(w, g);
+      step(q, xk[0], std::integral_constant<int, 0>{});
+      step(q, xk[1], std::integral_constant<int, 1>{});
+      step(q, xk[2], std::integral_constant<int, 2>{});
+      step(q, xk[3], std::integral_constant<int, 3>{});
+    }
+    if (const index_t rem = in - whole_quads * kQuadK) {  // (the quad's padding bytes are not used)
+      __m512i q[G];
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) q[g] = load(w, g);
+      step(q, xk[0], std::integral_constant<int, 0>{});
+      if (rem > 1) step(q, xk[1], std::integral_constant<int, 1>{});
+      if (rem > 2) step(q, xk[2], std::integral_constant<int, 2>{});
+    }
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      if (g + 1 < G)
+        _mm512_storeu_ps(y + 16 * g, acc[g]);
+      else
+        _mm512_mask_storeu_ps(y + 16 * g, last, acc[g]);
+    }
+  }
+#endif
+
   /// One row of the w8a32 linear's product (generic::ProductInt8::linear_w8a32 with rows == 1, a
   /// decoding step): y[o] = the sum over k in order of fma(x[k], float(w[k, o]), ·) from +0, the
   /// float product's canonical order (its bits), each weight converted where it is used instead of
   /// into a chunk the product reads back: 32 outputs (four accumulators: their chains of four
   /// vfmadd per quad side by side) at a time, a panel's last 1-31 outputs by one to four, the last
-  /// 1-7 lanes masked.
+  /// 1-7 lanes masked; on zmm (the avx512 variant) a whole panel, 64 outputs, at a time, a last
+  /// narrower panel by one to four vectors of 16, the last masked.
   static void product_w8a32_row(const float* x, index_t in, const std::int8_t* qw, index_t out, float* y) {
     const index_t in4 = quad_padded(in);
     for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
       const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
       const std::int8_t* wp = qw + p0 * in4;
       const index_t ldw = width * kQuadK;
+#if defined(__AVX512F__)
+      if constexpr (std::is_same_v<Tag, isa::avx512>) {
+        static_assert(kWeightPanel == 64, "a panel's outputs: 4 vectors of 16");
+        if (width > 48)
+          w8a32_row_group16<4>(x, in, wp, ldw, width, y + p0);
+        else if (width > 32)
+          w8a32_row_group16<3>(x, in, wp, ldw, width, y + p0);
+        else if (width > 16)
+          w8a32_row_group16<2>(x, in, wp, ldw, width, y + p0);
+        else
+          w8a32_row_group16<1>(x, in, wp, ldw, width, y + p0);
+        continue;
+      }
+#endif
       index_t o = 0;
       for (; o + 32 <= width; o += 32) w8a32_row_group<4>(x, in, wp + kQuadK * o, ldw, 32, y + p0 + o);
       const index_t n = width - o;
