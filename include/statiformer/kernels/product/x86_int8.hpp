@@ -29,9 +29,9 @@
 //
 // Also the w8a32 linear's steps around the float product (generic::ProductInt8::linear_w8a32):
 // convert_w8a32, a chunk of int8 weights to float, epilogue_w8a32, fma(acc, s_w, b) over a row, and
-// product_w8a32_row, one row's product with each weight converted where it is used (on ymm in both
-// variants, but the avx512 variant's one-row product on zmm; exact conversions and the float product's
-// fma order: the generic loops' bits).
+// product_w8a32_row, one row's product with each weight converted where it is used (on ymm in the
+// avx2 variant, on zmm in the avx512 one; exact conversions and the float product's fma order: the
+// generic loops' bits).
 //
 // Why a run-time check and not the variant's compile flags: the avx512 variant is compiled with
 // -mavx512f only and runs on every AVX-512F CPU the dispatcher (simd/dispatch.hpp) finds; giving
@@ -521,7 +521,7 @@ struct ProductInt8 {
   }
 #endif
 
-  // ---- the w8a32 linear's steps around the float product (both variants, ymm) -------------------
+  // ---- the w8a32 linear's steps around the float product (ymm; the avx512 variant's on zmm) --------
   /// Byte j (0-3) of each int32 lane of q, sign-extended: shifted to the lane's top, then back
   /// arithmetically.
   template <int J>
@@ -534,8 +534,12 @@ struct ProductInt8 {
   /// 4·o), outputs [0, cw), into sq[(4·i + j)·cw + o] = float(w[4·i + j][o]) (exact). Per 8 outputs
   /// and quad: one load of their 32 bytes (an int32 lane an output), each k's byte sign-extended in
   /// its lane by two shifts, vcvtdq2ps and a store; the last 1-7 outputs of a row one by one (the
-  /// loop GCC vectorized from the generic code took 13 % of the w8a32 layer at 128×256×8×1024).
+  /// loop GCC vectorized from the generic code took 13 % of the w8a32 layer at 128×256×8×1024). The
+  /// avx512 variant's: convert_w8a32_16.
   static void convert_w8a32(const std::int8_t* w, index_t width, index_t cw, index_t quads, float* sq) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Tag, isa::avx512>) return convert_w8a32_16(w, width, cw, quads, sq);
+#endif
     const index_t full = cw / 8 * 8;
     for (index_t i = 0; i < quads; ++i, w += 4 * width, sq += 4 * cw) {
       for (index_t o = 0; o < full; o += 8) {
@@ -549,6 +553,30 @@ struct ProductInt8 {
         for (index_t j = 0; j < 4; ++j) sq[j * cw + o] = static_cast<float>(w[4 * o + j]);
     }
   }
+
+#if defined(__AVX512F__)
+  /// Byte j (0-3) of each int32 lane of q, sign-extended (byte_lanes on zmm).
+  template <int J>
+  static __m512i byte_lanes16(__m512i q) {
+    return _mm512_srai_epi32(J == 3 ? q : _mm512_slli_epi32(q, 24 - 8 * J), 24);
+  }
+
+  /// convert_w8a32 on zmm (the avx512 variant): per 16 outputs and quad one load of their 64 bytes,
+  /// each k's byte sign-extended by two shifts, vcvtdq2ps and a store; the last 1-15 outputs of a
+  /// row masked. The same conversions (exact).
+  static void convert_w8a32_16(const std::int8_t* w, index_t width, index_t cw, index_t quads, float* sq) {
+    for (index_t i = 0; i < quads; ++i, w += 4 * width, sq += 4 * cw) {
+      for (index_t o = 0; o < cw; o += 16) {
+        const __mmask16 keep = prefix16(cw - o);
+        const __m512i q = _mm512_maskz_loadu_epi32(keep, w + 4 * o);
+        _mm512_mask_storeu_ps(sq + o, keep, _mm512_cvtepi32_ps(byte_lanes16<0>(q)));
+        _mm512_mask_storeu_ps(sq + cw + o, keep, _mm512_cvtepi32_ps(byte_lanes16<1>(q)));
+        _mm512_mask_storeu_ps(sq + 2 * cw + o, keep, _mm512_cvtepi32_ps(byte_lanes16<2>(q)));
+        _mm512_mask_storeu_ps(sq + 3 * cw + o, keep, _mm512_cvtepi32_ps(byte_lanes16<3>(q)));
+      }
+    }
+  }
+#endif
 
   /// G·8 outputs of product_w8a32_row from wo (their quads' bytes, ldw bytes per quad; the last
   /// group's outputs past `n` neither read nor stored): per quad one load of each group's 32 bytes,
@@ -617,14 +645,11 @@ struct ProductInt8 {
     auto load = [&](const std::int8_t* w, int g) {
       return g + 1 < G ? _mm512_loadu_si512(w + 64 * g) : _mm512_maskz_loadu_epi32(last, w + 64 * g);
     };
-    auto lanes = [](__m512i q, auto j) {
-      constexpr int J = decltype(j)::value;
-      return _mm512_srai_epi32(J == 3 ? q : _mm512_slli_epi32(q, 24 - 8 * J), 24);
-    };
     auto step = [&](const __m512i(&q)[G], float xk, auto j) {
       const __m512 xb = _mm512_set1_ps(xk);
 #pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) acc[g] = _mm512_fmadd_ps(xb, _mm512_cvtepi32_ps(lanes(q[g], j)), acc[g]);
+      for (int g = 0; g < G; ++g)
+        acc[g] = _mm512_fmadd_ps(xb, _mm512_cvtepi32_ps(byte_lanes16<decltype(j)::value>(q[g])), acc[g]);
     };
     const index_t whole_quads = in / kQuadK;
     const std::int8_t* w = wo;
@@ -701,6 +726,17 @@ struct ProductInt8 {
   /// activation): y = fma(acc, s_w, bias) (one rounding, the scalar bits), acc · s_w without a bias,
   /// 8 outputs at a time, the last 1-7 masked.
   static void epilogue_w8a32(float* y, const float* s_w, const float* bias, index_t out) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Tag, isa::avx512>) {  // (on zmm: 16 outputs at a time, the last 1-15 masked)
+      for (index_t o = 0; o < out; o += 16) {
+        const __mmask16 keep = prefix16(out - o);
+        const __m512 acc = _mm512_maskz_loadu_ps(keep, y + o), s = _mm512_maskz_loadu_ps(keep, s_w + o);
+        const __m512 v = bias ? _mm512_fmadd_ps(acc, s, _mm512_maskz_loadu_ps(keep, bias + o)) : _mm512_mul_ps(acc, s);
+        _mm512_mask_storeu_ps(y + o, keep, v);
+      }
+      return;
+    }
+#endif
     for (index_t o = 0; o < out; o += 8) {
       const bool whole = out - o >= 8;
       const __m256i keep = prefix8(whole ? 8 : out - o);
