@@ -578,6 +578,34 @@ struct ProductInt8 {
   }
 #endif
 
+  /// The k-quads of one row's w8a32 group (w8a32_row_group, w8a32_row_group16): per quad the G
+  /// vectors of bytes load(w, g) gives, then step(q, x[k], j) for each k of the quad in order (a last
+  /// quad's padding bytes not used).
+  template <class Q, int G, class Load, class Step>
+  [[gnu::always_inline]] static inline void w8a32_row_quads(const float* x, index_t in, const std::int8_t* wo,
+                                                            index_t ldw, Load load, Step step) {
+    const index_t whole_quads = in / kQuadK;
+    const std::int8_t* w = wo;
+    const float* xk = x;
+    for (index_t i = 0; i < whole_quads; ++i, w += ldw, xk += kQuadK) {
+      Q q[G];
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) q[g] = load(w, g);
+      step(q, xk[0], std::integral_constant<int, 0>{});
+      step(q, xk[1], std::integral_constant<int, 1>{});
+      step(q, xk[2], std::integral_constant<int, 2>{});
+      step(q, xk[3], std::integral_constant<int, 3>{});
+    }
+    if (const index_t rem = in - whole_quads * kQuadK) {  // (the quad's padding bytes are not used)
+      Q q[G];
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) q[g] = load(w, g);
+      step(q, xk[0], std::integral_constant<int, 0>{});
+      if (rem > 1) step(q, xk[1], std::integral_constant<int, 1>{});
+      if (rem > 2) step(q, xk[2], std::integral_constant<int, 2>{});
+    }
+  }
+
   /// G·8 outputs of product_w8a32_row from wo (their quads' bytes, ldw bytes per quad; the last
   /// group's outputs past `n` neither read nor stored): per quad one load of each group's 32 bytes,
   /// then per k the byte sign-extended by shifts, vcvtdq2ps and a vfmadd by x[k].
@@ -602,26 +630,7 @@ struct ProductInt8 {
 #pragma GCC unroll 4
       for (int g = 0; g < G; ++g) acc[g] = fma8(xb, _mm256_cvtepi32_ps(byte_lanes<decltype(j)::value>(q[g])), acc[g]);
     };
-    const index_t whole_quads = in / kQuadK;
-    const std::int8_t* w = wo;
-    const float* xk = x;
-    for (index_t i = 0; i < whole_quads; ++i, w += ldw, xk += kQuadK) {
-      __m256i q[G];
-#pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) q[g] = load(w, g);
-      step(q, xk[0], std::integral_constant<int, 0>{});
-      step(q, xk[1], std::integral_constant<int, 1>{});
-      step(q, xk[2], std::integral_constant<int, 2>{});
-      step(q, xk[3], std::integral_constant<int, 3>{});
-    }
-    if (const index_t rem = in - whole_quads * kQuadK) {  // (the quad's padding bytes are not used)
-      __m256i q[G];
-#pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) q[g] = load(w, g);
-      step(q, xk[0], std::integral_constant<int, 0>{});
-      if (rem > 1) step(q, xk[1], std::integral_constant<int, 1>{});
-      if (rem > 2) step(q, xk[2], std::integral_constant<int, 2>{});
-    }
+    w8a32_row_quads<__m256i, G>(x, in, wo, ldw, load, step);
 #pragma GCC unroll 4
     for (int g = 0; g < G; ++g) {
       if (whole || g + 1 < G)
@@ -651,26 +660,7 @@ struct ProductInt8 {
       for (int g = 0; g < G; ++g)
         acc[g] = _mm512_fmadd_ps(xb, _mm512_cvtepi32_ps(byte_lanes16<decltype(j)::value>(q[g])), acc[g]);
     };
-    const index_t whole_quads = in / kQuadK;
-    const std::int8_t* w = wo;
-    const float* xk = x;
-    for (index_t i = 0; i < whole_quads; ++i, w += ldw, xk += kQuadK) {
-      __m512i q[G];
-#pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) q[g] = load(w, g);
-      step(q, xk[0], std::integral_constant<int, 0>{});
-      step(q, xk[1], std::integral_constant<int, 1>{});
-      step(q, xk[2], std::integral_constant<int, 2>{});
-      step(q, xk[3], std::integral_constant<int, 3>{});
-    }
-    if (const index_t rem = in - whole_quads * kQuadK) {  // (the quad's padding bytes are not used)
-      __m512i q[G];
-#pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) q[g] = load(w, g);
-      step(q, xk[0], std::integral_constant<int, 0>{});
-      if (rem > 1) step(q, xk[1], std::integral_constant<int, 1>{});
-      if (rem > 2) step(q, xk[2], std::integral_constant<int, 2>{});
-    }
+    w8a32_row_quads<__m512i, G>(x, in, wo, ldw, load, step);
 #pragma GCC unroll 4
     for (int g = 0; g < G; ++g) {
       if (g + 1 < G)
