@@ -103,13 +103,13 @@ extern bool int8_allow_vnni;
 /// linear), void where the generic code runs; `QuantizeRows` its quantize_rows; `W8a32` the w8a32
 /// linear's steps around the float product (generic::ProductInt8::linear_w8a32): convert_w8a32, a
 /// chunk's whole k-quads to float (Helium: a gather, a vcvt and a store per 4 weights; Cortex-M4F/M7:
-/// per 4 outputs and k 4 sxtb, 2 vmov, 4 vcvt and a vstmia; x86: per 8 outputs and k-quad one load,
-/// two shifts, a vcvtdq2ps and a store per k), and epilogue_w8a32, fma(acc, s_w, b) over a row
-/// (vfma, vfmadd); `W8a32Row` its product_w8a32_row, one row's product (a decoding step) with each
-/// weight converted where it is used (Helium: per k and 4 outputs a gather, a vcvt and a vfma by
-/// x[k]; Cortex-M4F/M7: per k and 4 outputs 4 sxtb, 2 vmov, 4 vcvt and 4 vfma; x86: per quad a load
-/// of 8 outputs' bytes, per k two shifts, a vcvtdq2ps and a vfmadd by x[k]); void where
-/// generic::ProductInt8's loops run.
+/// per 4 outputs and k 4 sxtb, 2 vmov, 4 vcvt and a vstmia; x86: per 8 outputs (avx512: 16) and
+/// k-quad one load, two shifts, a vcvtdq2ps and a store per k), and epilogue_w8a32, fma(acc, s_w, b)
+/// over a row (vfma, vfmadd); `W8a32Row` its product_w8a32_row, one row's product (a decoding step)
+/// with each weight converted where it is used (Helium: per k and 4 outputs a gather, a vcvt and a
+/// vfma by x[k]; Cortex-M4F/M7: per k and 4 outputs 4 sxtb, 2 vmov, 4 vcvt and 4 vfma; x86: per quad
+/// a load of 8 outputs' bytes (avx512: 16), per k two shifts, a vcvtdq2ps and a vfmadd by x[k]); void
+/// where generic::ProductInt8's loops run.
 template <class Tag>
 struct ProductInt8Select {
   static constexpr const char* variant = "int8_generic";
