@@ -602,16 +602,33 @@ void check_attention_w8a8(Env& env) {
       for (index_t d = 0; d < hd; ++d) b.vv[(n_keys / 2) * d_model + d] = 0.0f;   // a V row of zeros
       for (index_t d = 0; d < hd; ++d) kr[(n_keys / 3) * d_model + d] *= 1e-37f;  // a K row below kMinQuantizedMax
       for (index_t d = 0; d < hd; ++d) kr[(n_keys - 1) * d_model + d] = 0.25f;    // a constant K row
-      // quantize_rows against the reference, into the layers' layout
+      // quantize_rows against the reference, into the layers' layout (the bytes between the rows'
+      // head_dim ones not written), then rows holding an infinity or a NaN
+      std::memset(k8, 0x5A, n_keys * d_model);
       K::quantize_rows(kr, d_model, n_keys, hd, k8, d_model, s_k);
-      index_t bad = n_keys;
-      for (index_t j = 0; j < n_keys && bad == n_keys; ++j) {
-        std::int8_t want[largest(kHeadDims)];
-        const float s = ref::quantize_row(kr + j * d_model, hd, want);
-        if (std::memcmp(&s, s_k + j, sizeof s) != 0 || std::memcmp(want, k8 + j * d_model, hd) != 0) bad = j;
-      }
-      b.got[0] = static_cast<float>(bad), b.want[0] = static_cast<float>(n_keys);
+      const auto first_bad = [&](const float* x, index_t n, const std::int8_t* qx, const float* s8) {
+        for (index_t j = 0; j < n; ++j) {
+          std::int8_t want[largest(kHeadDims)];
+          const float s = ref::quantize_row(x + j * d_model, hd, want);
+          if (std::memcmp(&s, s8 + j, sizeof s) != 0 || std::memcmp(want, qx + j * d_model, hd) != 0) return j;
+          for (index_t d = hd; d < d_model; ++d)
+            if (qx[j * d_model + d] != 0x5A) return j;
+        }
+        return n;
+      };
+      b.got[0] = static_cast<float>(first_bad(kr, n_keys, k8, s_k)), b.want[0] = static_cast<float>(n_keys);
       env.expect("quantize_rows (bytes and scales)", b.got, b.want, 1, {{"head_dim", hd}, {"keys", n_keys}}, false);
+      {
+        float* odd = b.o_got;  // rows d_model apart: an infinity, a NaN, finite values
+        fill(odd, 3 * d_model, 34, 1.5f);
+        odd[hd / 2] = -std::numeric_limits<float>::infinity();
+        odd[d_model + hd - 1] = std::numeric_limits<float>::quiet_NaN();
+        float s3[3];
+        std::memset(v8, 0x5A, 3 * d_model);
+        K::quantize_rows(odd, d_model, 3, hd, v8, d_model, s3);
+        b.got[0] = static_cast<float>(first_bad(odd, 3, v8, s3)), b.want[0] = 3.0f;
+        env.expect("quantize_rows (an infinity, a NaN)", b.got, b.want, 1, {{"head_dim", hd}}, false);
+      }
       K::quantize_rows(b.vv, d_model, n_keys, hd, v8, d_model, s_v);
       for (index_t rows : kRows)
         for (MaskKind kind : kMaskKinds)

@@ -124,7 +124,7 @@ template <>
 struct ProductInt8Select<isa::avx2> {
   static constexpr const char* variant = "int8_x86";
   using Linear = x86::ProductInt8<isa::avx2>;
-  using QuantizeRows = void;
+  using QuantizeRows = x86::ProductInt8<isa::avx2>;
   using W8a32 = x86::ProductInt8<isa::avx2>;
   using W8a32Row = x86::ProductInt8<isa::avx2>;
 };
@@ -132,7 +132,7 @@ template <>
 struct ProductInt8Select<isa::avx512> {
   static constexpr const char* variant = "int8_x86";
   using Linear = x86::ProductInt8<isa::avx512>;
-  using QuantizeRows = void;
+  using QuantizeRows = x86::ProductInt8<isa::avx512>;
   using W8a32 = x86::ProductInt8<isa::avx512>;
   using W8a32Row = x86::ProductInt8<isa::avx512>;
 };

@@ -31,7 +31,8 @@
 // convert_w8a32, a chunk of int8 weights to float, epilogue_w8a32, fma(acc, s_w, b) over a row, and
 // product_w8a32_row, one row's product with each weight converted where it is used (on ymm in the
 // avx2 variant, on zmm in the avx512 one; exact conversions and the float product's fma order: the
-// generic loops' bits).
+// generic loops' bits). And quantize_rows, the int8 attention's rows of each head (max|x| on the
+// bits, cvtps2dq: generic::ProductInt8::quantize_row's bits, exactly k bytes written per row).
 //
 // Why a run-time check and not the variant's compile flags: the avx512 variant is compiled with
 // -mavx512f only and runs on every AVX-512F CPU the dispatcher (simd/dispatch.hpp) finds; giving
@@ -47,6 +48,7 @@
 #if defined(__x86_64__) && defined(__AVX2__) && (defined(__FMA__) || defined(__AVX512F__))
 #include <immintrin.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -741,6 +743,100 @@ struct ProductInt8 {
         _mm256_storeu_ps(y + o, v);
       else
         _mm256_maskstore_ps(y + o, keep, v);
+    }
+  }
+
+  // ---- the int8 attention's rows: quantize_rows (ymm; the avx512 variant's on zmm) ----------------
+  /// max |x[i]| over k values as bits (x & 0x7FFFFFFF; every infinity and NaN above every finite
+  /// value), generic::ProductInt8::quantize_row's maximum.
+  static std::uint32_t absmax_bits(const float* x, index_t k) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Tag, isa::avx512>) {
+      const __m512i abs_bits = _mm512_set1_epi32(0x7FFFFFFF);
+      __m512i m = _mm512_setzero_si512();
+      for (index_t i = 0; i < k; i += 16)
+        m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_maskz_loadu_epi32(prefix16(k - i), x + i), abs_bits));
+      return static_cast<std::uint32_t>(_mm512_reduce_max_epu32(m));
+    }
+#endif
+    const __m256i abs_bits = _mm256_set1_epi32(0x7FFFFFFF);
+    __m256i m = _mm256_setzero_si256();
+    index_t i = 0;
+    for (; i + 8 <= k; i += 8)
+      m = _mm256_max_epu32(m, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)), abs_bits));
+    if (i < k)
+      m = _mm256_max_epu32(
+          m, _mm256_and_si256(_mm256_maskload_epi32(reinterpret_cast<const int*>(x + i), prefix8(k - i)), abs_bits));
+    const __m128i m4 = _mm_max_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    const __m128i m2 = _mm_max_epu32(m4, _mm_shuffle_epi32(m4, 0x4E));
+    return static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm_max_epu32(m2, _mm_shuffle_epi32(m2, 0xB1))));
+  }
+
+  /// q[0, k) = x · inv rounded to nearest, ties to even (cvtps2dq in the default rounding mode: the
+  /// add-subtract of 1.5·2²³'s bits for |x · inv| ≤ 127.5), exactly k bytes.
+  static void quantize_values(const float* x, index_t k, float inv, std::int8_t* q) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Tag, isa::avx512>) {
+      const __m512 vi = _mm512_set1_ps(inv);
+      for (index_t i = 0; i < k; i += 16) {
+        const __mmask16 keep = prefix16(k - i);
+        // (vpmovdb to memory under the mask: AVX-512F, the bytes from k on not written)
+        _mm512_mask_cvtepi32_storeu_epi8(q + i, keep,
+                                         _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(keep, x + i), vi)));
+      }
+      return;
+    }
+#endif
+    const __m256 vi = _mm256_set1_ps(inv);
+    for (index_t i = 0; i < k; i += 8) {
+      const bool whole = i + 8 <= k;
+      const __m256 v = whole ? _mm256_loadu_ps(x + i) : _mm256_maskload_ps(x + i, prefix8(k - i));
+      const __m256i qi = _mm256_cvtps_epi32(_mm256_mul_ps(v, vi));
+      const __m256i p16 = _mm256_packs_epi32(qi, qi);   // lanes 0-3 | 4-7 as int16, twice (in range)
+      const __m256i p8 = _mm256_packs_epi16(p16, p16);  // as int8, four times
+      const auto lo = static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm256_castsi256_si128(p8)));
+      const auto hi = static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm256_extracti128_si256(p8, 1)));
+      const std::uint64_t bytes = lo | (static_cast<std::uint64_t>(hi) << 32);
+      if (whole) {
+        std::memcpy(q + i, &bytes, 8);
+      } else {
+        const index_t c = k - i;  // 1-7 bytes, as pieces of fixed size
+        index_t o = 0;
+        if (c & 4) std::memcpy(q + i, &lo, 4), o = 4;
+        if (c & 2) {
+          const auto t = static_cast<std::uint16_t>(bytes >> (8 * o));
+          std::memcpy(q + i + o, &t, 2);
+          o += 2;
+        }
+        if (c & 1) q[i + o] = static_cast<std::int8_t>(bytes >> (8 * o));
+      }
+    }
+  }
+
+  /// Kernels::quantize_rows (kernels/api.hpp): generic::ProductInt8::quantize_row(x_r, k, q_r, false)
+  /// over each row: rows ldx floats apart, exactly k bytes of each ldq-byte row written (the
+  /// attention's heads side by side), the scales in s. In batches of 8 rows, first their max|x|,
+  /// then their values: independent rows between a reduction and the division that waits for it.
+  static void quantize_rows(const float* x, index_t ldx, index_t rows, index_t k, std::int8_t* q, index_t ldq,
+                            float* s) {
+    constexpr index_t kBatch = 8;
+    for (index_t r0 = 0; r0 < rows; r0 += kBatch) {
+      const index_t n = rows - r0 < kBatch ? rows - r0 : kBatch;
+      std::uint32_t m[kBatch];
+      for (index_t r = 0; r < n; ++r) m[r] = absmax_bits(x + (r0 + r) * ldx, k);
+      for (index_t r = 0; r < n; ++r) {
+        const bool finite = m[r] < 0x7F800000u;  // (no NaN, no infinity)
+        const float a = std::bit_cast<float>(m[r]);
+        std::int8_t* qr = q + (r0 + r) * ldq;
+        if (!finite || a < kMinQuantizedMax) {  // (a row of zeros among them)
+          std::memset(qr, 0, k);
+          s[r0 + r] = finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+          continue;
+        }
+        // |x| ≤ a, so |x · (127 / a)| ≤ 127 · (1 + 2⁻²⁴)², which rounds to at most 127: no clamp
+        quantize_values(x + (r0 + r) * ldx, k, 127.0f / a, qr);
+        s[r0 + r] = a / 127.0f;
+      }
     }
   }
 
