@@ -45,7 +45,7 @@ struct FirmwareEnv {
   // like armv7 NEON: the documented exception of README.md), so results through a denormal may
   // differ.
   bool flushes_denormals = std::strcmp(K::name(), "mve") == 0;
-  index_t max_head_dim = kFirmwareMaxHeadDim, max_keys = kFirmwareMaxKeys;
+  index_t max_head_dim = kFirmwareMaxHeadDim, max_keys = kFirmwareMaxKeys, max_rows = Cap::rows;
   // int8: no room for the case near the int32 limit (~0.8 MB; the hosts run it)
   stf_checks::QuantBuffers qbuf{qw, q_scratch, q_row, s_w, nullptr, nullptr, w32_scratch, group_x, group_qw};
 

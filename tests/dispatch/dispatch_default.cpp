@@ -135,7 +135,7 @@ void check_rule() {
 /// CatchEnv, without Catch2): the hosts' largest cases; a difference is a failure that names the
 /// operation, the case and the element (two NaNs are equal whatever their payload bits).
 struct DispatchEnv {
-  using Cap = stf_checks::Capacity<largest(kHeadDims), largest(kKeyCounts)>;
+  using Cap = stf_checks::Capacity<largest(kHeadDims), largest(kKeyCounts), kAttentionInt8ManyRows>;
   std::vector<float> x = std::vector<float>(Cap::x), w = std::vector<float>(Cap::w),
                      bias = std::vector<float>(Cap::bias), got = std::vector<float>(Cap::y),
                      want = std::vector<float>(Cap::y), q = std::vector<float>(Cap::q),
@@ -160,6 +160,7 @@ struct DispatchEnv {
                                 limit_qw.data(), w32_scratch.data(), group_x.data(), group_qw.data()};
   bool flushes_denormals = false;
   index_t max_head_dim = largest(kHeadDims), max_keys = largest(kKeyCounts);
+  index_t max_rows = kAttentionInt8ManyRows;
 
   void expect(const char* op, const float* g, const float* wnt, index_t n,
               std::initializer_list<stf_checks::Size> sizes, bool flushed) {

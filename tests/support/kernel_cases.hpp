@@ -62,6 +62,9 @@ inline constexpr index_t kHeadDims[] = {1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 64, 80}
 /// Query rows per call: around the row group of 6 (kAttentionRowGroup), two groups and the tall
 /// groups of AVX-512 (9, 12).
 inline constexpr index_t kAttentionRowCases[] = {1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 13};
+/// Query rows of an int8 attention call beyond the row cases: more than x86's 64 a call
+/// (kAttentionInt8CallRows), which it takes as two groups of 35; only on the hosts (Env::max_rows).
+inline constexpr index_t kAttentionInt8ManyRows = 70;
 /// Heads of one query row (attention_heads): around x86's groups of 6 and AVX-512's tall groups of 12.
 inline constexpr index_t kAttentionHeadCounts[] = {1, 2, 3, 4, 6, 7, 8, 12, 13, 16};
 /// Keys around the key blocks of 32 (kAttentionKeyBlock); 130 and 290 cross the spans of 128

@@ -47,7 +47,7 @@ bool flushes_denormals() {
 /// a difference is a failed CHECK that names the variant, the operation, the case and the element.
 template <class K>
 struct CatchEnv {
-  using Cap = stf_checks::Capacity<largest(kHeadDims), largest(kKeyCounts)>;
+  using Cap = stf_checks::Capacity<largest(kHeadDims), largest(kKeyCounts), kAttentionInt8ManyRows>;
   std::vector<float> x = std::vector<float>(Cap::x), w = std::vector<float>(Cap::w),
                      bias = std::vector<float>(Cap::bias), got = std::vector<float>(Cap::y),
                      want = std::vector<float>(Cap::y), q = std::vector<float>(Cap::q),
@@ -72,6 +72,7 @@ struct CatchEnv {
                                 limit_qw.data(), w32_scratch.data(), group_x.data(), group_qw.data()};
   bool flushes_denormals = ::flushes_denormals<K>();
   index_t max_head_dim = largest(kHeadDims), max_keys = largest(kKeyCounts);
+  index_t max_rows = kAttentionInt8ManyRows;
 
   void expect(const char* op, const float* g, const float* wnt, index_t n,
               std::initializer_list<stf_checks::Size> sizes, bool flushed) {

@@ -58,6 +58,25 @@ inline constexpr index_t kAttentionRowGroup = 6;
 inline constexpr index_t kAttentionCallRows =
     std::is_same_v<isa::active, isa::avx512> || std::is_same_v<isa::active, isa::dispatch> ? 2 * kAttentionRowGroup
                                                                                            : kAttentionRowGroup;
+/// Query rows a layer passes to one attention_rows_w8a8 call (the int8 attention,
+/// kernels/QUANTIZATION.md): 64 where the active variant is x86's (avx2, avx512, and the dispatching
+/// one), whose int8 attention packs each key block's K and V once for all the rows it is given, so
+/// that 64 rows share a packing twelve did before (its stack holds their scores of a block, 8 KB);
+/// elsewhere kAttentionCallRows. The layer splits seq_q rows into calls as evenly as they go
+/// (attention_w8a8_call_rows). Rows are independent: the same bits either way.
+inline constexpr index_t kAttentionInt8CallRows = std::is_same_v<isa::active, isa::avx512> ||
+                                                          std::is_same_v<isa::active, isa::avx2> ||
+                                                          std::is_same_v<isa::active, isa::dispatch>
+                                                      ? 64
+                                                      : kAttentionCallRows;
+/// Query rows of each attention_rows_w8a8 call over seq_q rows (the last takes what is left):
+/// kAttentionInt8CallRows, where that is kAttentionCallRows (the other targets' row groups, as
+/// before); on x86 at most 64, as even as the calls go (100 rows as 50 + 50, not 64 + 36).
+constexpr index_t attention_w8a8_call_rows(index_t seq_q) {
+  const index_t calls = (seq_q + kAttentionInt8CallRows - 1) / kAttentionInt8CallRows;
+  return kAttentionInt8CallRows == kAttentionCallRows || calls <= 1 ? kAttentionInt8CallRows
+                                                                    : (seq_q + calls - 1) / calls;
+}
 /// Query rows of a layer's first attention_rows call over seq_q rows attending to seq_k keys, and
 /// of each call after it (the last takes what is left): kAttentionCallRows, except where the
 /// active variant takes tall groups (kAttentionCallRows > kAttentionRowGroup), the keys fit one of

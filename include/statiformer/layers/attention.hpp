@@ -152,15 +152,17 @@ inline void transpose(const float* src, index_t rows, index_t cols, index_t ld_s
 /// row_masks constructs the ones it uses, where the mask has arrays (a prefix mask, the common case,
 /// then costs no stores; a layer whose run was not inlined into its caller zeroed the whole array
 /// for every call, 360 instructions a forward of EncoderLayer<16, 32, 4, 64> on AVX2).
+template <index_t Rows = kAttentionCallRows>
 struct MaskArraysRoom {
-  alignas(ref::MaskArrays) unsigned char bytes[kAttentionCallRows * sizeof(ref::MaskArrays)];
+  alignas(ref::MaskArrays) unsigned char bytes[Rows * sizeof(ref::MaskArrays)];
   void* at(index_t r) { return bytes + r * sizeof(ref::MaskArrays); }
 };
 
 /// The RowMasks of query rows [i, i + n) over seq_k keys (their MaskArrays constructed in room,
 /// where the mask has arrays).
+template <index_t Rows>
 inline void row_masks(const AttentionMask& mask, index_t i, index_t n, index_t seq_k, ref::RowMask* rows,
-                      MaskArraysRoom& room) {
+                      MaskArraysRoom<Rows>& room) {
   for (index_t r = 0; r < n; ++r) rows[r] = {mask.key_end(i + r, seq_k), nullptr};
   if (mask.has_arrays())
     for (index_t r = 0; r < n; ++r) rows[r].arrays = ::new (room.at(r)) ref::MaskArrays(mask.arrays(i + r, seq_k));
@@ -178,7 +180,7 @@ inline void attention_head(const float* q, index_t q_stride, const float* kt, in
   for (index_t i = 0; i < seq_q; i += call_rows) {
     const index_t n = seq_q - i < call_rows ? seq_q - i : call_rows;
     ref::RowMask rows[kAttentionCallRows];
-    MaskArraysRoom arrays;
+    MaskArraysRoom<> arrays;
     row_masks(mask, i, n, seq_k, rows, arrays);
     if (weights)
       ActiveKernels::attention_rows_weights(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k,
@@ -190,16 +192,17 @@ inline void attention_head(const float* q, index_t q_stride, const float* kt, in
 }
 /// The w8a8 attention of one head over all query rows (kernels/QUANTIZATION.md): int8 query rows
 /// at q + i·q_stride (scales s_q[i]), int8 key and value rows (k + j·k_stride, v + j·v_stride; scales
-/// s_k[j], s_v[j]), kAttentionCallRows rows per kernel call, the masks as attention_head gives them.
-/// p: attention_w8a8_scratch_floats() floats.
+/// s_k[j], s_v[j]), attention_w8a8_call_rows(seq_q) rows per kernel call, the masks as attention_head
+/// gives them. p: attention_w8a8_scratch_floats() floats.
 inline void attention_head_w8a8(const std::int8_t* q, index_t q_stride, const float* s_q, const std::int8_t* k,
                                 index_t k_stride, const float* s_k, const std::int8_t* v, index_t v_stride,
                                 const float* s_v, index_t head_dim, index_t seq_q, index_t seq_k,
                                 const AttentionMask& mask, float* p, float* out, index_t out_stride) {
-  for (index_t i = 0; i < seq_q; i += kAttentionCallRows) {
-    const index_t n = seq_q - i < kAttentionCallRows ? seq_q - i : kAttentionCallRows;
-    ref::RowMask rows[kAttentionCallRows];
-    MaskArraysRoom arrays;
+  const index_t call_rows = attention_w8a8_call_rows(seq_q);
+  for (index_t i = 0; i < seq_q; i += call_rows) {
+    const index_t n = seq_q - i < call_rows ? seq_q - i : call_rows;
+    ref::RowMask rows[kAttentionInt8CallRows];
+    MaskArraysRoom<kAttentionInt8CallRows> arrays;
     row_masks(mask, i, n, seq_k, rows, arrays);
     ActiveKernels::attention_rows_w8a8(q + i * q_stride, q_stride, s_q + i, n, k, k_stride, s_k, v, v_stride, s_v,
                                        head_dim, seq_k, rows, mask.fill, p, out + i * out_stride, out_stride);

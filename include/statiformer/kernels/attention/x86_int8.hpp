@@ -2,7 +2,9 @@
 // "Attention"). The w8a8 attention of the avx2 and avx512 variants (selected by
 // kernels/attention/select.hpp's AttentionInt8Select; the generic one, which runs what this one
 // declines, is kernels/attention/int8.hpp). The same steps as the generic code, on up to kRows
-// query rows at a time that share each key block's K and V, repacked once per block:
+// (64) query rows at a time that share each key block's K and V, repacked once per block (a layer
+// passes 64 rows a call, kAttentionInt8CallRows: with twelve, the packing took ~18 % of this
+// kernel's time at 64×128×4):
 //  - K of the block's 32 keys in d-quads (kp[quad][key]: the key's four bytes of the quad), as
 //    unsigned bytes k + 128 (one xor with 0x80); Q·Kᵀ then takes one `vpdpbusd` per row, quad and
 //    vector of keys (8 on ymm, 16 on zmm): u8 keys times the row's quad broadcast (signed), the sums
@@ -56,10 +58,14 @@ struct AttentionInt8 {
   using Vec = ProductInt8<Tag>;  // (its prefix8 and fma8)
   static constexpr index_t B = kAttentionKeyBlock;
   static_assert(B == 32, "the key masks of a block are 32-bit words, its scores four vectors of 8");
-  /// Query rows that share the packed K and V of a block (a layer's call: kAttentionCallRows).
-  static constexpr index_t kRows = 12;
+  /// Query rows that share the packed K and V of a block: a layer's whole call
+  /// (kAttentionInt8CallRows), where their quads fit kQuadWords.
+  static constexpr index_t kRows = 64;
   static constexpr index_t kMaxHeadDim = 256;
   static constexpr index_t kMaxQuads = kMaxHeadDim / 4;
+  /// The rows' quads, each row's rounded up to 8: kRows rows of a head up to 64 (16 quads); of a
+  /// longer head, fewer rows at a time (at least 16).
+  static constexpr index_t kQuadWords = kRows * 16;
   /// vp's row: the dimensions rounded up to a multiple of 32 (the P·V tiles of four vectors).
   static constexpr index_t kVpStride = kMaxHeadDim;
   /// The float steps on the vocabulary's width: 16 lanes (AVX-512), else 8.
@@ -457,11 +463,23 @@ struct AttentionInt8 {
       for (index_t d0 = 0; d0 < head_dim; d0 += 32) {
         __m512i a0 = _mm512_setzero_si512(), a1 = a0;
         if (head_dim - d0 > 16) {
-          for (index_t iq = 0; iq < nq; ++iq) {
-            const __m512i wb = _mm512_set1_epi32(wq[iq]);
-            a0 = dp512(a0, wb, _mm512_load_si512(vp[iq] + d0));
-            a1 = dp512(a1, wb, _mm512_load_si512(vp[iq] + d0 + 16));
+          // (even and odd key quads in chains of their own: half the latency; integer sums, exact)
+          __m512i b0 = a0, b1 = a0;
+          index_t iq = 0;
+          for (; iq + 2 <= nq; iq += 2) {
+            const __m512i wa = _mm512_set1_epi32(wq[iq]), wb = _mm512_set1_epi32(wq[iq + 1]);
+            a0 = dp512(a0, wa, _mm512_load_si512(vp[iq] + d0));
+            a1 = dp512(a1, wa, _mm512_load_si512(vp[iq] + d0 + 16));
+            b0 = dp512(b0, wb, _mm512_load_si512(vp[iq + 1] + d0));
+            b1 = dp512(b1, wb, _mm512_load_si512(vp[iq + 1] + d0 + 16));
           }
+          if (iq < nq) {
+            const __m512i wa = _mm512_set1_epi32(wq[iq]);
+            a0 = dp512(a0, wa, _mm512_load_si512(vp[iq] + d0));
+            a1 = dp512(a1, wa, _mm512_load_si512(vp[iq] + d0 + 16));
+          }
+          a0 = _mm512_add_epi32(a0, b0);
+          a1 = _mm512_add_epi32(a1, b1);
         } else {
           // (two chains of sums, even and odd key quads: half the latency; integer sums, exact)
           index_t iq = 0;
@@ -531,20 +549,22 @@ struct AttentionInt8 {
                     index_t head_dim, index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* out,
                     index_t out_stride) {
     const index_t quads = (head_dim + 3) / 4;
-    alignas(32) std::int32_t qq[kRows][kMaxQuads];
+    const index_t qq_stride = (quads + 7) / 8 * 8;
+    alignas(32) std::int32_t qq[kQuadWords];
     std::uint32_t corr[kRows];
     float m[kRows], l[kRows];
     bool seen[kRows];
     for (index_t r = 0; r < n_rows; ++r) {
       const std::int8_t* qr = q + r * q_stride;
-      const index_t quads8 = (quads + 7) / 8 * 8;
-      std::memset(qq[r], 0, quads8 * 4);
-      std::memcpy(qq[r], qr, head_dim);
-      // Σ_d q[d]: the quads' bytes against ones (u8), 8 quads a vector
+      // the row's quads, zeros past head_dim, and Σ_d q[d] (the bytes against ones, u8), 8 quads a
+      // vector built in registers (written as zeros, then the row's bytes, a vector load of them
+      // waited for both stores: no store forwarding)
       __m256i total = _mm256_setzero_si256();
-      for (index_t c = 0; c < quads8; c += 8)
-        total =
-            dp<P>(total, _mm256_set1_epi32(0x01010101), _mm256_load_si256(reinterpret_cast<const __m256i*>(qq[r] + c)));
+      for (index_t c = 0; c < quads; c += 8) {
+        const __m256i row = _mm256_setr_m128i(load16(qr, 4 * c, head_dim), load16(qr, 4 * c + 16, head_dim));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(qq + r * qq_stride + c), row);
+        total = dp<P>(total, _mm256_set1_epi32(0x01010101), row);
+      }
       const __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
       const __m128i t2 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0x4E));
       const std::int32_t sum = _mm_cvtsi128_si32(_mm_add_epi32(t2, _mm_shuffle_epi32(t2, 0xB1)));
@@ -582,8 +602,8 @@ struct AttentionInt8 {
           c[r] = 0.0f;
           continue;
         }
-        scores<P>(qq[r], corr[r], s_q[r], kp, s_k + kb, masks[r].additive() ? masks[r].additive() + kb : nullptr, quads,
-                  nb, scale, p[r]);
+        scores<P>(qq + r * qq_stride, corr[r], s_q[r], kp, s_k + kb,
+                  masks[r].additive() ? masks[r].additive() + kb : nullptr, quads, nb, scale, p[r]);
         const float bm = block_max(p[r], bits[r]);
         m_new[r] = (seen[r] && m[r] > bm) ? m[r] : bm;
         c[r] = seen[r] ? m[r] - m_new[r] : 0.0f;
@@ -649,8 +669,11 @@ struct AttentionInt8 {
                   index_t k_stride, const float* s_k, const std::int8_t* v, index_t v_stride, const float* s_v,
                   index_t head_dim, index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* out,
                   index_t out_stride) {
-    for (index_t r0 = 0; r0 < n_rows; r0 += kRows) {
-      const index_t n = n_rows - r0 < kRows ? n_rows - r0 : kRows;
+    // rows at a time: as many as kQuadWords holds (kRows up to head_dim 64), as even as they go
+    const index_t fit = kQuadWords / ((head_dim + 31) / 32 * 8), cap = fit < kRows ? fit : kRows;
+    const index_t groups = (n_rows + cap - 1) / cap, each = (n_rows + groups - 1) / groups;
+    for (index_t r0 = 0; r0 < n_rows; r0 += each) {
+      const index_t n = n_rows - r0 < each ? n_rows - r0 : each;
       group<P>(q + r0 * q_stride, q_stride, s_q + r0, n, k, k_stride, s_k, v, v_stride, s_v, head_dim, n_keys,
                masks + r0, fill, out + r0 * out_stride, out_stride);
     }
