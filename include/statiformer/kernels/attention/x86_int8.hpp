@@ -17,9 +17,9 @@
 //  - the float steps of each row and block exactly as the generic code, on the vocabulary's width
 //    (16 lanes on avx512, 8 on avx2): the scores' float(acc) · (s_q · s_k) / √head_dim [+ mask] per
 //    lane (the same operations, one rounding each); the block maximum (a vector maximum where it is
-//    the same value: no NaN, not zero; else the generic scan); exp via the vocabulary's exp_shifted,
-//    all the group's rows of a block in one call on s − m_new (exp_shifted(x, 0) is exp(x − 0), and
-//    x − 0 is x: the generic exp_shifted(p, nb, m_new)'s bits), the canonical sum per row;
+//    the same value: no NaN, not zero; else the generic scan); exp via the vocabulary's
+//    exp_nonpositive, all the group's rows of a block in one pass over s − m_new (≤ 0: exp_v's bits
+//    in fewer steps, the generic exp_shifted(p, nb, m_new)'s bits), the canonical sum per row;
 //    quantize_row's operations in registers (max |x| on the bits, 127 / max, the add-subtract of
 //    1.5·2²³; quantize_row itself for a row below kMinQuantizedMax or non-finite); fma(float(acc), s_b,
 //    out) per lane and the final division.
@@ -311,7 +311,7 @@ struct AttentionInt8 {
   }
 
   // ---- the float steps of one row's block, on the vocabulary's width (AVX-512: 16 lanes; AVX2: 8),
-  // so that the vocabulary's exp_shifted and sum read what these wrote as they wrote it ------------
+  // so that the vocabulary's exp and sum read what these wrote as they wrote it --------------------
 
   /// p[i] = float(acc) · (s_q · s_k[i]) / scale [+ add[i]], i < nb (acc0..3: keys 0-7, ..., 24-31).
   static void score_floats(__m256i acc0, __m256i acc1, __m256i acc2, __m256i acc3, float s_q, const float* s_k,
@@ -537,12 +537,21 @@ struct AttentionInt8 {
     }
   }
 
+  /// x[i] = exp(x[i]) for x[i] ≤ 0 or NaN, i < n: the vocabulary's exp_nonpositive, exp_v's bits in
+  /// fewer steps (the generic code's exp_shifted(p, p, nb, m_new) is exp_v(p − m_new), and every
+  /// value here is already shifted, s − m_new ≤ 0 or 0 for a masked key, m − m_new ≤ 0; NaN stays).
+  static void exp_nonpositive(float* x, index_t n) {
+    using I = typename E::I;
+    index_t i = 0;
+    for (; i + E::L <= n; i += E::L) I::store(x + i, E::exp_nonpositive(I::load(x + i)));
+    if (i < n) I::store_partial(x + i, E::exp_nonpositive(I::load_partial(x + i, n - i)), n - i);
+  }
+
   /// Up to kRows rows (see attention_rows_w8a8). Per key block, the rows' steps in phases, so that
-  /// the exps of all rows are one exp_shifted call: the rows' scores and block maxima; the factors
-  /// exp(m - m_new) of the rows that had a block before, as one call; the rows' shifted scores
-  /// s - m_new as one call (exp_shifted(x, y, n, 0): exp(x - 0), and x - 0 is x, so each value is the
-  /// bits of the generic exp_shifted(p, p, nb, m_new)); then per row the canonical sum, the values'
-  /// scales, quantize_row and the weighted values.
+  /// the exps of all rows are one pass (exp_nonpositive): the rows' scores and block maxima; the
+  /// factors exp(m - m_new) of the rows that had a block before, as one pass; the rows' shifted
+  /// scores s - m_new as one pass (each value the bits of the generic exp_shifted(p, p, nb, m_new));
+  /// then per row the canonical sum, the values' scales, quantize_row and the weighted values.
   template <Path P>
   static void group(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows, const std::int8_t* k,
                     index_t k_stride, const float* s_k, const std::int8_t* v, index_t v_stride, const float* s_v,
@@ -611,14 +620,14 @@ struct AttentionInt8 {
         shift(p[r], bits[r], m_new[r]);  // (masked keys: 0, as the generic code's m_new - m_new)
       }
       // 2. what came before, to the new maximum
-      if (n_c > 0) E::exp_shifted(c, c, n_c, 0.0f);
+      if (n_c > 0) exp_nonpositive(c, n_c);
       for (index_t r = 0; r < n_rows; ++r)
         if (bits[r] != 0 && seen[r]) {
           l[r] = l[r] * c[r];
           scale_row(out + r * out_stride, head_dim, c[r]);
         }
       // 3. the weights (masked keys: 0), their canonical sum, times the values' scales, quantized
-      E::exp_shifted(&p[0][0], &p[0][0], n_rows * B, 0.0f);
+      exp_nonpositive(&p[0][0], n_rows * B);
       for (index_t r = 0; r < n_rows; ++r) {
         if (bits[r] == 0) continue;
         float* pr = p[r];
