@@ -627,7 +627,13 @@ struct AttentionInt8 {
           scale_row(out + r * out_stride, head_dim, c[r]);
         }
       // 3. the weights (masked keys: 0), their canonical sum, times the values' scales, quantized
-      exp_nonpositive(&p[0][0], n_rows * B);
+      // (a block of up to 16 keys: each row's first vectors only, the lanes from nb on being
+      // zeroed by keep_allowed and never read before)
+      const index_t lanes = (nb + E::L - 1) / E::L * E::L;
+      if (lanes == B)
+        exp_nonpositive(&p[0][0], n_rows * B);
+      else
+        for (index_t r = 0; r < n_rows; ++r) exp_nonpositive(p[r], lanes);
       for (index_t r = 0; r < n_rows; ++r) {
         if (bits[r] == 0) continue;
         float* pr = p[r];
