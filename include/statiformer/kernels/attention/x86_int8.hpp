@@ -566,8 +566,8 @@ struct AttentionInt8 {
     for (index_t r = 0; r < n_rows; ++r) {
       const std::int8_t* qr = q + r * q_stride;
       // the row's quads, zeros past head_dim, and Σ_d q[d] (the bytes against ones, u8), 8 quads a
-      // vector built in registers (written as zeros, then the row's bytes, a vector load of them
-      // waited for both stores: no store forwarding)
+      // vector built in registers (a memset, a memcpy and a vector load over both stores, which
+      // cannot be forwarded, stalled every row and head)
       __m256i total = _mm256_setzero_si256();
       for (index_t c = 0; c < quads; c += 8) {
         const __m256i row = _mm256_setr_m128i(load16(qr, 4 * c, head_dim), load16(qr, 4 * c + 16, head_dim));
