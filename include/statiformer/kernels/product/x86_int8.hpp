@@ -31,8 +31,9 @@
 // convert_w8a32, a chunk of int8 weights to float, epilogue_w8a32, fma(acc, s_w, b) over a row, and
 // product_w8a32_row, one row's product with each weight converted where it is used (on ymm in the
 // avx2 variant, on zmm in the avx512 one; exact conversions and the float product's fma order: the
-// generic loops' bits). And quantize_rows, the int8 attention's rows of each head (max|x| on the
-// bits, cvtps2dq: generic::ProductInt8::quantize_row's bits, exactly k bytes written per row).
+// generic loops' bits). And quantize_rows, the int8 attention's rows of each head (the linears'
+// max|x|, absmax8 / absmax16, then cvtps2dq: generic::ProductInt8::quantize_row's bits, exactly k
+// bytes written per row).
 //
 // Why a run-time check and not the variant's compile flags: the avx512 variant is compiled with
 // -mavx512f only and runs on every AVX-512F CPU the dispatcher (simd/dispatch.hpp) finds; giving
@@ -48,7 +49,6 @@
 #if defined(__x86_64__) && defined(__AVX2__) && (defined(__FMA__) || defined(__AVX512F__))
 #include <immintrin.h>
 
-#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -747,29 +747,13 @@ struct ProductInt8 {
   }
 
   // ---- the int8 attention's rows: quantize_rows (ymm; the avx512 variant's on zmm) ----------------
-  /// max |x[i]| over k values as bits (x & 0x7FFFFFFF; every infinity and NaN above every finite
-  /// value), generic::ProductInt8::quantize_row's maximum.
-  static std::uint32_t absmax_bits(const float* x, index_t k) {
+  /// max |x[i]| over n values and whether all are finite: absmax16 in the avx512 variant, absmax8
+  /// in the avx2 one (either is generic::ProductInt8::quantize_row's maximum where the row is finite).
+  static float absmax(const float* x, index_t n, bool& finite) {
 #if defined(__AVX512F__)
-    if constexpr (std::is_same_v<Tag, isa::avx512>) {
-      const __m512i abs_bits = _mm512_set1_epi32(0x7FFFFFFF);
-      __m512i m = _mm512_setzero_si512();
-      for (index_t i = 0; i < k; i += 16)
-        m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_maskz_loadu_epi32(prefix16(k - i), x + i), abs_bits));
-      return static_cast<std::uint32_t>(_mm512_reduce_max_epu32(m));
-    }
+    if constexpr (std::is_same_v<Tag, isa::avx512>) return absmax16(x, n, finite);
 #endif
-    const __m256i abs_bits = _mm256_set1_epi32(0x7FFFFFFF);
-    __m256i m = _mm256_setzero_si256();
-    index_t i = 0;
-    for (; i + 8 <= k; i += 8)
-      m = _mm256_max_epu32(m, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)), abs_bits));
-    if (i < k)
-      m = _mm256_max_epu32(
-          m, _mm256_and_si256(_mm256_maskload_epi32(reinterpret_cast<const int*>(x + i), prefix8(k - i)), abs_bits));
-    const __m128i m4 = _mm_max_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
-    const __m128i m2 = _mm_max_epu32(m4, _mm_shuffle_epi32(m4, 0x4E));
-    return static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm_max_epu32(m2, _mm_shuffle_epi32(m2, 0xB1))));
+    return absmax8(x, n, finite);
   }
 
   /// q[0, k) = x · inv rounded to nearest, ties to even (cvtps2dq in the default rounding mode: the
@@ -822,20 +806,19 @@ struct ProductInt8 {
     constexpr index_t kBatch = 8;
     for (index_t r0 = 0; r0 < rows; r0 += kBatch) {
       const index_t n = rows - r0 < kBatch ? rows - r0 : kBatch;
-      std::uint32_t m[kBatch];
-      for (index_t r = 0; r < n; ++r) m[r] = absmax_bits(x + (r0 + r) * ldx, k);
+      float a[kBatch];
+      bool finite[kBatch];
+      for (index_t r = 0; r < n; ++r) a[r] = absmax(x + (r0 + r) * ldx, k, finite[r]);
       for (index_t r = 0; r < n; ++r) {
-        const bool finite = m[r] < 0x7F800000u;  // (no NaN, no infinity)
-        const float a = std::bit_cast<float>(m[r]);
         std::int8_t* qr = q + (r0 + r) * ldq;
-        if (!finite || a < kMinQuantizedMax) {  // (a row of zeros among them)
+        if (!finite[r] || a[r] < kMinQuantizedMax) {  // (a row of zeros among them)
           std::memset(qr, 0, k);
-          s[r0 + r] = finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+          s[r0 + r] = finite[r] ? 0.0f : std::numeric_limits<float>::quiet_NaN();
           continue;
         }
         // |x| ≤ a, so |x · (127 / a)| ≤ 127 · (1 + 2⁻²⁴)², which rounds to at most 127: no clamp
-        quantize_values(x + (r0 + r) * ldx, k, 127.0f / a, qr);
-        s[r0 + r] = a / 127.0f;
+        quantize_values(x + (r0 + r) * ldx, k, 127.0f / a[r], qr);
+        s[r0 + r] = a[r] / 127.0f;
       }
     }
   }
