@@ -16,7 +16,9 @@
 //    xor with 0x80 per weight vector, shared by the tile's rows), the rows signed, and each row's
 //    sum then holds 128·Σ_k q_x[r, k] too (the row's sum is taken while quantizing it). The sums
 //    wrap around 2³² on the way and the start value brings them back: two's complement arithmetic
-//    is exact modulo 2³², and the result is within int32 (in ≤ ref::kMaxQuantizedIn);
+//    is exact modulo 2³², and the result is within int32 (in ≤ ref::kMaxQuantizedIn). The last
+//    tile over each panel prefetches the next panel's weights (or the next linear's) into L1, a
+//    quad's lines with its own quad (linears of kPrefetchWeightBytes or more);
 //  - AVX2 with AVX-VNNI (checked at run time, as above): the same on ymm, tiles of 6 rows × 2
 //    vectors of 8 sums;
 //  - AVX2 without AVX-VNNI, and AVX-512 without AVX512-VNNI: `vpmaddwd` on int16 (weights
@@ -68,6 +70,9 @@ struct ProductInt8 {
   /// the broadcast quad and the flip: 30 of 32).
   static constexpr index_t kVnniRows = 6;
   static constexpr index_t kGroup = kQuantizedRowGroup;
+  /// AVX512-VNNI: the weight bytes from which a linear's panels' last tiles prefetch the next
+  /// weights (see panels; a third of a 48 KB L1: smaller linears' weights stay in L1 between calls).
+  static constexpr index_t kPrefetchWeightBytes = 16 * 1024;
 
   /// One register tile's operands: quantized rows (int8 or int16 elements, row stride ldq
   /// elements), their scales s and sums (VNNI), k-quads, the weights of the tile's first output
@@ -88,6 +93,9 @@ struct ProductInt8 {
     /// AVX512-VNNI with unsigned activations (q + 128 in the rows): Σ_k w over the tile's outputs
     /// (the panel's quads, padding included), else null (signed activations, unsigned weights).
     const std::int32_t* colsum = nullptr;
+    /// AVX512-VNNI: the next panel's weights (ldw bytes per quad as this one's), whose lines of each
+    /// quad the tile prefetches into L1 with its own quad, or null.
+    const std::int8_t* prefetch = nullptr;
   };
 
   // ---- AVX2 (both variants): int16 pairs by vpmaddwd -------------------------------------------
@@ -406,6 +414,12 @@ struct ProductInt8 {
   /// w ^ 0x80 (an xor per weight vector and quad), and the sums start at minus the rows' 128·Σ q_x.
   template <int R, int NV, bool UX>
   [[gnu::target("avx512vnni")]] static void tile_vnni(const Tile& t) {
+    // (the operands in locals: read through t, GCC reloaded them after every store of the epilogue)
+    const index_t ldq = t.ldq, ldw = t.ldw, quads = t.quads, ldy = t.ldy;
+    const float* const s_w = t.s_w;
+    const float* const bias = t.bias;
+    const bool relu = t.relu;
+    float* const y = t.y;
     const __mmask16 last = prefix16(t.n - 16 * (NV - 1));
     // the sums start at minus the offset the unsigned operand adds (modulo 2³², as the sums
     // themselves): UX, -128·Σ_k w per output; else -128·Σ q_x per row
@@ -422,7 +436,14 @@ struct ProductInt8 {
     const __m512i flip = _mm512_set1_epi32(static_cast<int>(0x80808080u));  // w + 128 as u8: w ^ 0x80
     const std::int8_t* wk = t.w;
     const std::int8_t* xk = t.q;
-    for (index_t k = 0; k < t.quads; ++k, wk += t.ldw, xk += kQuadK) {
+    const std::int8_t* pf = t.prefetch;
+    const bool prefetch = pf != nullptr;  // (invariant: GCC makes a loop without the prefetches)
+    for (const std::int8_t* const end = t.q + quads * kQuadK; xk != end; wk += ldw, xk += kQuadK) {
+      if (prefetch) {
+#pragma GCC unroll 4
+        for (int i = 0; i < NV; ++i) _mm_prefetch(reinterpret_cast<const char*>(pf + 64 * i), _MM_HINT_T0);
+        pf += ldw;
+      }
       __m512i wv[NV];
 #pragma GCC unroll 16
       for (int i = 0; i < NV; ++i) {
@@ -431,9 +452,9 @@ struct ProductInt8 {
       }
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r) {
-        std::int32_t quad;
-        std::memcpy(&quad, xk + r * t.ldq, 4);
-        const __m512i xb = _mm512_set1_epi32(quad);
+        std::int32_t q;
+        std::memcpy(&q, xk + r * ldq, 4);
+        const __m512i xb = _mm512_set1_epi32(q);
 #pragma GCC unroll 16
         for (int i = 0; i < NV; ++i) {
           if constexpr (UX)
@@ -446,16 +467,16 @@ struct ProductInt8 {
 #pragma GCC unroll 16
     for (int i = 0; i < NV; ++i) {
       const __mmask16 keep = i + 1 == NV ? last : __mmask16(0xFFFF);
-      const __m512 sw = _mm512_maskz_loadu_ps(keep, t.s_w + 16 * i);
-      const __m512 b = t.bias ? _mm512_maskz_loadu_ps(keep, t.bias + 16 * i) : _mm512_setzero_ps();
+      const __m512 sw = _mm512_maskz_loadu_ps(keep, s_w + 16 * i);
+      const __m512 b = bias ? _mm512_maskz_loadu_ps(keep, bias + 16 * i) : _mm512_setzero_ps();
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r) {
         const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(t.s[r]), sw);
         const __m512 f = _mm512_cvtepi32_ps(acc[r][i]);
-        __m512 v = t.bias ? _mm512_fmadd_ps(f, scale, b) : _mm512_mul_ps(f, scale);
+        __m512 v = bias ? _mm512_fmadd_ps(f, scale, b) : _mm512_mul_ps(f, scale);
         // simd_math::relu's bits: v where v > 0, else +0 (NaN: +0)
-        if (t.relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
-        _mm512_mask_storeu_ps(t.y + r * t.ldy + 16 * i, keep, v);
+        if (relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
+        _mm512_mask_storeu_ps(y + r * ldy + 16 * i, keep, v);
       }
     }
   }
@@ -860,8 +881,11 @@ struct ProductInt8 {
           if constexpr (P == Path::avx_vnni) s[r] = quantize_i8_256(xr, in, qr, sum[r]);
         }
       }
-      for (index_t l = 0; l < count; ++l)  // (the group's quantized rows serve every linear)
-        panels<P>(linears[l], r0, n, in4, ld, ux, scratch, s, sum);
+      for (index_t l = 0; l < count; ++l) {  // (the group's quantized rows serve every linear)
+        // the weights read after this linear's (AVX512-VNNI prefetches them, see panels)
+        const std::int8_t* next = l + 1 < count ? linears[l + 1].qw : r0 + n < rows ? linears[0].qw : nullptr;
+        panels<P>(linears[l], r0, n, in4, ld, ux, scratch, s, sum, next);
+      }
     }
   }
 
@@ -869,8 +893,8 @@ struct ProductInt8 {
   /// and activation.
   template <Path P>
   static void panels(const W8a8Linear& L, index_t r0, index_t n, index_t in4, index_t ld, bool ux, std::int8_t* scratch,
-                     float* s, std::int32_t* sum) {
-    (void)ux;                                            // (avx2)
+                     float* s, std::int32_t* sum, const std::int8_t* next) {
+    (void)ux, (void)next;                                // (avx2)
     constexpr index_t kBytes = P == Path::madd ? 2 : 1;  // per quantized element
     const index_t quads = in4 / kQuadK, out = L.out;
     const std::int8_t* qw = L.qw;
@@ -900,6 +924,7 @@ struct ProductInt8 {
       };
 #if defined(__AVX512F__)
       if constexpr (P == Path::avx512_vnni) {
+        const bool prefetch = in4 * out >= kPrefetchWeightBytes;
         alignas(64) std::int32_t colsum[kWeightPanel];
         if (ux) column_sums(wp, quads, width * kQuadK, width, colsum);
         // ceil(n / kVnniRows) tiles of as even a number of rows as they can have (a group of
@@ -908,6 +933,11 @@ struct ProductInt8 {
           tr = even_part(n - r, kVnniRows);
           Tile t = tile(r);
           t.colsum = ux ? colsum : nullptr;
+          // the panel's last tile brings the next weights into L1 (each panel's first pass, the
+          // column sums, waited for them: 7 % of a 128x512x2048 linear); not where the weights
+          // are few enough to stay in L1 (there the prefetches only cost: the 16x32 w8a8 layer
+          // takes 0.96× the time without them)
+          if (r + tr == n && prefetch) t.prefetch = p0 + kWeightPanel < out ? wp + kWeightPanel * in4 : next;
           vnni_rows(tr, (width + 15) / 16, t);
         }
         continue;
