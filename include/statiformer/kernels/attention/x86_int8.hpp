@@ -541,10 +541,7 @@ struct AttentionInt8 {
   /// fewer steps (the generic code's exp_shifted(p, p, nb, m_new) is exp_v(p − m_new), and every
   /// value here is already shifted, s − m_new ≤ 0 or 0 for a masked key, m − m_new ≤ 0; NaN stays).
   static void exp_nonpositive(float* x, index_t n) {
-    using I = typename E::I;
-    index_t i = 0;
-    for (; i + E::L <= n; i += E::L) I::store(x + i, E::exp_nonpositive(I::load(x + i)));
-    if (i < n) I::store_partial(x + i, E::exp_nonpositive(I::load_partial(x + i, n - i)), n - i);
+    E::map(x, x, n, [](typename E::V v) { return E::exp_nonpositive(v); });
   }
 
   /// Up to kRows rows (see attention_rows_w8a8). Per key block, the rows' steps in phases, so that
