@@ -9,11 +9,13 @@
 //    unsigned bytes k + 128 (one xor with 0x80); Q·Kᵀ then takes one `vpdpbusd` per row, quad and
 //    vector of keys (8 on ymm, 16 on zmm): u8 keys times the row's quad broadcast (signed), the sums
 //    starting from −128·Σ_d q[d], so that they end at the exact int32 dot products (two's
-//    complement arithmetic is exact modulo 2³², and the dot products are within int32);
+//    complement arithmetic is exact modulo 2³², and the dot products are within int32); on zmm two
+//    rows at a time, each vector of keys loaded once for both (scores_pair);
 //  - V of the block in key-quads (vp[key quad][d]: the four keys' bytes of dimension d, signed);
 //    P·V takes one `vpdpbusd` per row, key quad and vector of dimensions: the row's quantized
 //    weights (a quad broadcast) are the unsigned operand as they are, being ≥ 0 (p ≥ 0 times the
-//    values' scales; a block whose weights are not all ≥ 0 goes the plain way, key by key);
+//    values' scales; a block whose weights are not all ≥ 0 goes the plain way, key by key); on zmm
+//    two rows at a time where they read the same keys (weighted_values_pair);
 //  - the float steps of each row and block exactly as the generic code, on the vocabulary's width
 //    (16 lanes on avx512, 8 on avx2): the scores' float(acc) · (s_q · s_k) / √head_dim [+ mask] per
 //    lane (the same operations, one rounding each); the block maximum (a vector maximum where it is
@@ -310,6 +312,32 @@ struct AttentionInt8 {
     score_floats(acc0, acc1, acc2, acc3, s_q, s_k, add, nb, scale, p);
   }
 
+#if defined(__AVX512F__)
+  /// scores<Path::avx512_vnni> of two rows at once, (qq, corr[0], s_q[0], add[0], p[0]) and
+  /// (qq + qq_stride, corr[1], s_q[1], add[1], p[1]): each quad's keys loaded once for both rows (a
+  /// row alone loads two vectors of keys and a quad of its own per two vpdpbusd).
+  static void scores_pair(const std::int32_t* qq, index_t qq_stride, const std::uint32_t* corr, const float* s_q,
+                          const std::int32_t (*kp)[B], const float* s_k, const float* const* add, index_t quads,
+                          index_t nb, float scale, float (*p)[B]) {
+    const std::int32_t* qq1 = qq + qq_stride;
+    const __m512i start0 = _mm512_set1_epi32(static_cast<int>(0u - corr[0]));
+    const __m512i start1 = _mm512_set1_epi32(static_cast<int>(0u - corr[1]));
+    __m512i a0 = start0, a1 = start0, b0 = start1, b1 = start1;
+    for (index_t c = 0; c < quads; ++c) {
+      const __m512i k0 = _mm512_load_si512(kp[c]), k1 = _mm512_load_si512(kp[c] + 16);
+      const __m512i x0 = _mm512_set1_epi32(qq[c]), x1 = _mm512_set1_epi32(qq1[c]);
+      a0 = dp512(a0, k0, x0);
+      a1 = dp512(a1, k1, x0);
+      b0 = dp512(b0, k0, x1);
+      b1 = dp512(b1, k1, x1);
+    }
+    score_floats(_mm512_castsi512_si256(a0), _mm512_extracti64x4_epi64(a0, 1), _mm512_castsi512_si256(a1),
+                 _mm512_extracti64x4_epi64(a1, 1), s_q[0], s_k, add[0], nb, scale, p[0]);
+    score_floats(_mm512_castsi512_si256(b0), _mm512_extracti64x4_epi64(b0, 1), _mm512_castsi512_si256(b1),
+                 _mm512_extracti64x4_epi64(b1, 1), s_q[1], s_k, add[1], nb, scale, p[1]);
+  }
+#endif
+
   // ---- the float steps of one row's block, on the vocabulary's width (AVX-512: 16 lanes; AVX2: 8),
   // so that the vocabulary's exp and sum read what these wrote as they wrote it --------------------
 
@@ -537,6 +565,58 @@ struct AttentionInt8 {
     }
   }
 
+#if defined(__AVX512F__)
+  /// weighted_values<Path::avx512_vnni> of two rows at once, (wq[0], s_b[0], out) and (wq[1], s_b[1],
+  /// out + out_stride), over the same nq key quads: each vector of values loaded once for both rows.
+  static void weighted_values_pair(const std::int32_t (*wq)[B / 4], index_t nq, const std::int32_t (*vp)[kVpStride],
+                                   index_t head_dim, const float* s_b, float* out, index_t out_stride) {
+    for (index_t d0 = 0; d0 < head_dim; d0 += 32) {
+      __m512i acc[2][2];  // [row][dimensions d0.., d0 + 16..]
+      const __m512i zero = _mm512_setzero_si512();
+      if (head_dim - d0 > 16) {
+        __m512i a0 = zero, a1 = zero, b0 = zero, b1 = zero;
+        for (index_t iq = 0; iq < nq; ++iq) {
+          const __m512i v0 = _mm512_load_si512(vp[iq] + d0), v1 = _mm512_load_si512(vp[iq] + d0 + 16);
+          const __m512i w0 = _mm512_set1_epi32(wq[0][iq]), w1 = _mm512_set1_epi32(wq[1][iq]);
+          a0 = dp512(a0, w0, v0);
+          a1 = dp512(a1, w0, v1);
+          b0 = dp512(b0, w1, v0);
+          b1 = dp512(b1, w1, v1);
+        }
+        acc[0][0] = a0, acc[0][1] = a1, acc[1][0] = b0, acc[1][1] = b1;
+      } else {
+        // (each row's even and odd key quads in chains of their own: half the latency; integer sums, exact)
+        __m512i a0 = zero, a1 = zero, b0 = zero, b1 = zero;
+        index_t iq = 0;
+        for (; iq + 2 <= nq; iq += 2) {
+          const __m512i v0 = _mm512_load_si512(vp[iq] + d0), v1 = _mm512_load_si512(vp[iq + 1] + d0);
+          a0 = dp512(a0, _mm512_set1_epi32(wq[0][iq]), v0);
+          a1 = dp512(a1, _mm512_set1_epi32(wq[0][iq + 1]), v1);
+          b0 = dp512(b0, _mm512_set1_epi32(wq[1][iq]), v0);
+          b1 = dp512(b1, _mm512_set1_epi32(wq[1][iq + 1]), v1);
+        }
+        if (iq < nq) {
+          const __m512i v0 = _mm512_load_si512(vp[iq] + d0);
+          a0 = dp512(a0, _mm512_set1_epi32(wq[0][iq]), v0);
+          b0 = dp512(b0, _mm512_set1_epi32(wq[1][iq]), v0);
+        }
+        acc[0][0] = _mm512_add_epi32(a0, a1), acc[0][1] = zero;
+        acc[1][0] = _mm512_add_epi32(b0, b1), acc[1][1] = zero;
+      }
+      for (index_t j = 0; j < 2; ++j) {
+        const __m512 vs = _mm512_set1_ps(s_b[j]);
+        float* o = out + j * out_stride;
+        for (index_t h = 0; h < 2 && d0 + 16 * h < head_dim; ++h) {
+          const index_t d = d0 + 16 * h;
+          const __mmask16 keep = Vec::prefix16(head_dim - d);
+          _mm512_mask_storeu_ps(o + d, keep,
+                                _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[j][h]), vs, _mm512_maskz_loadu_ps(keep, o + d)));
+        }
+      }
+    }
+  }
+#endif
+
   /// x[i] = exp(x[i]) for x[i] ≤ 0 or NaN, i < n: the vocabulary's exp_nonpositive, exp_v's bits in
   /// fewer steps (the generic code's exp_shifted(p, p, nb, m_new) is exp_v(p − m_new), and every
   /// value here is already shifted, s − m_new ≤ 0 or 0 for a masked key, m − m_new ≤ 0; NaN stays).
@@ -545,10 +625,11 @@ struct AttentionInt8 {
   }
 
   /// Up to kRows rows (see attention_rows_w8a8). Per key block, the rows' steps in phases, so that
-  /// the exps of all rows are one pass (exp_nonpositive): the rows' scores and block maxima; the
-  /// factors exp(m - m_new) of the rows that had a block before, as one pass; the rows' shifted
-  /// scores s - m_new as one pass (each value the bits of the generic exp_shifted(p, p, nb, m_new));
-  /// then per row the canonical sum, the values' scales, quantize_row and the weighted values.
+  /// the exps of all rows are one pass (exp_nonpositive): the rows' scores (on zmm in pairs), then
+  /// their block maxima; the factors exp(m - m_new) of the rows that had a block before, as one
+  /// pass; the rows' shifted scores s - m_new as one pass (each value the bits of the generic
+  /// exp_shifted(p, p, nb, m_new)); then per row the canonical sum, the values' scales,
+  /// quantize_row, and the weighted values (on zmm per pair of rows).
   template <Path P>
   static void group(const std::int8_t* q, index_t q_stride, const float* s_q, index_t n_rows, const std::int8_t* k,
                     index_t k_stride, const float* s_k, const std::int8_t* v, index_t v_stride, const float* s_v,
@@ -598,7 +679,23 @@ struct AttentionInt8 {
       if (n_read == 0) continue;
       pack_keys(k + kb * k_stride, k_stride, n_read, head_dim, kp);
       pack_values(v + kb * v_stride, v_stride, n_read, head_dim, vp);
-      // 1. the scores of the block's allowed keys, their maximum, the new maximum
+      // 1. the scores of the block's allowed keys (AVX512-VNNI: two rows at a time where both have
+      // some), then per row their maximum, the new maximum
+      auto additive = [&](index_t r) { return masks[r].additive() ? masks[r].additive() + kb : nullptr; };
+      for (index_t r = 0; r < n_rows; ++r) {
+        if (bits[r] == 0) continue;
+#if defined(__AVX512F__)
+        if constexpr (P == Path::avx512_vnni) {
+          if (r + 1 < n_rows && bits[r + 1] != 0) {
+            const float* add[2] = {additive(r), additive(r + 1)};
+            scores_pair(qq + r * qq_stride, qq_stride, corr + r, s_q + r, kp, s_k + kb, add, quads, nb, scale, p + r);
+            ++r;
+            continue;
+          }
+        }
+#endif
+        scores<P>(qq + r * qq_stride, corr[r], s_q[r], kp, s_k + kb, additive(r), quads, nb, scale, p[r]);
+      }
       float c[kRows];
       index_t n_c = 0;  // rows with factors c[0, n_c) (the rows before: factor 1, unused)
       float m_new[kRows];
@@ -608,8 +705,6 @@ struct AttentionInt8 {
           c[r] = 0.0f;
           continue;
         }
-        scores<P>(qq + r * qq_stride, corr[r], s_q[r], kp, s_k + kb,
-                  masks[r].additive() ? masks[r].additive() + kb : nullptr, quads, nb, scale, p[r]);
         const float bm = block_max(p[r], bits[r]);
         m_new[r] = (seen[r] && m[r] > bm) ? m[r] : bm;
         c[r] = seen[r] ? m[r] - m_new[r] : 0.0f;
@@ -633,27 +728,47 @@ struct AttentionInt8 {
         for (index_t r = 0; r < n_rows; ++r) exp_nonpositive(p[r], lanes);
       for (index_t r = 0; r < n_rows; ++r) {
         if (bits[r] == 0) continue;
-        float* pr = p[r];
-        keep_allowed(pr, bits[r]);
-        l[r] = seen[r] ? l[r] + E::sum(pr, nb) : E::sum(pr, nb);
-        alignas(16) std::int32_t wq[B / 4] = {};
-        bool negative = false;
-        const float s_b = weights(pr, bits[r], s_v + kb, nb, wq, qw, negative);
-        // 4. their int32 sums with the values, scaled into the running output
-        float* o = out + r * out_stride;
-        if (negative) {
-          // (a negative weight: a negative value scale; key by key, as the generic code)
+        // (AVX512-VNNI: the weighted values of two rows at a time where both have keys in the
+        // block, the same number of them read, and weights ≥ 0)
+        const bool pair = P == Path::avx512_vnni && r + 1 < n_rows && bits[r + 1] != 0 && end[r + 1] == end[r];
+        alignas(16) std::int32_t wq[2][B / 4] = {};
+        float s_b[2];
+        bool packed[2] = {false, false};  // whether the row's weights go against the packed values
+        for (index_t j = 0; j < (pair ? 2 : 1); ++j) {
+          const index_t rj = r + j;
+          float* pr = p[rj];
+          keep_allowed(pr, bits[rj]);
+          l[rj] = seen[rj] ? l[rj] + E::sum(pr, nb) : E::sum(pr, nb);
+          bool negative = false;
+          s_b[j] = weights(pr, bits[rj], s_v + kb, nb, wq[j], qw, negative);
+          packed[j] = !negative;
+          m[rj] = m_new[rj];
+          seen[rj] = true;
+          if (!negative) continue;
+          // 4. (a negative weight: a negative value scale) their int32 sums with the values key by
+          // key, as the generic code, scaled into the running output
+          float* o = out + rj * out_stride;
           for (index_t d = 0; d < head_dim; ++d) {
             std::int32_t acc = 0;
-            for (index_t i = 0; i < end[r]; ++i)
+            for (index_t i = 0; i < end[rj]; ++i)
               acc += static_cast<std::int32_t>(qw[i]) * static_cast<std::int32_t>(v[(kb + i) * v_stride + d]);
-            o[d] = std::fma(static_cast<float>(acc), s_b, o[d]);
+            o[d] = std::fma(static_cast<float>(acc), s_b[j], o[d]);
           }
-        } else {
-          weighted_values<P>(wq, (end[r] + 3) / 4, vp, head_dim, s_b, o);
         }
-        m[r] = m_new[r];
-        seen[r] = true;
+        // 4. their int32 sums with the packed values, scaled into the running output
+#if defined(__AVX512F__)
+        if constexpr (P == Path::avx512_vnni) {
+          if (pair && packed[0] && packed[1]) {
+            weighted_values_pair(wq, (end[r] + 3) / 4, vp, head_dim, s_b, out + r * out_stride, out_stride);
+            ++r;
+            continue;
+          }
+        }
+#endif
+        for (index_t j = 0; j < (pair ? 2 : 1); ++j)
+          if (packed[j])
+            weighted_values<P>(wq[j], (end[r + j] + 3) / 4, vp, head_dim, s_b[j], out + (r + j) * out_stride);
+        r += pair ? 1 : 0;
       }
     }
     for (index_t r = 0; r < n_rows; ++r) {
