@@ -187,20 +187,28 @@ struct ProductInt8 {
         acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(a1, xb));
       }
     }
+    // (the operands in locals: read through t, they would be reloaded after every store, the
+    // vector stores' may-alias types reaching them)
+    const bool has_bias = t.bias != nullptr;
+    float* const y = t.y;
+    const index_t ldy = t.ldy;
+    float s[R];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) s[r] = t.s[r];
     const __m256i keep = prefix8(t.n);
     const __m256 sw = _mm256_maskload_ps(t.s_w, keep);
-    const __m256 b = t.bias ? _mm256_maskload_ps(t.bias, keep) : _mm256_setzero_ps();
+    const __m256 b = has_bias ? _mm256_maskload_ps(t.bias, keep) : _mm256_setzero_ps();
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       // lanes 2j, 2j + 1 of acc[r][h]: output 4h + j; vphaddd gives outputs 0 1 4 5 | 2 3 6 7
       const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
-      const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(t.s[r]), sw);
+      const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(s[r]), sw);
       const __m256 f = _mm256_cvtepi32_ps(sums);
-      const __m256 v = t.bias ? fma8(f, scale, b) : _mm256_mul_ps(f, scale);
+      const __m256 v = has_bias ? fma8(f, scale, b) : _mm256_mul_ps(f, scale);
       if (full)
-        _mm256_storeu_ps(t.y + r * t.ldy, v);
+        _mm256_storeu_ps(y + r * ldy, v);
       else
-        _mm256_maskstore_ps(t.y + r * t.ldy, keep, v);
+        _mm256_maskstore_ps(y + r * ldy, keep, v);
     }
   }
 
@@ -285,24 +293,34 @@ struct ProductInt8 {
         for (int i = 0; i < NV; ++i) acc[r][i] = _mm256_dpbusd_avx_epi32(acc[r][i], wv[i], xb);
       }
     }
+    // (the operands in locals: read through t, they would be reloaded after every store, the
+    // vector stores' may-alias types reaching them)
+    const float* const bias = t.bias;
+    float* const y = t.y;
+    const index_t ldy = t.ldy;
+    float s[R];
+    int offset[R];  // the 128·Σ q_x the unsigned weights added (modulo 2³², as the sums themselves)
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      s[r] = t.s[r];
+      offset[r] = static_cast<int>(static_cast<std::uint32_t>(t.sum[r]) * 128u);
+    }
 #pragma GCC unroll 16
     for (int i = 0; i < NV; ++i) {
       const bool partial = i + 1 == NV && !full;
       const __m256i keep = partial ? last : _mm256_set1_epi32(-1);
       const __m256 sw = _mm256_maskload_ps(t.s_w + 8 * i, keep);
-      const __m256 b = t.bias ? _mm256_maskload_ps(t.bias + 8 * i, keep) : _mm256_setzero_ps();
+      const __m256 b = bias ? _mm256_maskload_ps(bias + 8 * i, keep) : _mm256_setzero_ps();
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r) {
-        // the 128·Σ q_x the unsigned weights added (modulo 2³², as the sums themselves)
-        const int offset = static_cast<int>(static_cast<std::uint32_t>(t.sum[r]) * 128u);
-        const __m256i sums = _mm256_sub_epi32(acc[r][i], _mm256_set1_epi32(offset));
-        const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(t.s[r]), sw);
+        const __m256i sums = _mm256_sub_epi32(acc[r][i], _mm256_set1_epi32(offset[r]));
+        const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(s[r]), sw);
         const __m256 f = _mm256_cvtepi32_ps(sums);
-        const __m256 v = t.bias ? fma8(f, scale, b) : _mm256_mul_ps(f, scale);
+        const __m256 v = bias ? fma8(f, scale, b) : _mm256_mul_ps(f, scale);
         if (partial)
-          _mm256_maskstore_ps(t.y + r * t.ldy + 8 * i, keep, v);
+          _mm256_maskstore_ps(y + r * ldy + 8 * i, keep, v);
         else
-          _mm256_storeu_ps(t.y + r * t.ldy + 8 * i, v);
+          _mm256_storeu_ps(y + r * ldy + 8 * i, v);
       }
     }
   }
