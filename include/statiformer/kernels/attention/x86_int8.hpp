@@ -10,7 +10,7 @@
 //    vector of keys (8 on ymm, 16 on zmm): u8 keys times the row's quad broadcast (signed), the sums
 //    starting from −128·Σ_d q[d], so that they end at the exact int32 dot products (two's
 //    complement arithmetic is exact modulo 2³², and the dot products are within int32); on zmm two
-//    rows at a time, each vector of keys loaded once for both (scores_pair);
+//    rows at a time, each vector of keys loaded once for both (scores_zmm);
 //  - V of the block in key-quads (vp[key quad][d]: the four keys' bytes of dimension d, signed);
 //    P·V takes one `vpdpbusd` per row, key quad and vector of dimensions: the row's quantized
 //    weights (a quad broadcast) are the unsigned operand as they are, being ≥ 0 (p ≥ 0 times the
@@ -279,16 +279,8 @@ struct AttentionInt8 {
   static void scores(const std::int32_t* qq, std::uint32_t corr, float s_q, const std::int32_t (*kp)[B],
                      const float* s_k, const float* add, index_t quads, index_t nb, float scale, float* p) {
 #if defined(__AVX512F__)
-    if constexpr (P == Path::avx512_vnni) {  // (zmm: keys 0-15, 16-31)
-      const __m512i start = _mm512_set1_epi32(static_cast<int>(0u - corr));
-      __m512i acc0 = start, acc1 = start;
-      for (index_t c = 0; c < quads; ++c) {
-        const __m512i qb = _mm512_set1_epi32(qq[c]);
-        acc0 = dp512(acc0, _mm512_load_si512(kp[c]), qb);
-        acc1 = dp512(acc1, _mm512_load_si512(kp[c] + 16), qb);
-      }
-      score_floats(_mm512_castsi512_si256(acc0), _mm512_extracti64x4_epi64(acc0, 1), _mm512_castsi512_si256(acc1),
-                   _mm512_extracti64x4_epi64(acc1, 1), s_q, s_k, add, nb, scale, p);
+    if constexpr (P == Path::avx512_vnni) {
+      scores_zmm<1>(qq, 0, &corr, &s_q, kp, s_k, &add, quads, nb, scale, p);
       return;
     }
 #endif
@@ -313,28 +305,31 @@ struct AttentionInt8 {
   }
 
 #if defined(__AVX512F__)
-  /// scores<Path::avx512_vnni> of two rows at once, (qq, corr[0], s_q[0], add[0], p[0]) and
-  /// (qq + qq_stride, corr[1], s_q[1], add[1], p[1]): each quad's keys loaded once for both rows (a
-  /// row alone loads two vectors of keys and a quad of its own per two vpdpbusd).
-  static void scores_pair(const std::int32_t* qq, index_t qq_stride, const std::uint32_t* corr, const float* s_q,
-                          const std::int32_t (*kp)[B], const float* s_k, const float* const* add, index_t quads,
-                          index_t nb, float scale, float (*p)[B]) {
-    const std::int32_t* qq1 = qq + qq_stride;
-    const __m512i start0 = _mm512_set1_epi32(static_cast<int>(0u - corr[0]));
-    const __m512i start1 = _mm512_set1_epi32(static_cast<int>(0u - corr[1]));
-    __m512i a0 = start0, a1 = start0, b0 = start1, b1 = start1;
+  /// scores<Path::avx512_vnni> of R rows at once (zmm: keys 0-15, 16-31): row j's quads at qq +
+  /// j·qq_stride, its corr[j], s_q[j], add[j], its scores at p + j·B; each quad's keys loaded once
+  /// for the R rows (a row alone loads two vectors of keys and a quad of its own per two vpdpbusd:
+  /// the layer's rows go in pairs).
+  template <int R>
+  static void scores_zmm(const std::int32_t* qq, index_t qq_stride, const std::uint32_t* corr, const float* s_q,
+                         const std::int32_t (*kp)[B], const float* s_k, const float* const* add, index_t quads,
+                         index_t nb, float scale, float* p) {
+    __m512i acc[R][2];
+#pragma GCC unroll 2
+    for (int j = 0; j < R; ++j) acc[j][0] = acc[j][1] = _mm512_set1_epi32(static_cast<int>(0u - corr[j]));
     for (index_t c = 0; c < quads; ++c) {
       const __m512i k0 = _mm512_load_si512(kp[c]), k1 = _mm512_load_si512(kp[c] + 16);
-      const __m512i x0 = _mm512_set1_epi32(qq[c]), x1 = _mm512_set1_epi32(qq1[c]);
-      a0 = dp512(a0, k0, x0);
-      a1 = dp512(a1, k1, x0);
-      b0 = dp512(b0, k0, x1);
-      b1 = dp512(b1, k1, x1);
+#pragma GCC unroll 2
+      for (int j = 0; j < R; ++j) {
+        const __m512i x = _mm512_set1_epi32(qq[j * qq_stride + c]);
+        acc[j][0] = dp512(acc[j][0], k0, x);
+        acc[j][1] = dp512(acc[j][1], k1, x);
+      }
     }
-    score_floats(_mm512_castsi512_si256(a0), _mm512_extracti64x4_epi64(a0, 1), _mm512_castsi512_si256(a1),
-                 _mm512_extracti64x4_epi64(a1, 1), s_q[0], s_k, add[0], nb, scale, p[0]);
-    score_floats(_mm512_castsi512_si256(b0), _mm512_extracti64x4_epi64(b0, 1), _mm512_castsi512_si256(b1),
-                 _mm512_extracti64x4_epi64(b1, 1), s_q[1], s_k, add[1], nb, scale, p[1]);
+#pragma GCC unroll 2
+    for (int j = 0; j < R; ++j)
+      score_floats(_mm512_castsi512_si256(acc[j][0]), _mm512_extracti64x4_epi64(acc[j][0], 1),
+                   _mm512_castsi512_si256(acc[j][1]), _mm512_extracti64x4_epi64(acc[j][1], 1), s_q[j], s_k, add[j], nb,
+                   scale, p + j * B);
   }
 #endif
 
@@ -688,7 +683,7 @@ struct AttentionInt8 {
         if constexpr (P == Path::avx512_vnni) {
           if (r + 1 < n_rows && bits[r + 1] != 0) {
             const float* add[2] = {additive(r), additive(r + 1)};
-            scores_pair(qq + r * qq_stride, qq_stride, corr + r, s_q + r, kp, s_k + kb, add, quads, nb, scale, p + r);
+            scores_zmm<2>(qq + r * qq_stride, qq_stride, corr + r, s_q + r, kp, s_k + kb, add, quads, nb, scale, p[r]);
             ++r;
             continue;
           }

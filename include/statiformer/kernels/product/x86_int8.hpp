@@ -189,7 +189,7 @@ struct ProductInt8 {
     }
     // (the operands in locals: read through t, they would be reloaded after every store, the
     // vector stores' may-alias types reaching them)
-    const bool has_bias = t.bias != nullptr;
+    const float* const bias = t.bias;
     float* const y = t.y;
     const index_t ldy = t.ldy;
     float s[R];
@@ -197,14 +197,14 @@ struct ProductInt8 {
     for (int r = 0; r < R; ++r) s[r] = t.s[r];
     const __m256i keep = prefix8(t.n);
     const __m256 sw = _mm256_maskload_ps(t.s_w, keep);
-    const __m256 b = has_bias ? _mm256_maskload_ps(t.bias, keep) : _mm256_setzero_ps();
+    const __m256 b = bias ? _mm256_maskload_ps(bias, keep) : _mm256_setzero_ps();
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       // lanes 2j, 2j + 1 of acc[r][h]: output 4h + j; vphaddd gives outputs 0 1 4 5 | 2 3 6 7
       const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
       const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(s[r]), sw);
       const __m256 f = _mm256_cvtepi32_ps(sums);
-      const __m256 v = has_bias ? fma8(f, scale, b) : _mm256_mul_ps(f, scale);
+      const __m256 v = bias ? fma8(f, scale, b) : _mm256_mul_ps(f, scale);
       if (full)
         _mm256_storeu_ps(y + r * ldy, v);
       else
