@@ -4,7 +4,7 @@ the runtime and the application, from an ELF's symbol table.
 
     tools/size_by_part.py [--readelf arm-none-eabi-readelf] [--top N] [--list REGEX] [--check]
                           [--max-unclassified BYTES] [--max-padding BYTES] [--max-library LABEL=BYTES]
-                          [LABEL=]FILE.elf ...
+                          [--not-larger LABEL=OTHER] [LABEL=]FILE.elf ...
     tools/size_by_part.py --selections -
 
 One column per ELF. The code measured is what cmake/FirmwareSize.cmake's ".text" column counts:
@@ -30,6 +30,9 @@ the sections' size, counted independently from the section headers: the script s
            the demo's and fw_encoder_bench's instruction counts) and print them side by side
 --max-library LABEL=BYTES  with --check, also exit 1 if column LABEL's "library: kernels + layers"
            exceeds BYTES (the ctest: the size-first demo on the Cortex-M4F, issue 22's 24 KB)
+--not-larger LABEL=OTHER  with --check, also exit 1 if column LABEL's "library: kernels + layers"
+           exceeds column OTHER's (the ctest "code size per number format": the w8a8 layer's code no
+           larger than the float32 one's, issue 23)
 """
 import argparse
 import collections
@@ -341,6 +344,8 @@ def main():
     ap.add_argument("--max-padding", type=int, default=2048, metavar="BYTES")
     ap.add_argument("--max-library", action="append", default=[], metavar="LABEL=BYTES",
                     help="column LABEL's kernels + layers must be at most BYTES")
+    ap.add_argument("--not-larger", action="append", default=[], metavar="LABEL=OTHER",
+                    help="column LABEL's kernels + layers must be at most column OTHER's")
     ap.add_argument("--expect-total", type=int, metavar="BYTES",
                     help="the first ELF's code total must be BYTES (cmake/FirmwareSize.cmake's .text)")
     args = ap.parse_args()
@@ -394,6 +399,15 @@ def main():
             failures.append(f"{label}: kernels + layers {library} B, more than {limit} B")
         else:
             print(f"{label}: kernels + layers {library} B, within {limit} B")
+    for spec in args.not_larger:
+        label, _, other = spec.partition("=")
+        library = {lab: sum(m["by_part"][p] for p in subtotals["library: kernels + layers"]) for lab, m in columns}
+        if label not in library or other not in library:
+            sys.exit(f"size_by_part: --not-larger {spec}: no column {label!r} or {other!r}")
+        if library[label] > library[other]:
+            failures.append(f"{label}: kernels + layers {library[label]} B, more than {other}'s {library[other]} B")
+        else:
+            print(f"{label}: kernels + layers {library[label]} B, not more than {other}'s {library[other]} B")
     if args.expect_total is not None and columns[0][1]["total"] != args.expect_total:
         label, m = columns[0]
         failures.append(f"{label}: code sections of {m['total']} B, but the section report's .text is "

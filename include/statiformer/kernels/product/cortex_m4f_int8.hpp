@@ -18,10 +18,12 @@
 //    (A, B), one ldm of both outputs' expanded weights, eight smlad: 10 instructions for 16
 //    multiply-adds where expanding in each tile took 14); a single row in tiles of 1 × 4, its
 //    weights expanded where they are used (sums14; sums14_pairs: ldrd of two outputs' weights where
-//    they are 4-aligned), the last output alone;
+//    they are 4-aligned), the edges (an odd output, a row alone's last outputs) in one plain loop;
 //  - the sums are stored as int32 bits in y, then one epilogue pass per pair of rows (assembly:
-//    s_w and the bias loaded once for both rows) gives generic::ProductInt8::dequantize's bits, with
-//    the ReLU fused on the bits (other activations: generic::ProductInt8's pass);
+//    s_w and the bias loaded once for both rows) gives generic::ProductInt8::dequantize's bits, then
+//    a ReLU is a pass on the bits (relu_pass; other activations: generic::ProductInt8's pass). The
+//    edges, the quantization and the ReLU take their shape for code size (issue 23: the w8a8 layer's
+//    code no larger than the float32 layer's, the ctest "firmware: code size per number format");
 //  - max |x| of a row on the bits shifted left by one (cmp, it, lsl per element).
 // Integer sums are exact in any order: the bits are ref::linear_w8a8's.
 //
@@ -164,7 +166,7 @@ struct ProductInt8 {
   /// loop): the maximum of the bits shifted left by one (the shift drops the sign and keeps the
   /// order of the rest), shifted back. Four elements per ldm, three instructions each (cmp with the
   /// shifted operand, it, lsl).
-  static std::uint32_t max_abs_bits(const float* x, index_t n) {
+  [[gnu::noinline]] static std::uint32_t max_abs_bits(const float* x, index_t n) {
     std::uint32_t m = 0;  // max of the bits << 1
     if (index_t quads = n / 4) {
       register std::uint32_t a asm("r2"), b asm("r3"), c asm("r4"), d asm("r5");
@@ -184,33 +186,43 @@ struct ProductInt8 {
     return m >> 1;
   }
 
+  /// quantize_expanded's whole quads (quads ≥ 1): per quad vldm, four vmul, four vcvtr, two vmov of
+  /// pairs, two pkhbt and the strd of (A, B) at y, then kStep bytes on. x and y advance.
+  template <int kStep>
+  [[gnu::always_inline]] static inline void round_quads(const float*& x, std::int32_t*& y, index_t quads, float inv) {
+    std::int32_t e, f, g, h;
+    asm volatile("1:\n\t" STF_M4_ROUND4
+                 "pkhbt %[e], %[e], %[g], lsl #16\n\t"
+                 "pkhbt %[f], %[f], %[h], lsl #16\n\t"
+                 "strd %[e], %[f], [%[y]], %[st]\n\t"
+                 "subs %[n], %[n], #1\n\t"
+                 "bne 1b"
+                 : [x] "+r"(x), [y] "+r"(y), [n] "+r"(quads), [e] "=&r"(e), [f] "=&r"(f), [g] "=&r"(g), [h] "=&r"(h)
+                 : [inv] "t"(inv), [st] "n"(kStep)
+                 : "s0", "s1", "s2", "s3", "cc", "memory");
+  }
+
   /// generic::ProductInt8::quantize_row(x, n, ...) straight into the expanded words (A, B) of quad
-  /// q at y + S·q (S = 2: a row alone; 4: a row of a pair, interleaved by quad): the same bits (no
-  /// int8 row in between: per quad vldm, four vmul, four vcvtr, two vmov of pairs, two pkhbt, strd);
-  /// quantize_row's special cases (not finite, below kMinQuantizedMax) written out as it has them.
-  template <int S>
-  static float quantize_expanded(const float* x, index_t n, std::int32_t* y) {
+  /// q at y + (pair ? 4 : 2)·q (a row of a pair, interleaved by quad, or a row alone): the same bits
+  /// (no int8 row in between: per quad vldm, four vmul, four vcvtr, two vmov of pairs, two pkhbt,
+  /// strd); quantize_row's special cases (not finite, below kMinQuantizedMax) written out as it has
+  /// them. Out of line, one copy for both layouts (each its own loop: strd's step is an immediate).
+  [[gnu::noinline]] static float quantize_expanded(const float* x, index_t n, std::int32_t* y, bool pair) {
     const std::uint32_t mb = max_abs_bits(x, n);
+    const index_t step = pair ? 4 : 2;  // words per quad
     float a;
     std::memcpy(&a, &mb, 4);
     const bool finite = mb < 0x7F800000u;
     if (!finite || a < kMinQuantizedMax) {  // (a row of zeros among them)
-      for (index_t q = 0; q < quad_padded(n) / kQuadK; ++q) y[S * q] = 0, y[S * q + 1] = 0;
+      for (index_t q = 0; q < quad_padded(n) / kQuadK; ++q) y[step * q] = 0, y[step * q + 1] = 0;
       return finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
     }
     const float inv = 127.0f / a;  // (finite: a >= kMinQuantizedMax)
-    index_t full = n / 4;
-    if (full > 0) {
-      std::int32_t e, f, g, h;
-      asm volatile("1:\n\t" STF_M4_ROUND4
-                   "pkhbt %[e], %[e], %[g], lsl #16\n\t"
-                   "pkhbt %[f], %[f], %[h], lsl #16\n\t"
-                   "strd %[e], %[f], [%[y]], %[st]\n\t"
-                   "subs %[n], %[n], #1\n\t"
-                   "bne 1b"
-                   : [x] "+r"(x), [y] "+r"(y), [n] "+r"(full), [e] "=&r"(e), [f] "=&r"(f), [g] "=&r"(g), [h] "=&r"(h)
-                   : [inv] "t"(inv), [st] "n"(4 * S)
-                   : "s0", "s1", "s2", "s3", "cc", "memory");
+    if (const index_t full = n / 4) {
+      if (pair)
+        round_quads<16>(x, y, full, inv);
+      else
+        round_quads<8>(x, y, full, inv);
     }
     if (const index_t rest = n % 4) {  // the last quad, zeros from n on
       std::int32_t qv[4] = {};
@@ -439,36 +451,25 @@ struct ProductInt8 {
 #undef STF_M4_OUTS
   }
 
-  /// R rows (1: alone; 2: a pair, interleaved by quad) × N outputs (1, 2) of a panel (ldw bytes per
-  /// quad): the sums (the edges of the tiles: intrinsics).
-  template <int R, int N>
-  static void tile(const std::int32_t* x, index_t quads, const std::int8_t* w, index_t ldw, std::int32_t (&acc)[2][2]) {
-    std::int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
-    const std::int32_t* x1 = x + 2;
-    for (index_t q = 0; q < quads; ++q, x += 2 * R, x1 += 2 * R, w += ldw) {
-      const std::int32_t w0 = load_word(w);
-      const std::int32_t e0 = __sxtb16(w0), o0 = sxtb16_ror8(w0);
-      const std::int32_t a0 = x[0], b0 = x[1];
-      a00 = __smlad(a0, e0, a00);
-      a00 = __smlad(b0, o0, a00);
-      std::int32_t a1 = 0, b1 = 0;
-      if constexpr (R == 2) {
-        a1 = x1[0], b1 = x1[1];
-        a10 = __smlad(a1, e0, a10);
-        a10 = __smlad(b1, o0, a10);
-      }
-      if constexpr (N == 2) {
-        const std::int32_t w1 = load_word(w + 4);
-        const std::int32_t e1 = __sxtb16(w1), o1 = sxtb16_ror8(w1);
-        a01 = __smlad(a0, e1, a01);
-        a01 = __smlad(b0, o1, a01);
-        if constexpr (R == 2) {
-          a11 = __smlad(a1, e1, a11);
-          a11 = __smlad(b1, o1, a11);
+  /// The sums of `two ? 2 : 1` rows (one alone, or a pair interleaved by quad) × `pair ? 2 : 1`
+  /// outputs of a panel (ldw bytes per quad), stored as int32 bits at y (rows `out` apart): the edges
+  /// of the tiles, which the benchmarked shapes never reach; one loop for the four shapes, out of
+  /// line, for its code.
+  [[gnu::noinline]] static void sums_edge(const std::int32_t* x, index_t quads, const std::int8_t* w, index_t ldw,
+                                          bool two, bool pair, float* y, index_t out) {
+    const index_t rows = two ? 2 : 1;
+    for (index_t i = 0; i < rows; ++i)
+      for (index_t j = 0; j < (pair ? 2 : 1); ++j) {
+        std::int32_t acc = 0;
+        const std::int32_t* xi = x + 2 * i;
+        const std::int8_t* wj = w + 4 * j;
+#pragma GCC unroll 1
+        for (index_t q = 0; q < quads; ++q, xi += 2 * rows, wj += ldw) {
+          const std::int32_t v = load_word(wj);
+          acc = __smlad(xi[1], sxtb16_ror8(v), __smlad(xi[0], __sxtb16(v), acc));
         }
+        std::memcpy(y + i * out + j, &acc, 4);
       }
-    }
-    acc[0][0] = a00, acc[0][1] = a01, acc[1][0] = a10, acc[1][1] = a11;
   }
 
   /// relu(v) (the float path's v > 0 ? v : 0) on the bits: every negative (-0 too) and every NaN
@@ -479,6 +480,25 @@ struct ProductInt8 {
     u = u > 0x7F800000u ? 0u : u;
     std::memcpy(&v, &u, 4);
     return v;
+  }
+  /// relu_bits of y[0, n) in place (the linears' ReLU, a pass after their epilogue: fused into the
+  /// epilogue's assembly it took 676 B more code for 0.25 instructions fewer per output). Four at a
+  /// time in assembly: ldm, per word the compare, it, move, stm: 16 instructions for 4 outputs.
+  static void relu_pass(float* y, index_t n) {
+    if (index_t quads = n / 4) {
+      register std::uint32_t a asm("r2"), b asm("r3"), c asm("r4"), d asm("r5");  // (ldm, stm: ascending)
+#define STF_M4_RELU(R) "cmp    %[" R "], #0x7F800000\n\tit     hi\n\tmovhi  %[" R "], #0\n\t"
+      asm volatile("1:\n\t"
+                   "ldmia  %[y], {%[a], %[b], %[c], %[d]}\n\t" STF_M4_RELU("a") STF_M4_RELU("b") STF_M4_RELU("c")
+                       STF_M4_RELU("d") "stmia  %[y]!, {%[a], %[b], %[c], %[d]}\n\t"
+                                        "subs   %[n], %[n], #1\n\t"
+                                        "bne    1b"
+                   : [y] "+r"(y), [n] "+r"(quads), [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c), [d] "=&r"(d)
+                   :
+                   : "cc", "memory");
+#undef STF_M4_RELU
+    }
+    for (index_t i = 0; i < n % 4; ++i) y[i] = relu_bits(y[i]);
   }
 
   /// One row of the w8a32 linear's product (ProductInt8Select::W8a32Row; generic::ProductInt8::
@@ -648,166 +668,111 @@ struct ProductInt8 {
   }
 
   /// The epilogue of one row's `width` outputs whose int32 sums y holds as bits:
-  /// generic::ProductInt8::dequantize's bits, then ReLU where kRelu.
-  template <bool kRelu>
+  /// generic::ProductInt8::dequantize's bits.
   static void epilogue_row(float* y, index_t width, float sx, const float* sw, const float* b) {
     using Generic = generic::ProductInt8<Tag>;
     for (index_t o = 0; o < width; ++o) {
       std::int32_t acc;
       std::memcpy(&acc, y + o, 4);
-      const float v = Generic::dequantize(acc, sx, sw[o], b ? b + o : nullptr);
-      y[o] = kRelu ? relu_bits(v) : v;
+      y[o] = Generic::dequantize(acc, sx, sw[o], b ? b + o : nullptr);
     }
   }
 
   /// The epilogue of a pair of rows (y0, y1) × 4·quads outputs with a bias, in assembly: per four
   /// outputs both rows' sums by vldm, eight vcvt, s_w and the bias loaded once per row pair
   /// (the bias by two vldm, one per row's fma), eight vmul (s_x · s_w), eight vfma
-  /// (fma(float(acc), s_x · s_w, b): dequantize's bits), two vstm: 33 instructions for 8 outputs
-  /// (with kRelu: vmov to core registers, relu_bits' compare and move, strd: 63).
-  template <bool kRelu>
+  /// (fma(float(acc), s_x · s_w, b): dequantize's bits), two vstm: 33 instructions for 8 outputs.
   static void epilogue_pair(float* y0, float* y1, index_t quads, float sx0, float sx1, const float* sw,
                             const float* b) {
-    std::int32_t t0, t1;
-#define STF_M4_EPI_HEAD           \
-  "1:\n\t"                        \
-  "vldmia %[y0], {s0-s3}\n\t"     \
-  "vldmia %[y1], {s4-s7}\n\t"     \
-  "vcvt.f32.s32 s0, s0\n\t"       \
-  "vcvt.f32.s32 s1, s1\n\t"       \
-  "vcvt.f32.s32 s2, s2\n\t"       \
-  "vcvt.f32.s32 s3, s3\n\t"       \
-  "vcvt.f32.s32 s4, s4\n\t"       \
-  "vcvt.f32.s32 s5, s5\n\t"       \
-  "vcvt.f32.s32 s6, s6\n\t"       \
-  "vcvt.f32.s32 s7, s7\n\t"       \
-  "vldmia %[sw]!, {s8-s11}\n\t"   \
-  "vmul.f32 s12, %[sx0], s8\n\t"  \
-  "vmul.f32 s13, %[sx0], s9\n\t"  \
-  "vmul.f32 s14, %[sx0], s10\n\t" \
-  "vmul.f32 s15, %[sx0], s11\n\t" \
-  "vmul.f32 s8, %[sx1], s8\n\t"   \
-  "vmul.f32 s9, %[sx1], s9\n\t"   \
-  "vmul.f32 s10, %[sx1], s10\n\t" \
-  "vmul.f32 s11, %[sx1], s11\n\t" \
-  "vldmia %[b], {s16-s19}\n\t"    \
-  "vldmia %[b]!, {s20-s23}\n\t"   \
-  "vfma.f32 s16, s0, s12\n\t"     \
-  "vfma.f32 s17, s1, s13\n\t"     \
-  "vfma.f32 s18, s2, s14\n\t"     \
-  "vfma.f32 s19, s3, s15\n\t"     \
-  "vfma.f32 s20, s4, s8\n\t"      \
-  "vfma.f32 s21, s5, s9\n\t"      \
-  "vfma.f32 s22, s6, s10\n\t"     \
-  "vfma.f32 s23, s7, s11\n\t"
-#define STF_M4_RELU(T) \
-  "cmp    %[" T        \
-  "], #0x7F800000\n\t" \
-  "it     hi\n\t"      \
-  "movhi  %[" T "], #0\n\t"
-#define STF_M4_RELU_PAIR(SA, SB, Y)                                                                          \
-  "vmov   %[t0], %[t1], " SA ", " SB "\n\t" STF_M4_RELU("t0") STF_M4_RELU("t1") "strd   %[t0], %[t1], [%[" Y \
-                                                                                "]], #8\n\t"
-    if constexpr (kRelu)
-      asm volatile(STF_M4_EPI_HEAD STF_M4_RELU_PAIR("s16", "s17", "y0") STF_M4_RELU_PAIR("s18", "s19", "y0")
-                       STF_M4_RELU_PAIR("s20", "s21", "y1") STF_M4_RELU_PAIR("s22", "s23", "y1")
-                   "subs   %[n], %[n], #1\n\t"
-                   "bne    1b"
-                   : [y0] "+r"(y0), [y1] "+r"(y1), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads), [t0] "=&r"(t0),
-                     [t1] "=&r"(t1)
-                   : [sx0] "t"(sx0), [sx1] "t"(sx1)
-                   : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14",
-                     "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
-    else
-      asm volatile(STF_M4_EPI_HEAD
-                   "vstmia %[y0]!, {s16-s19}\n\t"
-                   "vstmia %[y1]!, {s20-s23}\n\t"
-                   "subs   %[n], %[n], #1\n\t"
-                   "bne    1b"
-                   : [y0] "+r"(y0), [y1] "+r"(y1), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads)
-                   : [sx0] "t"(sx0), [sx1] "t"(sx1)
-                   : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14",
-                     "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
-#undef STF_M4_RELU_PAIR
-#undef STF_M4_RELU
-#undef STF_M4_EPI_HEAD
+    asm volatile(
+        "1:\n\t"
+        "vldmia %[y0], {s0-s3}\n\t"
+        "vldmia %[y1], {s4-s7}\n\t"
+        "vcvt.f32.s32 s0, s0\n\t"
+        "vcvt.f32.s32 s1, s1\n\t"
+        "vcvt.f32.s32 s2, s2\n\t"
+        "vcvt.f32.s32 s3, s3\n\t"
+        "vcvt.f32.s32 s4, s4\n\t"
+        "vcvt.f32.s32 s5, s5\n\t"
+        "vcvt.f32.s32 s6, s6\n\t"
+        "vcvt.f32.s32 s7, s7\n\t"
+        "vldmia %[sw]!, {s8-s11}\n\t"
+        "vmul.f32 s12, %[sx0], s8\n\t"
+        "vmul.f32 s13, %[sx0], s9\n\t"
+        "vmul.f32 s14, %[sx0], s10\n\t"
+        "vmul.f32 s15, %[sx0], s11\n\t"
+        "vmul.f32 s8, %[sx1], s8\n\t"
+        "vmul.f32 s9, %[sx1], s9\n\t"
+        "vmul.f32 s10, %[sx1], s10\n\t"
+        "vmul.f32 s11, %[sx1], s11\n\t"
+        "vldmia %[b], {s16-s19}\n\t"
+        "vldmia %[b]!, {s20-s23}\n\t"
+        "vfma.f32 s16, s0, s12\n\t"
+        "vfma.f32 s17, s1, s13\n\t"
+        "vfma.f32 s18, s2, s14\n\t"
+        "vfma.f32 s19, s3, s15\n\t"
+        "vfma.f32 s20, s4, s8\n\t"
+        "vfma.f32 s21, s5, s9\n\t"
+        "vfma.f32 s22, s6, s10\n\t"
+        "vfma.f32 s23, s7, s11\n\t"
+        "vstmia %[y0]!, {s16-s19}\n\t"
+        "vstmia %[y1]!, {s20-s23}\n\t"
+        "subs   %[n], %[n], #1\n\t"
+        "bne    1b"
+        : [y0] "+r"(y0), [y1] "+r"(y1), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads)
+        : [sx0] "t"(sx0), [sx1] "t"(sx1)
+        : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15", "s16",
+          "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
   }
 
   /// The epilogue of one row's 4·quads outputs with a bias, in assembly (epilogue_pair's steps for
-  /// one row: 18 instructions for 4 outputs, with kRelu 33).
-  template <bool kRelu>
+  /// one row: 18 instructions for 4 outputs).
   static void epilogue_one(float* y, index_t quads, float sx, const float* sw, const float* b) {
-    std::int32_t t0, t1;
-#define STF_M4_EPI_HEAD          \
-  "1:\n\t"                       \
-  "vldmia %[y], {s0-s3}\n\t"     \
-  "vcvt.f32.s32 s0, s0\n\t"      \
-  "vcvt.f32.s32 s1, s1\n\t"      \
-  "vcvt.f32.s32 s2, s2\n\t"      \
-  "vcvt.f32.s32 s3, s3\n\t"      \
-  "vldmia %[sw]!, {s8-s11}\n\t"  \
-  "vmul.f32 s8, %[sx], s8\n\t"   \
-  "vmul.f32 s9, %[sx], s9\n\t"   \
-  "vmul.f32 s10, %[sx], s10\n\t" \
-  "vmul.f32 s11, %[sx], s11\n\t" \
-  "vldmia %[b]!, {s4-s7}\n\t"    \
-  "vfma.f32 s4, s0, s8\n\t"      \
-  "vfma.f32 s5, s1, s9\n\t"      \
-  "vfma.f32 s6, s2, s10\n\t"     \
-  "vfma.f32 s7, s3, s11\n\t"
-#define STF_M4_RELU(T) \
-  "cmp    %[" T        \
-  "], #0x7F800000\n\t" \
-  "it     hi\n\t"      \
-  "movhi  %[" T "], #0\n\t"
-#define STF_M4_RELU_PAIR(SA, SB) \
-  "vmov   %[t0], %[t1], " SA ", " SB "\n\t" STF_M4_RELU("t0") STF_M4_RELU("t1") "strd   %[t0], %[t1], [%[y]], #8\n\t"
-    if constexpr (kRelu)
-      asm volatile(STF_M4_EPI_HEAD STF_M4_RELU_PAIR("s4", "s5") STF_M4_RELU_PAIR("s6", "s7")
-                   "subs   %[n], %[n], #1\n\t"
-                   "bne    1b"
-                   : [y] "+r"(y), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads), [t0] "=&r"(t0), [t1] "=&r"(t1)
-                   : [sx] "t"(sx)
-                   : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "cc", "memory");
-    else
-      asm volatile(STF_M4_EPI_HEAD
-                   "vstmia %[y]!, {s4-s7}\n\t"
-                   "subs   %[n], %[n], #1\n\t"
-                   "bne    1b"
-                   : [y] "+r"(y), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads)
-                   : [sx] "t"(sx)
-                   : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "cc", "memory");
-#undef STF_M4_RELU_PAIR
-#undef STF_M4_RELU
-#undef STF_M4_EPI_HEAD
+    asm volatile(
+        "1:\n\t"
+        "vldmia %[y], {s0-s3}\n\t"
+        "vcvt.f32.s32 s0, s0\n\t"
+        "vcvt.f32.s32 s1, s1\n\t"
+        "vcvt.f32.s32 s2, s2\n\t"
+        "vcvt.f32.s32 s3, s3\n\t"
+        "vldmia %[sw]!, {s8-s11}\n\t"
+        "vmul.f32 s8, %[sx], s8\n\t"
+        "vmul.f32 s9, %[sx], s9\n\t"
+        "vmul.f32 s10, %[sx], s10\n\t"
+        "vmul.f32 s11, %[sx], s11\n\t"
+        "vldmia %[b]!, {s4-s7}\n\t"
+        "vfma.f32 s4, s0, s8\n\t"
+        "vfma.f32 s5, s1, s9\n\t"
+        "vfma.f32 s6, s2, s10\n\t"
+        "vfma.f32 s7, s3, s11\n\t"
+        "vstmia %[y]!, {s4-s7}\n\t"
+        "subs   %[n], %[n], #1\n\t"
+        "bne    1b"
+        : [y] "+r"(y), [sw] "+r"(sw), [b] "+r"(b), [n] "+r"(quads)
+        : [sx] "t"(sx)
+        : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "cc", "memory");
   }
 
   /// The epilogue of the outputs [0, width) of `two ? 2 : 1` rows from y (rows `out` apart) whose
   /// sums y holds as bits.
-  template <bool kRelu>
   static void epilogue(float* y, index_t out, bool two, index_t width, const float* sx, const float* sw,
                        const float* b) {
     index_t o = 0;
     if (b && width >= 4) {
       if (two)
-        epilogue_pair<kRelu>(y, y + out, width / 4, sx[0], sx[1], sw, b);
+        epilogue_pair(y, y + out, width / 4, sx[0], sx[1], sw, b);
       else
-        epilogue_one<kRelu>(y, width / 4, sx[0], sw, b);
+        epilogue_one(y, width / 4, sx[0], sw, b);
       o = width & ~index_t{3};
     }
     for (index_t i = 0; i < (two ? 2 : 1); ++i)
-      epilogue_row<kRelu>(y + i * out + o, width - o, sx[i], sw + o, b ? b + o : nullptr);
-  }
-
-  /// Stores the sums acc[i][j] (i < rows, j < n) as bits at y + i · out + j.
-  static void store_sums(float* y, index_t out, const std::int32_t* acc, index_t rows, index_t n, index_t lda) {
-    for (index_t i = 0; i < rows; ++i) std::memcpy(y + i * out, acc + i * lda, 4 * n);
+      epilogue_row(y + i * out + o, width - o, sx[i], sw + o, b ? b + o : nullptr);
   }
 
   /// Kernels::linears_w8a8 (kernels/api.hpp): per group of rows the quantization, then for each
   /// linear per panel and pair of outputs the weights expanded and the sums of every pair of rows
   /// stored as bits in y (sums22; a row alone: sums14's tiles; the edges), then per pair of rows the
-  /// epilogue over them with the ReLU fused (other activations: generic::ProductInt8::activate). Out
+  /// epilogue over them, then the activation (relu_pass, else generic::ProductInt8::activate). Out
   /// of line and not cloned, as helium_int8.hpp's: one copy serves Kernels::linear_w8a8 and
   /// linears_w8a8.
   [[gnu::noinline, gnu::noclone]] static void linears_w8a8(const float* x, index_t rows, index_t in,
@@ -824,10 +789,8 @@ struct ProductInt8 {
       const index_t n = rows - r0 < kGroup ? rows - r0 : kGroup;
       for (index_t r = 0; r < n; ++r) {
         std::int32_t* pair = base + (r & ~index_t{1}) * ldx;
-        if (r + 1 < n || (r & 1))  // a row of a pair
-          s[r] = quantize_expanded<4>(x + (r0 + r) * in, in, pair + 2 * (r & 1));
-        else  // the last row alone
-          s[r] = quantize_expanded<2>(x + (r0 + r) * in, in, pair);
+        const bool of_pair = r + 1 < n || (r & 1);  // else the last row alone
+        s[r] = quantize_expanded(x + (r0 + r) * in, in, pair + 2 * (r & 1), of_pair);
       }
       for (index_t l = 0; l < count; ++l) panels(linears[l], in, r0, n, base, ldx, s, wx);
     }
@@ -884,8 +847,7 @@ struct ProductInt8 {
     const float *s_w = L.s_w, *bias = L.bias;
     float* y = L.y;
     const bool aligned = (reinterpret_cast<std::uintptr_t>(qw) & 3) == 0;  // (ldrd of weights)
-    const bool relu = L.act == Fuse::relu;
-    const index_t pairs = n / 2;  // pairs of rows
+    const index_t pairs = n / 2;                                           // pairs of rows
     for (index_t p0 = 0; p0 < out; p0 += kWeightPanel) {
       const index_t width = out - p0 < kWeightPanel ? out - p0 : kWeightPanel;
       const std::int8_t* wp = qw + p0 * in4;
@@ -905,28 +867,15 @@ struct ProductInt8 {
           else
             sums14(rj);
         }
-        for (; o < width; o += 2) {  // the edges: one row or one output, no reduction
-          std::int32_t acc[2][2];
-          const std::int8_t* wo = wp + o * kQuadK;
-          const bool pair = width - o >= 2;
-          if (two && pair)
-            tile<2, 2>(xr, quads, wo, ldw, acc);
-          else if (two)
-            tile<2, 1>(xr, quads, wo, ldw, acc);
-          else if (pair)
-            tile<1, 2>(xr, quads, wo, ldw, acc);
-          else
-            tile<1, 1>(xr, quads, wo, ldw, acc);
-          store_sums(yr + o, out, &acc[0][0], two ? 2 : 1, pair ? 2 : 1, 2);
-        }
-        const float* b = bias ? bias + p0 : nullptr;
-        if (relu)
-          epilogue<true>(yr, out, two, width, s + r, s_w + p0, b);
-        else
-          epilogue<false>(yr, out, two, width, s + r, s_w + p0, b);
+        for (; o < width; o += 2)  // the edges: one row or one output, no reduction
+          sums_edge(xr, quads, wp + o * kQuadK, ldw, two, width - o >= 2, yr + o, out);
+        epilogue(yr, out, two, width, s + r, s_w + p0, bias ? bias + p0 : nullptr);
       }
     }
-    if (!relu) Generic::activate(L.act, y + r0 * out, n, out);
+    if (L.act == Fuse::relu)
+      relu_pass(y + r0 * out, n * out);
+    else
+      Generic::activate(L.act, y + r0 * out, n, out);
   }
 };
 
