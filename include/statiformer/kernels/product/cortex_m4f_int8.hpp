@@ -481,6 +481,7 @@ struct ProductInt8 {
     std::memcpy(&v, &u, 4);
     return v;
   }
+
   /// relu_bits of y[0, n) in place (the linears' ReLU, a pass after their epilogue: fused into the
   /// epilogue's assembly it took 676 B more code for 0.25 instructions fewer per output). Four at a
   /// time in assembly: ldm, per word the compare, it, move, stm: 16 instructions for 4 outputs.
