@@ -389,19 +389,18 @@ def main():
         padding = m["by_part"]["no symbol (padding)"]
         if padding > args.max_padding:
             failures.append(f"{label}: {padding} B covered by no symbol (at most {args.max_padding})")
+    # each column's "library: kernels + layers" (--max-library, --not-larger)
+    library = {lab: sum(m["by_part"][p] for p in subtotals["library: kernels + layers"]) for lab, m in columns}
     for spec in args.max_library:
         label, _, limit = spec.rpartition("=")
-        found = [m for lab, m in columns if lab == label]
-        if not found or not limit.isdigit():
+        if label not in library or not limit.isdigit():
             sys.exit(f"size_by_part: --max-library {spec}: no column {label!r} or no byte count")
-        library = sum(found[0]["by_part"][p] for p in subtotals["library: kernels + layers"])
-        if library > int(limit):
-            failures.append(f"{label}: kernels + layers {library} B, more than {limit} B")
+        if library[label] > int(limit):
+            failures.append(f"{label}: kernels + layers {library[label]} B, more than {limit} B")
         else:
-            print(f"{label}: kernels + layers {library} B, within {limit} B")
+            print(f"{label}: kernels + layers {library[label]} B, within {limit} B")
     for spec in args.not_larger:
         label, _, other = spec.partition("=")
-        library = {lab: sum(m["by_part"][p] for p in subtotals["library: kernels + layers"]) for lab, m in columns}
         if label not in library or other not in library:
             sys.exit(f"size_by_part: --not-larger {spec}: no column {label!r} or {other!r}")
         if library[label] > library[other]:
