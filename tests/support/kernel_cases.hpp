@@ -59,9 +59,9 @@ constexpr Cuts reduction_cuts(index_t in) { return {{0, in / 3, in - in / 4, in}
 // ---- attention ------------------------------------------------------------------------------------
 /// Head dims: below and around the vectors; 64 and 80 only on the hosts.
 inline constexpr index_t kHeadDims[] = {1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 64, 80};
-/// Query rows per call: around the row group of 6 (kAttentionRowGroup), two groups and the tall
-/// groups of AVX-512 (9, 12).
-inline constexpr index_t kAttentionRowCases[] = {1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 13};
+/// Query rows per call: around the row group of 6 (kAttentionRowGroup), two groups, the tall
+/// groups of AVX-512 (9, 12) and its rows in lanes (9 to 16 rows over at most as many keys: 8, 16).
+inline constexpr index_t kAttentionRowCases[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 16};
 /// Query rows of an int8 attention call beyond the row cases: more than x86's 64 a call
 /// (kAttentionInt8CallRows), which it takes as two groups of 35; only on the hosts (Env::max_rows).
 inline constexpr index_t kAttentionInt8ManyRows = 70;

@@ -130,6 +130,17 @@ TEST_CASE("multi-head attention over few keys splits its rows into balanced call
   STATIC_REQUIRE(attention_call_rows(16, 33) == kAttentionCallRows);
   STATIC_REQUIRE(attention_call_rows(13, 13) == kAttentionCallRows);
   STATIC_REQUIRE(attention_call_rows(25, 16) == kAttentionCallRows);
+  // where AVX-512's rows in lanes take every row in one call (x86_lanes.hpp): 16 rows of 8 dimensions over
+  // at most 16 keys, of 16 dimensions over at most 13; else as above
+  constexpr bool lanes = kAttentionLaneRows > 0;
+  STATIC_REQUIRE(attention_call_rows(16, 16, 8) == (lanes ? 16 : attention_call_rows(16, 16)));
+  STATIC_REQUIRE(attention_call_rows(16, 17, 8) == attention_call_rows(16, 17));
+  STATIC_REQUIRE(attention_call_rows(16, 13, 16) == (lanes ? 16 : attention_call_rows(16, 13)));
+  STATIC_REQUIRE(attention_call_rows(16, 14, 16) == attention_call_rows(16, 14));
+  STATIC_REQUIRE(attention_call_rows(10, 10, 8) == (lanes ? 10 : attention_call_rows(10, 10)));
+  STATIC_REQUIRE(attention_call_rows(16, 16, 32) == attention_call_rows(16, 16));
+  STATIC_REQUIRE(attention_call_rows(8, 8, 8) == attention_call_rows(8, 8));
+  STATIC_REQUIRE(attention_call_rows(17, 17, 8) == attention_call_rows(17, 17));
   check_mha<16, 16, 32, 4>(AttentionMask::padding(16), {16});
   check_mha<16, 16, 64, 4>(AttentionMask::causal_mask(16), {16, true});
   check_mha<15, 15, 32, 2>(AttentionMask::padding(12), {12});

@@ -89,6 +89,29 @@ constexpr index_t attention_call_rows(index_t seq_q, index_t seq_k) {
     return (seq_q + 1) / 2;
   return kAttentionCallRows;
 }
+/// Query rows the active variant may take in one attention_rows call with the rows across the
+/// lanes: a vector of them where it is AVX-512's (avx512, and the dispatching variant, which runs it on
+/// the CPUs that have it; kernels/attention/x86_lanes.hpp), else none.
+inline constexpr index_t kAttentionLaneRows =
+    std::is_same_v<isa::active, isa::avx512> || std::is_same_v<isa::active, isa::dispatch> ? 16 : 0;
+/// Whether AVX-512's rows in lanes take a call of `rows` query rows of head_dim over n keys scored:
+/// 9 to 16 rows, head_dim 8 or 16, and at least as many rows as keys (3 more at head_dim 16). Their
+/// cost grows with the keys and not with the rows, the row form's with the rows (see x86_lanes.hpp
+/// for the measured costs). The kernel decides by it, and the layers cut their calls by it.
+constexpr bool attention_lanes_take(index_t rows, index_t head_dim, index_t n) {
+  return rows >= 9 && rows <= 16 && (head_dim == 8 || head_dim == 16) && n + (head_dim == 16 ? 3 : 0) <= rows;
+}
+/// The most rows of any call attention_call_rows gives (the layers' arrays of row masks).
+inline constexpr index_t kAttentionMaxCallRows =
+    kAttentionLaneRows > kAttentionCallRows ? kAttentionLaneRows : kAttentionCallRows;
+/// attention_call_rows, and where the active variant has rows in lanes (kAttentionLaneRows) and
+/// they take all seq_q rows of head_dim over seq_k keys in one call (attention_lanes_take), seq_q:
+/// one call instead of tall groups (16 rows over 16 keys of 8 dimensions: 184 ns instead of 8 + 8
+/// rows' 238 on Sapphire Rapids).
+constexpr index_t attention_call_rows(index_t seq_q, index_t seq_k, index_t head_dim) {
+  if (kAttentionLaneRows >= seq_q && attention_lanes_take(seq_q, head_dim, seq_k)) return seq_q;
+  return attention_call_rows(seq_q, seq_k);
+}
 /// Whether the layers pass a self-attention's Q, K and V projections to one Kernels::linears call: where
 /// the active variant may share their register tiles (AVX-512, and the dispatching variant, which runs it
 /// on the CPUs that have it); elsewhere three linear calls, as that call would make them, and no loop of

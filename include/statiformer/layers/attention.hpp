@@ -169,18 +169,18 @@ inline void row_masks(const AttentionMask& mask, index_t i, index_t n, index_t s
 }
 
 /// Scaled dot-product attention of one head over all query rows (shape-erased),
-/// attention_call_rows(seq_q, seq_k) rows per kernel call. q rows at q + i*q_stride; keys transposed (element d of key
-/// j at kt[d*kt_stride + j]); value rows at v + j*v_stride; out rows at out + i*out_stride (may alias q). Without
-/// weights it streams over key blocks (p: attention_scratch_floats(seq_q, seq_k, head_dim) floats); with weights
-/// (nullable, [seq_q, seq_k]) it keeps whole score rows there instead.
+/// attention_call_rows(seq_q, seq_k, head_dim) rows per kernel call. q rows at q + i*q_stride; keys transposed (element
+/// d of key j at kt[d*kt_stride + j]); value rows at v + j*v_stride; out rows at out + i*out_stride (may alias q).
+/// Without weights it streams over key blocks (p: attention_scratch_floats(seq_q, seq_k, head_dim) floats); with
+/// weights (nullable, [seq_q, seq_k]) it keeps whole score rows there instead.
 inline void attention_head(const float* q, index_t q_stride, const float* kt, index_t kt_stride, const float* v,
                            index_t v_stride, index_t head_dim, index_t seq_q, index_t seq_k, const AttentionMask& mask,
                            float* p, float* out, index_t out_stride, float* weights) {
-  const index_t call_rows = attention_call_rows(seq_q, seq_k);
+  const index_t call_rows = attention_call_rows(seq_q, seq_k, head_dim);
   for (index_t i = 0; i < seq_q; i += call_rows) {
     const index_t n = seq_q - i < call_rows ? seq_q - i : call_rows;
-    ref::RowMask rows[kAttentionCallRows];
-    MaskArraysRoom<> arrays;
+    ref::RowMask rows[kAttentionMaxCallRows];
+    MaskArraysRoom<kAttentionMaxCallRows> arrays;
     row_masks(mask, i, n, seq_k, rows, arrays);
     if (weights)
       ActiveKernels::attention_rows_weights(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k,

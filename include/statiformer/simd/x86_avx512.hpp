@@ -154,25 +154,27 @@ struct Vocabulary<avx512> {
     lo = _mm512_shuffle_f32x4(a, b, 0x88);
     hi = _mm512_shuffle_f32x4(a, b, 0xDD);
   }
+  /// The 4 × 4 transposes of four vectors' 128-bit quarters, quarter by quarter: lane j of quarter k
+  /// of o[i] is lane i of quarter k of the j-th of a, b, c, d (two rounds: pairs of lanes, then of
+  /// 64-bit pairs). transpose_tile's first rounds, and those of the attention's rows in lanes
+  /// (kernels/attention/x86_lanes.hpp).
+  [[gnu::always_inline]] static void transpose_quarters4(V a, V b, V c, V d, V* o) {
+    const V t0 = _mm512_unpacklo_ps(a, b), t1 = _mm512_unpackhi_ps(a, b);
+    const V t2 = _mm512_unpacklo_ps(c, d), t3 = _mm512_unpackhi_ps(c, d);
+    o[0] = _mm512_shuffle_ps(t0, t2, 0x44);
+    o[1] = _mm512_shuffle_ps(t0, t2, 0xEE);
+    o[2] = _mm512_shuffle_ps(t1, t3, 0x44);
+    o[3] = _mm512_shuffle_ps(t1, t3, 0xEE);
+  }
   /// d[c·ld + r] = s[r·ls + c] for a 16 × 16 tile: 16 row loads, four rounds of shuffles (pairs of
   /// lanes, of 64-bit pairs, then of 128-bit quarters twice), 16 row stores.
   static void transpose_tile(const float* s, index_t ls, float* d, index_t ld) {
     V r[16], t[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(s + i * ls);
-#pragma GCC unroll 8
-    for (int i = 0; i < 16; i += 2) {
-      t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-      t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
 #pragma GCC unroll 4
-    for (int i = 0; i < 16; i += 4) {
-      r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
-      r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
-      r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-      r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-    }
-    // 128-bit quarters: rows i and i + 4 within each group of 8, then rows i and i + 8
+    for (int i = 0; i < 16; i += 4) transpose_quarters4(r[i], r[i + 1], r[i + 2], r[i + 3], r + i);
+      // 128-bit quarters: rows i and i + 4 within each group of 8, then rows i and i + 8
 #pragma GCC unroll 2
     for (int g = 0; g < 16; g += 8) {
 #pragma GCC unroll 4

@@ -17,26 +17,41 @@ namespace stf::kernels_detail {
 ///   x86         AVX2 and AVX-512 (8 and 16 lanes): the generic attention with the wide-vector
 ///               strategies: one key block in registers (attention/register_block.hpp), spans of
 ///               kAttentionScoreKeys keys (attention/wide_spans.hpp), groups staged over their
-///               rows; on AVX-512 also tall row groups (two row groups as one: kTallRowGroup);
+///               rows; on AVX-512 also tall row groups (two row groups as one: kTallRowGroup)
+///               and rows in lanes (9 to 16 rows of a short head over at most as many keys:
+///               attention/x86_lanes.hpp);
 ///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU) and
 ///   helium      Cortex-M55 (mve): their attention_prefix_rows (kernels/attention/<target>.hpp)
 ///               for groups of rows that all attend to the same keys [0, e); it declines the group
 ///               sizes it does not take (cortex_m4f: 1..6 rows; helium: 2, 3, 4, 6), whose rows
 ///               and every other row go the generic way.
 /// `PrefixRows` is the struct that provides attention_prefix_rows, void where the generic code
-/// runs alone; `wide` and `tall` turn on the x86 strategies.
+/// runs alone; `wide` and `tall` turn on the x86 strategies; `LaneRows` (AVX-512: x86::AttentionLanes<avx512>,
+/// kernels/attention/x86_lanes.hpp) provides attention_lane_rows, which takes the calls of 9 to 16
+/// rows of a short head over at most as many keys, with the rows across the lanes (void elsewhere).
 template <class Tag>
 struct AttentionSelect {
   static constexpr const char* variant = "generic";
   using PrefixRows = void;
+  using LaneRows = void;
   static constexpr bool wide = false;  ///< register blocks, spans, staged groups
   static constexpr bool tall = false;  ///< tall row groups (needs wide)
 };
+
+#if defined(__x86_64__)
+namespace x86 {
+/// AVX-512's rows in lanes (kernels/attention/x86_lanes.hpp; defined only where AVX-512F is enabled:
+/// the avx512 variant's translation unit).
+template <class Tag>
+struct AttentionLanes;
+}  // namespace x86
+#endif
 
 template <>
 struct AttentionSelect<isa::avx2> {
   static constexpr const char* variant = "x86";
   using PrefixRows = void;
+  using LaneRows = void;
   static constexpr bool wide = true;
   static constexpr bool tall = false;
 };
@@ -45,6 +60,11 @@ template <>
 struct AttentionSelect<isa::avx512> {
   static constexpr const char* variant = "x86";
   using PrefixRows = void;
+#if defined(__x86_64__)
+  using LaneRows = x86::AttentionLanes<isa::avx512>;
+#else
+  using LaneRows = void;
+#endif
   static constexpr bool wide = true;
   static constexpr bool tall = true;  // (32 vector registers)
 };
@@ -54,6 +74,7 @@ template <>
 struct AttentionSelect<isa::scalar> {
   static constexpr const char* variant = "cortex_m4f";
   using PrefixRows = cortex_m4f::Attention;
+  using LaneRows = void;
   static constexpr bool wide = false;
   static constexpr bool tall = false;
 };
@@ -64,6 +85,7 @@ template <>
 struct AttentionSelect<isa::mve> {
   static constexpr const char* variant = "helium";
   using PrefixRows = helium::Attention;
+  using LaneRows = void;
   static constexpr bool wide = false;
   static constexpr bool tall = false;
 };

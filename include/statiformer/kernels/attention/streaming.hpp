@@ -164,10 +164,17 @@ struct AttentionStreaming : Product<Tag> {
   /// og null: the outputs are not rescaled; factor[r] receives row r's factor instead (1 if none).
   /// WholeVectors: bs is a multiple of L, and a row's last weight vector is stored whole
   /// (block_exps').
+  /// (Always inlined, as attention_group_spans: GCC inlined both into attention_groups by a margin that
+  /// moved with unrelated code of the translation unit. With kernels/attention/x86_lanes.hpp included,
+  /// even not instantiated, both went out of line and the decoding step 64×64×64×4×128, whose attention
+  /// runs through them, took 13 % longer (bench/ab/ab.sh); pinned, it took what it did before.)
   template <bool WholeVectors = false>
-  static void stream_group_prefix(float* p, index_t bs, index_t nr, index_t kb, index_t nb, const ref::RowMask* mg,
-                                  const ScoreScale& vscale, bool* seen, float* m, float* l, float* og,
-                                  index_t out_stride, index_t head_dim, index_t* end, float* factor = nullptr) {
+  [[gnu::always_inline]] static inline void stream_group_prefix(float* p, index_t bs, index_t nr, index_t kb,
+                                                                index_t nb, const ref::RowMask* mg,
+                                                                const ScoreScale& vscale, bool* seen, float* m,
+                                                                float* l, float* og, index_t out_stride,
+                                                                index_t head_dim, index_t* end,
+                                                                float* factor = nullptr) {
     const V ninf = I::set1(-INFINITY);
     V x[kAttentionRowGroup][kBlockVecs];
     float m_new[kAttentionRowGroup];

@@ -205,12 +205,14 @@ struct AttentionSpans : AttentionStreaming<Tag> {
   /// Heads: the rows are the heads of one query row (attention_heads; q_stride head_dim): row r's
   /// keys are Kᵀ's rows from r·head_dim on and its values v + r·head_dim (head_scores); ps is a
   /// multiple of L then, and the weights' last vector is stored whole (stream_group_prefix's
-  /// WholeVectors: no masked store).
+  /// WholeVectors: no masked store). (Always inlined: see stream_group_prefix.)
   template <bool Heads = false>
-  static void attention_group_spans(const float* q, index_t q_stride, index_t nr, const float* kt, index_t kt_stride,
-                                    const float* v, index_t v_stride, index_t head_dim, index_t n_scored,
-                                    const ref::RowMask* mg, const ScoreScale& vscale, float* p, index_t ps, float* qc,
-                                    float* og, index_t out_stride) {
+  [[gnu::always_inline]] static inline void attention_group_spans(const float* q, index_t q_stride, index_t nr,
+                                                                  const float* kt, index_t kt_stride, const float* v,
+                                                                  index_t v_stride, index_t head_dim, index_t n_scored,
+                                                                  const ref::RowMask* mg, const ScoreScale& vscale,
+                                                                  float* p, index_t ps, float* qc, float* og,
+                                                                  index_t out_stride) {
     constexpr index_t B = kAttentionKeyBlock, W = kAttentionScoreKeys;
     // With one span the queries are read once, by its scores' product, before any output is
     // written: no copies then (the outputs may alias the queries).

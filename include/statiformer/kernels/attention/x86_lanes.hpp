@@ -1,0 +1,194 @@
+// statiformer — attention, x86 (AVX-512), part: rows in lanes. A call's 9 to 16 query rows of a short
+// head (head_dim 8 or 16) over at most as many keys as rows (prefix masks with a key each), with the
+// rows across the 16 lanes instead of the keys: every step of a row is then a lane of a vertical
+// operation, for all the rows at once, and the cost does not grow with the rows up to 16 (the tall
+// groups' row form, kernels/attention/register_block.hpp, costs a fixed amount per row: ~14 ns at
+// 10 rows × 10 keys × 8 dims on Sapphire Rapids).
+//  - Q is transposed in registers (two rows a vector, three rounds of shuffles per 8 columns), so
+//    lane i < 8 holds row 2i and lane 8 + i row 2i + 1;
+//  - the scores of key k: fma(q[·, d], k[d, k], s) over d from +0 (the query a vector across the
+//    rows, the key's element broadcast: the same operands as the row form's fma_n), then / √head_dim
+//    (x · 1/√head_dim where that is a power of two, as ScoreScale);
+//  - the maximum of each row's allowed scores: max(s, -inf) per key (a NaN score drops out, as the
+//    row form's max(s, vm) drops it), then maxima across the keys in any order (no NaN is left, and
+//    the sign of a zero maximum does not change s - m);
+//  - exp_nonpositive(s - m) on the allowed lanes, +0 elsewhere (block_exps' steps);
+//  - the canonical sum as vertical additions with reduce16's operands: lane j of a row's vector is
+//    key j (at most 16 keys: one vector), folded i + (i+8), +4, +2, +1;
+//  - P·V: fma(p[·, k], v[k, d], o) over the row's allowed keys in order from +0, then o / l.
+// AVX-512F instructions only (the avx512 variant is compiled with -mavx512f alone). Compiles to nothing
+// unless AVX-512F is enabled (the avx512 variant's file).
+#pragma once
+
+#if defined(__x86_64__) && defined(__AVX512F__)
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/reference.hpp>
+#include <statiformer/simd/math.hpp>
+#include <statiformer/simd/x86_avx512.hpp>
+
+namespace stf::kernels_detail::x86 {
+
+/// AttentionSelect<avx512>::LaneRows: attention_lane_rows for the calls it takes. (Tag: avx512, which
+/// names its symbols as the variant's, so that no other object defines them.)
+template <class Tag>
+struct AttentionLanes {
+  static_assert(std::is_same_v<Tag, isa::avx512>);
+  using I = isa::Vocabulary<Tag>;
+  using V = __m512;
+  static constexpr index_t kMaxRows = 16;  ///< a vector of rows
+  static constexpr index_t kMinRows = 9;   ///< fewest rows it takes (attention_lanes_take)
+
+  /// Whether the lanes take nr rows of head_dim over n scored keys: api.hpp's attention_lanes_take,
+  /// the rule the layers also cut their calls by. Measured on Sapphire Rapids (ns, the row form as
+  /// attention_rows runs it, tall groups of at most 12 rows / the lanes):
+  /// head_dim 8, 10 keys: 7 rows 106/110, 9 rows 132/127, 10 rows 144/129, 12 rows 174/132, 16 rows
+  /// 254/140; 16 keys: 11 rows 163/176, 12 rows 185/174, 16 rows 267/184; 32 keys, 16 rows 454/331;
+  /// head_dim 16, 10 keys: 12 rows 200/211, 13 rows 255/205; 16 keys, 16 rows 289/273; 32 keys,
+  /// 16 rows 423/427.
+  static constexpr bool takes(index_t nr, index_t head_dim, index_t n) { return attention_lanes_take(nr, head_dim, n); }
+
+  /// attention_rows for nr rows (kMinRows..kMaxRows) of head_dim 8 or 16 whose masks are prefixes
+  /// with at least one key, where `takes` says so for the keys scored (so at most kMaxRows of them);
+  /// returns false (nothing written) for any other call.
+  [[gnu::noinline]] static bool attention_lane_rows(const float* q, index_t q_stride, index_t nr, const float* kt,
+                                                    index_t kt_stride, const float* v, index_t v_stride,
+                                                    index_t head_dim, index_t n_keys, const ref::RowMask* mg, float* og,
+                                                    index_t out_stride) {
+    if (!takes(nr, head_dim, 1)) return false;
+    alignas(64) std::int32_t ends[16] = {};
+    index_t n = 0;
+    for (index_t r = 0; r < nr; ++r) {  // (declined at the first row past the keys it takes)
+      const index_t e = mg[r].key_end < n_keys ? mg[r].key_end : n_keys;
+      if (!mg[r].prefix() || e == 0 || !takes(nr, head_dim, e)) return false;
+      n = e > n ? e : n;
+      ends[lane_of(r)] = static_cast<std::int32_t>(e);
+    }
+    const float scale = std::sqrt(static_cast<float>(head_dim));
+    if (head_dim == 8)
+      lanes<8>(q, q_stride, nr, kt, kt_stride, v, v_stride, n, ends, scale, og, out_stride);
+    else
+      lanes<16>(q, q_stride, nr, kt, kt_stride, v, v_stride, n, ends, scale, og, out_stride);
+    return true;
+  }
+
+  /// The lane of row r: rows 0, 2, ..., 14 in lanes 0..7, rows 1, 3, ..., 15 in lanes 8..15 (the order
+  /// the transposes below leave them in).
+  static constexpr index_t lane_of(index_t r) { return (r & 1) * 8 + r / 2; }
+
+  /// z[j] = [row 2j | row 2j + 1] (8 floats each) → t[c]: column c of the 16 rows in lane_of order;
+  /// and back (the same shuffles map t to z).
+  [[gnu::always_inline]] static inline void transpose8(const V* z, V* t) {
+    V b[8];
+    I::transpose_quarters4(z[0], z[1], z[2], z[3], b);
+    I::transpose_quarters4(z[4], z[5], z[6], z[7], b + 4);
+    // (b[i], b[i + 4]: quarters of column i, i + 4 of the even rows 0-6, 8-14 and the odd rows) then
+    // the quarters: column i (lo) and i + 4 (hi) of the even rows in lanes 0-7, of the odd in 8-15
+    const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+    const __m512i hi = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      t[i] = _mm512_permutex2var_ps(b[i], lo, b[i + 4]);
+      t[i + 4] = _mm512_permutex2var_ps(b[i], hi, b[i + 4]);
+    }
+  }
+
+  /// Which lanes (rows) allow key k: those whose end is past it.
+  [[gnu::always_inline]] static inline __mmask16 allowed(__m512i ends, index_t k) {
+    return _mm512_cmpgt_epi32_mask(ends, _mm512_set1_epi32(static_cast<std::int32_t>(k)));
+  }
+
+  /// The call, n (1..kMaxRows) keys scored, ends[lane_of(r)] row r's allowed keys (0 in the lanes past nr).
+  template <int HD>
+  [[gnu::noinline]] static void lanes(const float* q, index_t q_stride, index_t nr, const float* kt, index_t kt_stride,
+                                      const float* v, index_t v_stride, index_t n, const std::int32_t* ends,
+                                      float scale, float* og, index_t out_stride) {
+    const __m512i end = _mm512_load_si512(ends);
+    alignas(64) float sb[16 * 16];  // key k's scores, then its weights, at sb + 16·k
+    // ScoreScale's division: x · (1 / scale) where scale is a power of two (the same rounding)
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &scale, sizeof bits);
+    const bool power_of_two = (bits & 0x007fffffu) == 0;
+    const V sc = I::set1(scale), inv = I::set1(1.0f / scale), ninf = I::set1(-INFINITY);
+    V vm;
+    {
+      V qt[HD];
+#pragma GCC unroll 2
+      for (int c = 0; c < HD; c += 8) {
+        V z[8];
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) {
+          const index_t r = 2 * j;
+          const __m256 a = r < nr ? _mm256_loadu_ps(q + r * q_stride + c) : _mm256_setzero_ps();
+          const __m256 b = r + 1 < nr ? _mm256_loadu_ps(q + (r + 1) * q_stride + c) : _mm256_setzero_ps();
+          z[j] =
+              _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(a)), _mm256_castps_pd(b), 1));
+        }
+        transpose8(z, qt + c);
+      }
+      V m0 = ninf, m1 = ninf;
+      for (index_t k = 0; k < n; ++k) {
+        V s = I::zero();
+#pragma GCC unroll 16
+        for (int d = 0; d < HD; ++d) s = _mm512_fmadd_ps(qt[d], I::set1(kt[d * kt_stride + k]), s);
+        s = power_of_two ? I::mul(s, inv) : I::div(s, sc);
+        I::store(sb + 16 * k, s);
+        const V sk = _mm512_mask_max_ps(ninf, allowed(end, k), s, ninf);
+        if (k & 1)
+          m1 = I::max(m1, sk);
+        else
+          m0 = I::max(m0, sk);
+      }
+      vm = I::max(m0, m1);
+    }
+    for (index_t k = 0; k < n; ++k) {
+      const __mmask16 a = allowed(end, k);
+      const V x = _mm512_maskz_sub_ps(a, I::load(sb + 16 * k), vm);
+      I::store(sb + 16 * k, _mm512_maskz_mov_ps(a, simd_math::exp_nonpositive<I>(x)));
+    }
+    for (index_t k = n; k < 16; ++k) I::store(sb + 16 * k, I::zero());  // (the keys past n: +0)
+    V t[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) t[i] = I::add(I::load(sb + 16 * i), I::load(sb + 16 * (i + 8)));
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) t[i] = I::add(t[i], t[i + 4]);
+#pragma GCC unroll 2
+    for (int i = 0; i < 2; ++i) t[i] = I::add(t[i], t[i + 2]);
+    const V l = I::add(t[0], t[1]);
+    V o[HD];
+#pragma GCC unroll 16
+    for (int d = 0; d < HD; ++d) o[d] = I::zero();
+    for (index_t k = 0; k < n; ++k) {
+      const __mmask16 a = allowed(end, k);
+      const V p = I::load(sb + 16 * k);
+      const float* vk = v + k * v_stride;
+#pragma GCC unroll 16
+      for (int d = 0; d < HD; ++d) o[d] = _mm512_mask3_fmadd_ps(p, I::set1(vk[d]), o[d], a);
+    }
+#pragma GCC unroll 16
+    for (int d = 0; d < HD; ++d) o[d] = I::div(o[d], l);
+#pragma GCC unroll 2
+    for (int c = 0; c < HD; c += 8) {
+      V z[8];
+      transpose8(o + c, z);
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const index_t r = 2 * j;
+        if (r < nr) _mm256_storeu_ps(og + r * out_stride + c, _mm512_castps512_ps256(z[j]));
+        if (r + 1 < nr)
+          _mm256_storeu_ps(og + (r + 1) * out_stride + c,
+                           _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(z[j]), 1)));
+      }
+    }
+  }
+};
+
+}  // namespace stf::kernels_detail::x86
+
+#endif
