@@ -532,6 +532,39 @@ void check_attention(Env& env) {
                           MaskFill::neg_inf, b.s_want, b.o_want, d_model);
       env.expect("attention_rows, wide scores", b.o_got, b.o_want, rows * d_model, sizes, false);
     }
+  // special values in the queries, keys and values (NaN, ±inf, -0, scores that overflow), in the row
+  // groups, the targets' own group kernels and AVX-512's rows in lanes (9 to 16 rows over at most as many
+  // keys). A NaN score among finite ones makes its row NaN (its exp is NaN): Helium's exp took it for a
+  // score below exp's range and gave +0 (MVE's `lt` holds for unordered compares), found by this case
+  for (index_t hd : {8, 16})
+    for (index_t rows : {6, 9, 16})
+      for (index_t n_keys : {5, 9}) {
+        const index_t d_model = hd + 5, kt_stride = n_keys + 2;
+        if (!fits(hd, n_keys)) continue;
+        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        fill(b.kt, hd * kt_stride, 41, 1.5f);
+        fill(b.vv, n_keys * d_model, 42);
+        fill(b.q, rows * d_model, 43 + static_cast<std::uint32_t>(hd), 1.5f);
+        b.q[0 * d_model + 1] = nan;    // row 0: every score NaN
+        b.q[1 * d_model + 0] = inf;    // row 1: ±inf scores (or NaN where the key's element is 0)
+        b.q[2 * d_model + 2] = 3e38f;  // row 2: products that overflow
+        for (index_t d = 0; d < hd; ++d) b.q[3 * d_model + d] = -0.0f;  // row 3: scores ±0, NaN at key 2
+        b.kt[1 * kt_stride + 2] = -inf;                                 // key 2: ±inf scores (-0 · -inf: NaN)
+        b.vv[3 * d_model + 1] = inf;                                    // key 3's values: +inf and NaN
+        b.vv[3 * d_model + 4] = nan;
+        for (MaskKind kind : {MaskKind::causal, MaskKind::all}) {  // (all: the targets' groups of one key_end)
+          make_masks(kind, rows, n_keys, b.allow, b.masks, b.mask_arrays);
+          const std::initializer_list<Size> sizes = {
+              {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}, {"special", 1}};
+          std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
+          std::memcpy(b.o_want, b.q, rows * d_model * sizeof(float));
+          K::attention_rows(b.o_got, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
+                            MaskFill::neg_inf, b.s_got, b.o_got, d_model);
+          ref::attention_rows(b.o_want, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
+                              MaskFill::neg_inf, b.s_want, b.o_want, d_model);
+          env.expect("attention_rows, special values", b.o_got, b.o_want, rows * d_model, sizes, false);
+        }
+      }
   // single rows, the one-row entry point, into a separate output
   for (index_t hd : kHeadDims)
     for (index_t n_keys : kKeyCounts)

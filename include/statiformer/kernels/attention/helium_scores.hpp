@@ -157,7 +157,7 @@ struct AttentionScores {
   }
   /// `groups` groups of 12 floats (3 vectors, the maxima q5, q6, q7), then `rest` (< 12) floats
   /// in a tail-predicated loop that turns the maxima q5 <- q6 <- q7 after each vector. Clamp =
-  /// false: no x is below lo (the caller knows), 17 instructions per vector instead of 21: no
+  /// false: no x is below lo (the caller knows), 17 instructions per vector instead of 23: no
   /// select, and bits(p) + (bits(nm) << 23) as one vmla by 1 << 23 (the same integer, mod 2^32).
   template <bool Clamp>
   [[gnu::noinline]] static void exp_groups12(float* p, index_t groups, index_t rest, const float* mv) {
@@ -193,7 +193,9 @@ struct AttentionScores {
         ".macro stf_exp_vec m\n"
         "vldrw.u32 q0, [%[a]]\n"
         "vsub.f32 q0, q0, \\m\n"
-        ".if %c[clamp]\n vcmp.f32 lt, q0, r11\n .endif\n"
+        // (the predicate x < lo: MVE's `lt` holds for an unordered compare too, so a NaN x would end
+        // as +0; the second compare, predicated, ANDs x == x into it)
+        ".if %c[clamp]\n vcmp.f32 lt, q0, r11\n vpst\n vcmpt.f32 eq, q0, q0\n .endif\n"
         "vdup.32 q1, r0\n"
         "vfma.f32 q1, q0, r1\n"
         "vsub.f32 q2, q1, r0\n"
