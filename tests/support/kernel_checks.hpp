@@ -686,6 +686,26 @@ void check_attention_w8a8(Env& env) {
                 {{"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}, {"fill", index_t(mf)}},
                 false);
           }
+      // a key whose row held an infinity (quantize_rows' scale NaN, so NaN scores for it): the rows that
+      // see it come out NaN, as the reference's (its exp is NaN), in the targets' own kernels too
+      if (n_keys >= 2)
+        for (index_t rows : {3, 13})
+          for (MaskKind kind : {MaskKind::all, MaskKind::causal}) {
+            const float s_k1 = s_k[1];
+            s_k[1] = std::numeric_limits<float>::quiet_NaN();
+            fill(b.q, rows * d_model, 35 + static_cast<std::uint32_t>(n_keys), 1.5f);
+            K::quantize_rows(b.q, d_model, rows, hd, q8, d_model, s_q);
+            make_masks(kind, rows, n_keys, b.allow, b.masks, b.mask_arrays);
+            K::attention_rows_w8a8(q8, d_model, s_q, rows, k8, d_model, s_k, v8, d_model, s_v, hd, n_keys, b.masks,
+                                   MaskFill::neg_inf, b.s_got, b.o_got, d_model);
+            ref::attention_rows_w8a8(q8, d_model, s_q, rows, k8, d_model, s_k, v8, d_model, s_v, hd, n_keys, b.masks,
+                                     MaskFill::neg_inf, b.s_want, b.o_want, d_model);
+            for (index_t r = 0; r < rows; ++r)
+              for (index_t d = hd; d < d_model; ++d) b.o_got[r * d_model + d] = b.o_want[r * d_model + d] = 0.0f;
+            env.expect("attention_rows_w8a8, a key's scale NaN", b.o_got, b.o_want, rows * d_model,
+                       {{"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}}, false);
+            s_k[1] = s_k1;
+          }
     }
 }
 
