@@ -173,8 +173,10 @@ struct Vocabulary<avx512> {
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(s + i * ls);
 #pragma GCC unroll 4
-    for (int i = 0; i < 16; i += 4) transpose_quarters4(r[i], r[i + 1], r[i + 2], r[i + 3], r + i);
-      // 128-bit quarters: rows i and i + 4 within each group of 8, then rows i and i + 8
+    for (int i = 0; i < 16; i += 4) {  // pairs of lanes, then of 64-bit pairs
+      transpose_quarters4(r[i], r[i + 1], r[i + 2], r[i + 3], r + i);
+    }
+    // 128-bit quarters: rows i and i + 4 within each group of 8, then rows i and i + 8
 #pragma GCC unroll 2
     for (int g = 0; g < 16; g += 8) {
 #pragma GCC unroll 4

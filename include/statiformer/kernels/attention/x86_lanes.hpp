@@ -8,7 +8,7 @@
 //    lane i < 8 holds row 2i and lane 8 + i row 2i + 1;
 //  - the scores of key k: fma(q[·, d], k[d, k], s) over d from +0 (the query a vector across the
 //    rows, the key's element broadcast: the same operands as the row form's fma_n), then / √head_dim
-//    (x · 1/√head_dim where that is a power of two, as ScoreScale);
+//    by the row form's ScoreScale;
 //  - the maximum of each row's allowed scores: max(s, -inf) per key (a NaN score drops out, as the
 //    row form's max(s, vm) drops it), then maxima across the keys in any order (no NaN is left, and
 //    the sign of a zero maximum does not change s - m);
@@ -25,10 +25,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include <statiformer/kernels/api.hpp>
+#include <statiformer/kernels/attention/streaming.hpp>
 #include <statiformer/kernels/reference.hpp>
 #include <statiformer/simd/math.hpp>
 #include <statiformer/simd/x86_avx512.hpp>
@@ -42,8 +42,7 @@ struct AttentionLanes {
   static_assert(std::is_same_v<Tag, isa::avx512>);
   using I = isa::Vocabulary<Tag>;
   using V = __m512;
-  static constexpr index_t kMaxRows = 16;  ///< a vector of rows
-  static constexpr index_t kMinRows = 9;   ///< fewest rows it takes (attention_lanes_take)
+  static constexpr index_t kMaxRows = I::lanes;  ///< a vector of rows
 
   /// Whether the lanes take nr rows of head_dim over n scored keys: api.hpp's attention_lanes_take,
   /// the rule the layers also cut their calls by. Measured on Sapphire Rapids (ns, the row form as
@@ -54,7 +53,7 @@ struct AttentionLanes {
   /// 16 rows 423/427.
   static constexpr bool takes(index_t nr, index_t head_dim, index_t n) { return attention_lanes_take(nr, head_dim, n); }
 
-  /// attention_rows for nr rows (kMinRows..kMaxRows) of head_dim 8 or 16 whose masks are prefixes
+  /// attention_rows for nr rows (9..kMaxRows) of head_dim 8 or 16 whose masks are prefixes
   /// with at least one key, where `takes` says so for the keys scored (so at most kMaxRows of them);
   /// returns false (nothing written) for any other call.
   [[gnu::noinline]] static bool attention_lane_rows(const float* q, index_t q_stride, index_t nr, const float* kt,
@@ -111,11 +110,8 @@ struct AttentionLanes {
                                       float scale, float* og, index_t out_stride) {
     const __m512i end = _mm512_load_si512(ends);
     alignas(64) float sb[16 * 16];  // key k's scores, then its weights, at sb + 16·k
-    // ScoreScale's division: x · (1 / scale) where scale is a power of two (the same rounding)
-    std::uint32_t bits = 0;
-    std::memcpy(&bits, &scale, sizeof bits);
-    const bool power_of_two = (bits & 0x007fffffu) == 0;
-    const V sc = I::set1(scale), inv = I::set1(1.0f / scale), ninf = I::set1(-INFINITY);
+    const typename generic::AttentionStreaming<Tag>::ScoreScale vscale(scale);  // (the row form's division)
+    const V ninf = I::set1(-INFINITY);
     V vm;
     {
       V qt[HD];
@@ -137,7 +133,7 @@ struct AttentionLanes {
         V s = I::zero();
 #pragma GCC unroll 16
         for (int d = 0; d < HD; ++d) s = _mm512_fmadd_ps(qt[d], I::set1(kt[d * kt_stride + k]), s);
-        s = power_of_two ? I::mul(s, inv) : I::div(s, sc);
+        s = vscale.divide(s);
         I::store(sb + 16 * k, s);
         const V sk = _mm512_mask_max_ps(ninf, allowed(end, k), s, ninf);
         if (k & 1)
