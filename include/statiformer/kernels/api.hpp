@@ -49,26 +49,28 @@ inline constexpr index_t kAttentionKeyBlock = 32;
 /// Query rows one attention_rows call processes together (their scores share the K loads, their
 /// outputs the V loads): six, the row count of the register tiles on x86 and Cortex-M.
 inline constexpr index_t kAttentionRowGroup = 6;
+/// Whether the active variant runs AVX-512's kernels: avx512, and the run-time dispatching variant of
+/// x86-64 builds without -march, which runs them on the CPUs that have AVX-512 (and AVX2's or the
+/// scalar ones on the others). The one test behind the layers' choices that follow AVX-512's kernels
+/// (kAttentionCallRows, kAttentionLaneRows, kSharedLinearTiles).
+inline constexpr bool kActiveRunsAvx512 =
+    std::is_same_v<isa::active, isa::avx512> || std::is_same_v<isa::active, isa::dispatch>;
+
 /// Query rows a layer passes to one attention_rows call: two groups where the active variant may
 /// take them as one (AVX-512, whose 32 registers hold a tall group of a short head over few keys;
 /// and the run-time dispatching variant of x86-64 builds without -march, which runs AVX-512 on the
 /// CPUs that have it and two groups one after the other on the others), else one group (no larger
 /// array of row masks on small targets' stacks). The scratch is one group's either way
 /// (attention_scratch_floats), and the bits are the same.
-inline constexpr index_t kAttentionCallRows =
-    std::is_same_v<isa::active, isa::avx512> || std::is_same_v<isa::active, isa::dispatch> ? 2 * kAttentionRowGroup
-                                                                                           : kAttentionRowGroup;
+inline constexpr index_t kAttentionCallRows = kActiveRunsAvx512 ? 2 * kAttentionRowGroup : kAttentionRowGroup;
 /// Query rows a layer passes to one attention_rows_w8a8 call (the int8 attention,
 /// kernels/QUANTIZATION.md): 64 where the active variant is x86's (avx2, avx512, and the dispatching
 /// one), whose int8 attention packs each key block's K and V once for all the rows it is given, so
 /// that 64 rows share a packing twelve did before (its stack holds their scores of a block, 8 KB);
 /// elsewhere kAttentionCallRows. The layer splits seq_q rows into calls as evenly as they go
 /// (attention_w8a8_call_rows). Rows are independent: the same bits either way.
-inline constexpr index_t kAttentionInt8CallRows = std::is_same_v<isa::active, isa::avx512> ||
-                                                          std::is_same_v<isa::active, isa::avx2> ||
-                                                          std::is_same_v<isa::active, isa::dispatch>
-                                                      ? 64
-                                                      : kAttentionCallRows;
+inline constexpr index_t kAttentionInt8CallRows =
+    kActiveRunsAvx512 || std::is_same_v<isa::active, isa::avx2> ? 64 : kAttentionCallRows;
 /// Query rows of each attention_rows_w8a8 call over seq_q rows (the last takes what is left):
 /// kAttentionInt8CallRows, where that is kAttentionCallRows (the other targets' row groups, as
 /// before); on x86 at most 64, as even as the calls go (100 rows as 50 + 50, not 64 + 36).
@@ -92,8 +94,7 @@ constexpr index_t attention_call_rows(index_t seq_q, index_t seq_k) {
 /// Query rows the active variant may take in one attention_rows call with the rows across the
 /// lanes: a vector of them where it is AVX-512's (avx512, and the dispatching variant, which runs it on
 /// the CPUs that have it; kernels/attention/x86_lanes.hpp), else none.
-inline constexpr index_t kAttentionLaneRows =
-    std::is_same_v<isa::active, isa::avx512> || std::is_same_v<isa::active, isa::dispatch> ? 16 : 0;
+inline constexpr index_t kAttentionLaneRows = kActiveRunsAvx512 ? 16 : 0;
 /// Whether AVX-512's rows in lanes take a call of `rows` query rows of head_dim over n keys scored:
 /// 9 to 16 rows, head_dim 8 or 16, and at least as many rows as keys (3 more at head_dim 16). Their
 /// cost grows with the keys and not with the rows, the row form's with the rows (see x86_lanes.hpp
@@ -116,8 +117,7 @@ constexpr index_t attention_call_rows(index_t seq_q, index_t seq_k, index_t head
 /// the active variant may share their register tiles (AVX-512, and the dispatching variant, which runs it
 /// on the CPUs that have it); elsewhere three linear calls, as that call would make them, and no loop of
 /// them in small targets' flash. The same bits either way.
-inline constexpr bool kSharedLinearTiles =
-    std::is_same_v<isa::active, isa::avx512> || std::is_same_v<isa::active, isa::dispatch>;
+inline constexpr bool kSharedLinearTiles = kActiveRunsAvx512;
 /// Keys whose scores a group of rows may hold at once (a multiple of kAttentionKeyBlock): the
 /// variants with wide vectors compute them in one product and run the blocks' softmax steps over
 /// them before one product with the values. Still O(block) scratch, whatever the sequence length.
