@@ -310,10 +310,10 @@ struct Attention : AttentionRegisterBlock<Tag> {
           wide_head_groups<kBlockVecs>(nb, q, n_heads, kt, kt_stride, v, v_stride, head_dim, e, mask, out);
           return;
         }
-        if (mask.prefix() && nb > kBlockVecs && head_dim <= kWideHeadDim) {
-          wide_head_spans(q, n_heads, kt, kt_stride, v, v_stride, head_dim, e, mask, out);
-          return;
-        }
+      }
+      if (mask.prefix() && nb > kBlockVecs && head_dim <= kWideHeadDim) {
+        wide_head_spans(q, n_heads, kt, kt_stride, v, v_stride, head_dim, e, mask, out);
+        return;
       }
     }
     for (; h < n_heads; ++h) {
@@ -352,8 +352,8 @@ struct Attention : AttentionRegisterBlock<Tag> {
   /// Head size up to which wide_head_spans takes the heads (its copies of the queries are on its stack).
   static constexpr index_t kWideHeadDim = 64;
 
-  /// attention_heads where a head's allowed keys [0, e) take more than a key block (AVX2: over 32
-  /// keys, a decoding step past position 32): up to kAttentionRowGroup heads at a time (balanced)
+  /// attention_heads where a head's allowed keys [0, e) take more than a key block (over 32 keys, a
+  /// decoding step past position 32; AVX2 and AVX-512): up to kAttentionRowGroup heads at a time (balanced)
   /// as the rows of attention_group_spans, each with its own keys (head_scores) and values, their
   /// dependent chains side by side instead of one head's spans after the other's. The operations
   /// per row of attention_group_spans for one row (attention_row's path), the same bits. Its

@@ -141,8 +141,9 @@ struct AttentionSpans : AttentionStreaming<Tag> {
     }
   }
 
-  /// Score registers of a block of heads (AVX2: 12 of its 16): their keys are the FMAs' memory
-  /// operands (each head reads its own), so only the scores and a query element take registers.
+  /// Score registers of a block of heads (AVX2: 12 of its 16; on AVX-512 a head's chunk is at most a key
+  /// block, two vectors, so up to 12 of its 32): their keys are the FMAs' memory operands (each head
+  /// reads its own), so only the scores and a query element take registers.
   static constexpr index_t kWideHeadScores = 12;
 
   /// scores_tiles for the heads of one query row (attention_heads), whose keys are their own:
