@@ -52,7 +52,7 @@ inline constexpr index_t kAttentionRowGroup = 6;
 /// Whether the active variant runs AVX-512's kernels: avx512, and the run-time dispatching variant of
 /// x86-64 builds without -march, which runs them on the CPUs that have AVX-512 (and AVX2's or the
 /// scalar ones on the others). The one test behind the layers' choices that follow AVX-512's kernels
-/// (kAttentionCallRows, kAttentionLaneRows, kSharedLinearTiles).
+/// (kAttentionCallRows, kAttentionLaneRows, kSharedLinearTiles; with avx2, kAttentionInt8CallRows).
 inline constexpr bool kActiveRunsAvx512 =
     std::is_same_v<isa::active, isa::avx512> || std::is_same_v<isa::active, isa::dispatch>;
 
