@@ -12,13 +12,21 @@
 //                                               the CPU has it
 //   Gemm/<impl>/<M>x<K>x<N>                     the layer's matrix products alone: stf.<variant>
 //                                               against OpenBLAS's sgemm (gemm_peers.cpp)
+//   Paired/EncoderLayer/<S>x<D>x<H>x<F>         stf.<variant>, its peers and the widest FMA peak
+//                                               timed in turn, in short slots, round after round:
+//                                               per round the peers' speed ratios and stf's share
+//                                               of the peak, their medians and quartiles as
+//                                               counters (see register_paired)
 // Counters: FLOP/s (see stf_peers::encoder_flops), bytes (bytes touched per forward, see
 // stf_peers::encoder_bytes) and bytes_per_second. bench/run_bench.sh runs it and writes the report.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -247,6 +255,156 @@ std::string register_fma_peaks() {
   return "none";
 }
 #endif
+// ---- paired rounds -----------------------------------------------------------------------------
+// On a shared virtual machine the core's speed moves between levels (bench/ab/ab.sh: ~40 % apart,
+// several times a minute), so two latencies measured seconds apart, even with their repetitions
+// interleaved, give ratios whose spread hides a few percent. Timed in turn in slots a few
+// milliseconds long, the implementations of a round see one level, and the round's ratios do not
+// depend on it: Paired/EncoderLayer/<shape> times stf's layer, each peer and the widest FMA peak
+// loop that way and reports, per ratio, the median over the rounds and its quartiles.
+
+/// The widest FMA peak loop this CPU runs (FmaPeak/<isa>), its FLOP per call, and its isa's name.
+struct PeakLoop {
+  float (*kernel)(std::int64_t) = nullptr;
+  double flops = 0;
+  const char* isa = "none";
+};
+PeakLoop widest_peak() {
+  PeakLoop p;
+#ifdef STF_BENCH_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f"))
+    p = {fma_chains_avx512, 2.0 * 16 * kAvx512Chains * static_cast<double>(kFmaSteps), "avx512"};
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    p = {fma_chains_avx2, 2.0 * 8 * kAvx2Chains * static_cast<double>(kFmaSteps), "avx2"};
+#endif
+  return p;
+}
+
+/// Mean nanoseconds per call of f over a slot of at least slot_ms (whole calls).
+double slot_ns(const std::function<void()>& f, double slot_ms) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  const auto until = t0 + std::chrono::duration<double, std::milli>(slot_ms);
+  std::int64_t n = 0;
+  auto t = t0;
+  do {
+    f();
+    ++n;
+    t = clock::now();
+  } while (t < until);
+  return std::chrono::duration<double, std::nano>(t - t0).count() / static_cast<double>(n);
+}
+
+/// Sets counters name, name_q1 and name_q3: the median and quartiles of v (nearest rank).
+void set_quartiles(benchmark::State& state, const std::string& name, std::vector<double> v) {
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  state.counters[name] = v[(n - 1) / 2];
+  state.counters[name + "_q1"] = v[(n - 1) / 4];
+  state.counters[name + "_q3"] = v[(3 * (n - 1) + 3) / 4];
+}
+
+/// Rounds and slot length: STF_BENCH_PAIR_ROUNDS (default 15), STF_BENCH_PAIR_MS (default 10).
+int pair_rounds() {
+  const char* v = std::getenv("STF_BENCH_PAIR_ROUNDS");
+  const int n = v ? std::atoi(v) : 15;
+  return n > 0 ? n : 15;
+}
+double pair_ms() {
+  const char* v = std::getenv("STF_BENCH_PAIR_MS");
+  const double ms = v ? std::atof(v) : 10.0;
+  return ms > 0 ? ms : 10.0;
+}
+
+/// Paired/EncoderLayer/<shape>: one iteration of pair_rounds() rounds; each round times stf's layer
+/// (the build's variant, as EncoderLayer/stf.<variant>), the Eigen peer, the oneDNN peer (where
+/// built; checked against stf's layer first, as EncoderLayer/onednn) and the widest FMA peak loop,
+/// one slot each, starting each round with the next of them. Counters (median over the rounds, and
+/// _q1, _q3): speed_eigen and speed_onednn, the peer's latency / stf's (above 1: stf faster);
+/// peak_fraction, stf's FLOP/s over the peak loop's in the same round; stf_ns, stf's latency; and
+/// rounds. Nothing is reported for a peer that failed its check or its binding.
+template <index_t S, index_t D, index_t H, index_t F>
+void register_paired(const PeakLoop& peak) {
+  using Layer = stf::EncoderLayer<S, D, H, F>;
+  constexpr double flops = stf_peers::encoder_flops(S, D, F);
+  const std::string name = "Paired/EncoderLayer/" + stf_peers::shape_name(S, D, H, F);
+  benchmark::RegisterBenchmark(name.c_str(), [peak, name](benchmark::State& state) {
+    auto layer = std::make_unique<Layer>();
+    const auto weights = stf_peers::random_params(layer->params);
+    const auto x = stf_peers::random_input(S * D);
+    stf_bench::AlignedFloats y_stf(S * D), y_eigen(S * D), y_dnnl(S * D), scratch(Layer::scratch_floats);
+    stf_peers::EncoderWeights w;
+    stf_peers::PlainCopies plain;
+    const bool bound = stf_peers::peer_weights_of<Layer>(layer->params, w, plain);
+    std::vector<std::string> names;
+    std::vector<std::function<void()>> runs;
+    names.push_back("stf");
+    runs.push_back([&] {
+      layer->run(x.data(), y_stf.data(), S, scratch.data());
+      benchmark::DoNotOptimize(y_stf.data());
+      benchmark::ClobberMemory();
+    });
+    std::unique_ptr<stf_peers::EncoderPeer> eigen, dnnl;
+    if (bound) {
+      eigen = stf_peers::make_eigen_encoder({int(S), int(D), int(H), int(F)}, w);
+      names.push_back("eigen");
+      runs.push_back([&] {
+        eigen->forward(x.data(), y_eigen.data(), int(S));
+        benchmark::DoNotOptimize(y_eigen.data());
+        benchmark::ClobberMemory();
+      });
+#ifdef STF_BENCH_HAVE_DNNL
+      dnnl = stf_peers::make_dnnl_encoder({int(S), int(D), int(H), int(F)}, w, dnnl_attention());
+      bool same = true;
+      for (const float input_scale : {1.0f, 8.0f})
+        same = same && stf_peers::peer_diff(*layer, *dnnl, S, input_scale).within(stf_peers::kDnnlTolerance);
+      if (same) {
+        names.push_back("onednn");
+        runs.push_back([&] {
+          dnnl->forward(x.data(), y_dnnl.data(), int(S));
+          benchmark::DoNotOptimize(y_dnnl.data());
+          benchmark::ClobberMemory();
+        });
+      } else {
+        ++g_failed_checks;
+        std::fprintf(stderr, "%s: the oneDNN peer differs from stf::EncoderLayer, left out\n", name.c_str());
+      }
+#endif
+    } else {
+      ++g_failed_checks;
+      std::fprintf(stderr, "%s: the peers' weights do not bind by name, left out\n", name.c_str());
+    }
+    if (peak.kernel) {
+      names.push_back("peak");
+      runs.push_back([&] { benchmark::DoNotOptimize(peak.kernel(kFmaSteps)); });
+    }
+    const int rounds = pair_rounds();
+    const double ms = pair_ms();
+    const std::size_t k = runs.size();
+    std::vector<std::vector<double>> ns(k);
+    for (auto _ : state) {
+      for (auto& f : runs) f();  // (warm: caches, and each peer's first-call set-up)
+      for (int r = 0; r < rounds; ++r)
+        for (std::size_t j = 0; j < k; ++j) {
+          const std::size_t i = (static_cast<std::size_t>(r) + j) % k;
+          ns[i].push_back(slot_ns(runs[i], ms));
+        }
+    }
+    std::vector<double> stf_ns = ns[0];
+    set_quartiles(state, "stf_ns", stf_ns);
+    for (std::size_t i = 1; i < k; ++i) {
+      std::vector<double> ratio(rounds);
+      for (int r = 0; r < rounds; ++r)
+        ratio[r] = names[i] == "peak" ? (flops / ns[0][r]) / (peak.flops / ns[i][r]) : ns[i][r] / ns[0][r];
+      set_quartiles(state, names[i] == "peak" ? std::string("peak_fraction") : "speed_" + names[i], ratio);
+    }
+    state.counters["rounds"] = rounds;
+    state.SetLabel(std::string("peak: ") + peak.isa);
+  })->Iterations(1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -265,6 +423,9 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("onednn_peer", "not built (oneDNN not found: apt-get install libdnnl-dev)");
 #endif
   benchmark::AddCustomContext("fma_peak_isas", register_fma_peaks());
+  const PeakLoop peak = widest_peak();
+  plan::for_each<plan::kEncoderLayers>(
+      [&peak]<plan::EncoderShape Sh>() { register_paired<Sh.seq_len, Sh.d_model, Sh.n_heads, Sh.d_ff>(peak); });
   benchmark::AddCustomContext("openblas", stf_peers::register_gemm_benchmarks());
   benchmark::AddCustomContext("stf_kernels", variant);
   benchmark::AddCustomContext("stf_build", STF_BENCH_BUILD);

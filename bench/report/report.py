@@ -19,6 +19,10 @@ Benchmark names it understands:
                                         (stf.<variant>; peers eigen, pytorch: STEP_PEERS): latency,
                                         stf's speed against the fastest peer, % of the peak
   FmaPeak/<isa>/<n>chains               the measured FMA peak (the highest FLOP/s is "the peak")
+  Paired/EncoderLayer/<S>x<D>x<H>x<F>   stf, its peers and the widest FMA peak loop timed in turn,
+                                        round after round (bench_peers' register_paired): the
+                                        counters' medians and quartiles over the rounds, and the
+                                        issue-26 targets judged on them (paired_rows)
   Gemm/<impl>/<M>x<K>x<N>               the layer's matrix products alone (stf.<variant>, openblas):
                                         latency, GFLOP/s and % of the FMA peak side by side
   DecodeTokens/<model>/from:<P>         greedy decoding of 32 tokens from position P through the K/V
@@ -49,6 +53,7 @@ INT8_FORMATS = ("w8a8", "w8a32", "w8a8_int8attn")  # (the last: w8a8 with LayerO
 FMA_RE = re.compile(r"^FmaPeak/([^/]+)/(\d+)chains$")
 DECODE_RE = re.compile(r"^DecodeTokens/([^/]+)/from:(\d+)$")
 GEMM_RE = re.compile(r"^Gemm/([^/]+)/(\d+)x(\d+)x(\d+)$")
+PAIRED_RE = re.compile(r"^Paired/EncoderLayer/(\d+)x(\d+)x(\d+)x(\d+)(/iterations:\d+)?$")
 STEP_RE = re.compile(r"^DecoderStep/([^/]+)/(\d+)x(\d+)x(\d+)x(\d+)x(\d+)$")
 DECODE_WINDOW = 32  # tokens per DecodeTokens iteration (kDecodeWindow in bench/bench_layers.cpp)
 IMPL_ORDER = ["stf.scalar", "stf.avx2", "stf.avx512", "stf.neon", "stf.mve", "eigen", "onednn", "torch", "torch_std",
@@ -201,7 +206,7 @@ def build(results, field):
     order, others [Result]."""
     encoder, fma, gemm, others = {}, {}, {}, []
     for r in results.values():
-        if STEP_RE.match(r.name) or INT8_RE.match(r.name):
+        if STEP_RE.match(r.name) or INT8_RE.match(r.name) or PAIRED_RE.match(r.name):
             continue
         m = GEMM_RE.match(r.name)
         if m:
@@ -381,6 +386,71 @@ def target_rows(encoder, steps, fma, field, gemm=None):
             rows.append([name, "≥ 50% of peak", pct_text, pct_ceiling_text,
                          verdict([("", m, within)]).replace(" ()", "")
                          + ceiling_note([(m, None if pct_ceiling is None else pct_ceiling >= 0.5)])])
+    return rows
+
+
+def quartile_margin(value, q1, q3, threshold):
+    """(met, resolved) of a paired median against threshold: resolved when both quartiles of the rounds
+    are on the same side of it."""
+    return value >= threshold, (q1 >= threshold) == (q3 >= threshold)
+
+
+def paired_verdict(parts):
+    """parts: [(name, met, resolved)] -> 'met (name)' / 'not met', flagged when the rounds' quartiles
+    straddle the threshold of every part that decides it."""
+    met = [p for p in parts if p[1]]
+    if met:
+        text = "met (" + ", ".join(p[0] for p in met) + ")"
+        unsure = not any(p[2] for p in met)
+    else:
+        text = "not met"
+        unsure = not all(p[2] for p in parts)
+    return text + (", **within the rounds' quartiles**" if unsure else "")
+
+
+PAIRED_PEERS = ("eigen", "onednn")  # (counters speed_<impl>)
+
+
+def paired_rows(results):
+    """The rows of the paired table: [shape, stf, speed per PAIRED_PEERS, % of peak, (a), (b) or (c)] of the
+    Paired/EncoderLayer benchmarks (bench_peers' register_paired), in shape order; counters are the
+    median over the benchmark's repetitions."""
+    found = []
+    for r in results.values():
+        m = PAIRED_RE.match(r.name)
+        if m and r.counter("stf_ns"):
+            found.append((tuple(int(x) for x in m.groups()[:4]), r))
+    rows = []
+    for shape, r in sorted(found, key=lambda c: encoder_flops(c[0][0], c[0][1], c[0][3])):
+        def q(key):
+            return r.counter(key), r.counter(key + "_q1"), r.counter(key + "_q3")
+
+        def text(v, pct=False):
+            if pct:
+                return f"{100 * v[0]:.1f}% [{100 * v[1]:.1f}, {100 * v[2]:.1f}]"
+            return f"{fmt_ratio(v[0])} [{v[1]:.3g}, {v[2]:.3g}]"
+
+        cells = [f"{fmt_time(r.counter('stf_ns'))} [{fmt_time(r.counter('stf_ns_q1'))}, {fmt_time(r.counter('stf_ns_q3'))}]"]
+        speeds = {i: q("speed_" + i) for i in PAIRED_PEERS if r.counter("speed_" + i) is not None}
+        cells += [text(speeds[i]) if i in speeds else "–" for i in PAIRED_PEERS]
+        peak = q("peak_fraction") if r.counter("peak_fraction") is not None else None
+        cells.append(text(peak, True) if peak else "–")
+        parts = []
+        if speeds:
+            binding = min(speeds, key=lambda i: speeds[i][0])
+            v, q1, q3 = speeds[binding]
+            met, resolved = quartile_margin(v, q1, q3, 1.4)
+            parts.append((f"≥ 1.4× every peer: {impl_title(binding)} binds", met, resolved))
+        if peak:
+            met, resolved = quartile_margin(*peak, 0.9)
+            parts.append(("≥ 90% of peak", met, resolved))
+        cells.append(paired_verdict(parts) if parts else "–")
+        extra = "–"
+        if peak and shape[0] == 128:
+            extra = "≥ 90% of peak: " + paired_verdict([("", *quartile_margin(*peak, 0.9))]).replace(" ()", "")
+        elif peak and shape == (10, 16, 2, 32):
+            extra = "≥ 50% of peak: " + paired_verdict([("", *quartile_margin(*peak, 0.5))]).replace(" ()", "")
+        rows.append(["×".join(map(str, shape))] + cells + [extra])
     return rows
 
 
@@ -602,6 +672,24 @@ def markdown(results, contexts, field, notes):
         w("| shape | target | measured | ceiling | verdict |")
         w("|---|---|---|---|---|")
         for row in targets:
+            w("| " + " | ".join(row) + " |")
+        w("")
+
+    paired = paired_rows(results)
+    if paired:
+        w("## Targets from paired rounds (issue 26)\n")
+        w("`Paired/EncoderLayer/<shape>` (bench_peers): stf's layer (the build's variant), each peer and the "
+          "FMA peak loop of the widest ISA timed in turn, one slot of a few milliseconds each, round after "
+          "round, so that the rounds' ratios do not see the core's speed move between levels as latencies "
+          "measured seconds apart do. Per cell the median over the rounds and its quartiles [q1, q3] "
+          "(the medians of the benchmark's repetitions); speeds are the peer's latency over stf's (above "
+          "1: stf is faster), % of peak stf's FLOP/s over the peak loop's of the same round. The same "
+          "targets as above, judged on those medians; a verdict is **within the rounds' quartiles** when "
+          "the quartiles of every figure that decides it lie on both sides of its threshold.\n")
+        w("| shape | stf | vs " + " | vs ".join(impl_title(i) for i in PAIRED_PEERS)
+          + " | % of peak | ≥ 1.4× every peer or ≥ 90% of peak | 128 rows: ≥ 90%; 10×16: ≥ 50% |")
+        w("|---|" + "---:|" * (3 + len(PAIRED_PEERS)) + "---|")
+        for row in paired:
             w("| " + " | ".join(row) + " |")
         w("")
 

@@ -5,7 +5,9 @@ missed clearly, one within the repetitions' spread, the 50 % target at 10×16×2
 against its peers (met by the ratio; not met with PyTorch missing, which the row names; no peer at
 all), the int8 layer's issue-23 targets (against the float layer of its own file and PyTorch's
 fastest int8 engine), the ceiling the linears timed alone set with the attention's products at the peak (beyond it at
-64×128, reachable at 128×512, absent without them), and the whole report written from those files."""
+64×128, reachable at 128×512, absent without them), the same targets from paired rounds (medians and
+quartiles over the rounds: met, not met, within the rounds' quartiles), and the whole report written from
+those files."""
 
 import json
 import os
@@ -88,6 +90,30 @@ def main():
     bench8 += entries("EncoderLayerInt8/torch.onednn/64x128x4x512", at_peak_fraction(f_mid, 1.5, 0.01))
     bench8 += entries("DecoderStep/pytorch/16x16x32x4x64", at_peak_fraction(f_step, 0.2 / 50, 0.01))
 
+    # paired rounds (bench_peers' Paired/EncoderLayer): the counters' medians and quartiles over the rounds
+    def paired(shape, **counters):
+        name = f"Paired/EncoderLayer/{shape}/iterations:1"
+        out = []
+        for rep in range(3):
+            e = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": 3, "repetition_index": rep,
+                 "iterations": 1, "real_time": 4e8, "cpu_time": 4e8, "time_unit": "ns", "stf_ns": 1000.0,
+                 "stf_ns_q1": 990.0, "stf_ns_q3": 1010.0, "rounds": 15}
+            for key, (v, q1, q3) in counters.items():
+                e.update({key: v, key + "_q1": q1, key + "_q3": q3})
+            out.append(e)
+        return out
+
+    # 10×16: 40 % of the peak, Eigen 3× and oneDNN 6.5× slower: (a) met by the ratio, (c) not met, both resolved
+    bench += paired("10x16x2x32", peak_fraction=(0.404, 0.402, 0.406), speed_eigen=(3.08, 3.07, 3.09),
+                    speed_onednn=(6.5, 6.4, 6.6))
+    # 32×64: oneDNN binds at 1.38× [1.36, 1.42], 84 % of the peak: not met, within the rounds' quartiles
+    bench += paired("32x64x4x256", peak_fraction=(0.84, 0.835, 0.845), speed_eigen=(1.5, 1.49, 1.51),
+                    speed_onednn=(1.38, 1.36, 1.42))
+    # 128×256: 90.5 % [90.2, 91.0], oneDNN 1.05×: (a) met by the peak, (b) met, resolved
+    bench += paired("128x256x8x1024", peak_fraction=(0.905, 0.902, 0.91), speed_onednn=(1.05, 1.04, 1.06))
+    # 128×512: 89.9 % [89.5, 90.3]: (b) not met, within the rounds' quartiles
+    bench += paired("128x512x8x2048", peak_fraction=(0.899, 0.895, 0.903), speed_onednn=(1.0, 0.99, 1.01))
+
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "fake.json")
         with open(path, "w") as f:
@@ -102,6 +128,7 @@ def main():
         steps = report.steps_of(results)
         rows = {(r[0], r[1]): r for r in report.target_rows(encoder, steps, fma, "real_time", gemm)}
         md = report.markdown(results, contexts, "real_time", [])
+        prow = {r[0]: r for r in report.paired_rows(results)}
 
     any_peak = "≥ 1.4× every peer or ≥ 90% of peak"
     expect = {
@@ -155,6 +182,24 @@ def main():
         good = got == want
         ok = ok and good
         print(f"{'ok  ' if good else 'FAIL'} int8 {shape}: {got!r}" + ("" if good else f", expected {want!r}"))
+    expect_paired = {
+        "10×16×2×32": ("met (≥ 1.4× every peer: Eigen 3.4 binds)", "≥ 50% of peak: not met"),
+        "32×64×4×256": ("not met, **within the rounds' quartiles**", "–"),
+        "128×256×8×1024": ("met (≥ 90% of peak)", "≥ 90% of peak: met"),
+        "128×512×8×2048": ("not met, **within the rounds' quartiles**",
+                           "≥ 90% of peak: not met, **within the rounds' quartiles**"),
+    }
+    for shape, want in expect_paired.items():
+        got = tuple(prow.get(shape, [None] * 7)[-2:])
+        good = got == want
+        ok = ok and good
+        print(f"{'ok  ' if good else 'FAIL'} paired {shape}: {got!r}" + ("" if good else f", expected {want!r}"))
+    cells = prow.get("32×64×4×256", [""] * 7)
+    good = (cells[2:5] == ["1.5× [1.49, 1.51]", "1.38× [1.36, 1.42]", "84.0% [83.5, 84.5]"]
+            and "## Targets from paired rounds (issue 26)" in md and list(prow) == list(expect_paired)
+            and not any(r.name.startswith("Paired/") for r in report.build(results, "real_time")[3]))
+    print(f"{'ok  ' if good else 'FAIL'} paired cells (median [q1, q3]) and the report's section: {cells!r}")
+    ok = ok and good
     step_lines = [line for line in md.splitlines() if line.startswith("| 16×16×32×4×64 |")]
     good = ("## Targets (issue 26)" in md and "## Encoder layer, int8 (issue 23)" in md
             and "## Decoder step through the K/V cache" in md and "No peer has an incremental step" not in md
