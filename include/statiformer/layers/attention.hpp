@@ -124,13 +124,6 @@ constexpr AttentionMask torch_mask(const TorchMasks<SeqQ, SeqK>& m, MaskFill fil
 }
 
 namespace detail {
-/// Whether the floats [a, a + na) and [b, b + nb) share an address (compared as integers: the
-/// buffers may be unrelated arrays).
-inline bool overlaps(const float* a, index_t na, const float* b, index_t nb) {
-  const auto ia = reinterpret_cast<std::uintptr_t>(a), ib = reinterpret_cast<std::uintptr_t>(b);
-  return ia < ib + nb * sizeof(float) && ib < ia + na * sizeof(float);
-}
-
 /// Keys [rows, cols] into Kᵀ [cols, rows] (dst[c·ld_dst + r] = src[r·ld_src + c]), the layout the
 /// attention kernels read. Small ones here, inline: with the layer's sizes known at compile time
 /// the loop is cheaper than a call (10 × 16: 4% of the encoder layer's time went into the call),

@@ -170,16 +170,18 @@ struct DecoderLayer {
     const CrossAttention cross_attn{params.cross_attn};
     const FF ff{params.ff};
     const Norm norm1{params.norm1}, norm2{params.norm2}, norm3{params.norm3};
-    if (x != y)
-      for (index_t i = 0; i < n; ++i) y[i] = x[i];
     if constexpr (Opt.norm == NormPlacement::post) {
-      self_attn.run(y, y, self_mask, inner, t);
-      norm1.add_run(y, t, SeqLen);
+      self_attn.run(x, x, self_mask, inner, t);
+      // LN(x + t) into y: t + x, the same sums, in t (no copy of x into y first)
+      ActiveKernels::add(t, x, n);
+      norm1.run(t, SeqLen, y);
       cross_attn.run(y, memory, cross_mask, inner, t);
       norm2.add_run(y, t, SeqLen);
       ff.run(y, SeqLen, t, inner);
       norm3.add_run(y, t, SeqLen);
     } else {
+      if (x != y)
+        for (index_t i = 0; i < n; ++i) y[i] = x[i];
       norm1.run(y, SeqLen, t);
       self_attn.run(t, t, self_mask, inner, t);
       ActiveKernels::add(y, t, n);

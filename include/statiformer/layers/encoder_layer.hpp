@@ -111,8 +111,9 @@ struct EncoderLayer {
     const Norm norm1{params.norm1}, norm2{params.norm2};
     if constexpr (Opt.norm == NormPlacement::post) {
       attn.run(x, x, mask, inner, t);
-      copy_if_distinct(x, y, n);
-      norm1.add_run(y, t, SeqLen);
+      // LN(x + t) into y: t + x, the same sums, in t (no copy of x into y first)
+      ActiveKernels::add(t, x, n);
+      norm1.run(t, SeqLen, y);
       ff.run(y, SeqLen, t, inner);
       norm2.add_run(y, t, SeqLen);
     } else {

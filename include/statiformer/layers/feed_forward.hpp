@@ -15,7 +15,8 @@ namespace stf {
 /// values act(x W1[:, chunk] + b1[chunk]), then their share of the second product, continuing each
 /// output's sum in sequence over the hidden units (the same bits as one product over all of them).
 /// Every weight is read once per row block, and the scratch is O(block · (kChunk + DModel)), not
-/// O(SeqLen · DFf); y may alias x.
+/// O(SeqLen · DFf); y may alias x (the sums then continue in the scratch, and the block's rows are
+/// copied into y after its last chunk; else in y).
 ///
 /// With int8 linears (Format w8a32 or w8a8) each row's hidden values are quantized as one row (one
 /// scale per row over all DFf of them), so the hidden units are not chunked: blocks of up to
@@ -94,8 +95,11 @@ struct FeedForward {
                             OutActivation ? fuse(Act) : Fuse::none);
       return;
     }
+    // (x is read by every chunk: outputs that would overwrite it wait in the scratch)
+    const bool in_y = !detail::overlaps(x, rows * DModel, y, rows * DModel);
     for (index_t r = 0; r < rows; r += kRowBlock) {
       const index_t n = rows - r < kRowBlock ? rows - r : kRowBlock;
+      if (in_y) out = y + r * DModel;
       for (index_t c0 = 0; c0 < DFf; c0 += kChunk) {
         const index_t c = DFf - c0 < kChunk ? DFf - c0 : kChunk;
         const bool last = c0 + c == DFf;
@@ -105,7 +109,8 @@ struct FeedForward {
                                     DModel, last ? p.linear2.bias.data : nullptr, c0 > 0,
                                     last && OutActivation ? fuse(Act) : Fuse::none);
       }
-      for (index_t i = 0; i < n * DModel; ++i) y[r * DModel + i] = out[i];
+      if (!in_y)
+        for (index_t i = 0; i < n * DModel; ++i) y[r * DModel + i] = out[i];
     }
   }
 

@@ -3,6 +3,7 @@
 // LinearParamsOf<In, Out, Bias, Format> and a scratch of `linear_scratch_floats<Format>(rows, In)`.
 #pragma once
 
+#include <cstdint>
 #include <utility>
 
 #include <statiformer/kernels/api.hpp>
@@ -46,6 +47,13 @@ void linear_rows(const LinearParams<In, Out, B>& p, const float* x, index_t rows
 }
 
 namespace detail {
+/// Whether the floats [a, a + na) and [b, b + nb) share an address (compared as integers: the
+/// buffers may be unrelated arrays).
+inline bool overlaps(const float* a, index_t na, const float* b, index_t nb) {
+  const auto ia = reinterpret_cast<std::uintptr_t>(a), ib = reinterpret_cast<std::uintptr_t>(b);
+  return ia < ib + nb * sizeof(float) && ib < ia + na * sizeof(float);
+}
+
 /// linear_rows_shared's body over pairs (parameters, output).
 template <NumberFormat F, class... Params>
 void linears_shared(const float* x, index_t rows, float* scratch, const std::pair<const Params&, float*>&... ls) {
