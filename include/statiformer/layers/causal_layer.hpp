@@ -76,18 +76,20 @@ struct CausalLayer {
     float* inner = scratch + len;
     const FF ff{params.ff};
     const Norm norm1{params.norm1}, norm2{params.norm2};
-    if (x != y)
-      for (index_t i = 0; i < len; ++i) y[i] = x[i];
     auto attend = [&](const float* in, float* out) {
       detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.format>(params.self_attn, in, first, n, cache, Opt.fill,
                                                                         inner, out);
     };
     if constexpr (Opt.norm == NormPlacement::post) {
-      attend(y, t);
-      norm1.add_run(y, t, n);
+      attend(x, t);
+      // LN(x + t) into y: t + x, the same sums, in t (no copy of x into y first)
+      ActiveKernels::add(t, x, len);
+      norm1.run(t, n, y);
       ff.run(y, n, t, inner);
       norm2.add_run(y, t, n);
     } else {
+      if (x != y)
+        for (index_t i = 0; i < len; ++i) y[i] = x[i];
       norm1.run(y, n, t);
       attend(t, t);
       ActiveKernels::add(y, t, len);

@@ -243,8 +243,6 @@ struct DecoderLayer {
 
     const FF ff{params.ff};
     const Norm norm1{params.norm1}, norm2{params.norm2}, norm3{params.norm3};
-    if (x != y)
-      for (index_t i = 0; i < DModel; ++i) y[i] = x[i];
 
     auto self_attend = [&](const float* in, float* out) {
       detail::cached_self_attention<SeqLen, DModel, NHeads, Opt.format>(params.self_attn, in, pos, 1, cache.self,
@@ -278,13 +276,17 @@ struct DecoderLayer {
     };
 
     if constexpr (Opt.norm == NormPlacement::post) {
-      self_attend(y, t);
-      norm1.add_run(y, t, 1);
+      self_attend(x, t);
+      // LN(x + t) into y: t + x, the same sums, in t (no copy of x into y first)
+      ActiveKernels::add(t, x, DModel);
+      norm1.run(t, 1, y);
       cross_attend(y, t);
       norm2.add_run(y, t, 1);
       ff.run(y, 1, t, inner);
       norm3.add_run(y, t, 1);
     } else {
+      if (x != y)
+        for (index_t i = 0; i < DModel; ++i) y[i] = x[i];
       norm1.run(y, 1, t);
       self_attend(t, t);
       ActiveKernels::add(y, t, DModel);
