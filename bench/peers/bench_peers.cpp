@@ -118,6 +118,18 @@ stf_peers::DnnlAttention dnnl_attention() {
   return v && std::string(v) == "per_head" ? stf_peers::DnnlAttention::per_head : stf_peers::DnnlAttention::batched;
 }
 
+/// "" where the oneDNN peer computes what stf's layer computes (kDnnlTolerance, on the benchmark input
+/// and on it times 8: peaked attention, see stf_peers::peer_diff), else why not.
+template <class Layer>
+std::string dnnl_mismatch(const Layer& layer, stf_peers::EncoderPeer& peer) {
+  for (const float input_scale : {1.0f, 8.0f}) {
+    const stf_peers::PeerDiff diff = stf_peers::peer_diff(layer, peer, Layer::seq_len, input_scale);
+    if (!diff.within(stf_peers::kDnnlTolerance))
+      return "the oneDNN peer differs from stf::EncoderLayer: relative " + std::to_string(diff.relative());
+  }
+  return "";
+}
+
 template <index_t S, index_t D, index_t H, index_t F>
 void register_dnnl() {
   using Layer = stf::EncoderLayer<S, D, H, F>;
@@ -137,15 +149,10 @@ void register_dnnl() {
     const stf_peers::DnnlAttention mode = dnnl_attention();
     auto peer = stf_peers::make_dnnl_encoder({int(S), int(D), int(H), int(F)}, w, mode);
     // not timed unless it computes what stf::EncoderLayer computes
-    for (const float input_scale : {1.0f, 8.0f}) {  // 8: peaked attention (stf_peers::peer_diff)
-      const stf_peers::PeerDiff diff = stf_peers::peer_diff(*layer, *peer, S, input_scale);
-      if (!diff.within(stf_peers::kDnnlTolerance)) {
-        const std::string msg =
-            "the oneDNN peer differs from stf::EncoderLayer: relative " + std::to_string(diff.relative());
-        ++g_failed_checks;
-        state.SkipWithError(msg.c_str());
-        return;
-      }
+    if (const std::string msg = dnnl_mismatch(*layer, *peer); !msg.empty()) {
+      ++g_failed_checks;
+      state.SkipWithError(msg.c_str());
+      return;
     }
     const auto x = stf_peers::random_input(S * D);
     stf_bench::AlignedFloats y(S * D);
@@ -159,6 +166,13 @@ void register_dnnl() {
   });
 }
 #endif
+
+/// An FMA peak loop (FmaPeak/<isa>): the kernel, its FLOP per call, and its isa's name.
+struct PeakLoop {
+  float (*kernel)(std::int64_t) = nullptr;
+  double flops = 0;
+  const char* isa = "none";
+};
 
 // ---- FMA peak --------------------------------------------------------------------------------------
 // Independent chains c = c·a + b (a = 1 - 1e-6, b = 1e-6: c stays at 1, no denormals), one FMA per
@@ -219,16 +233,20 @@ __attribute__((target("avx512f"), noinline)) float fma_chains_avx512(std::int64_
   return lanes[0];
 }
 
-void register_fma_peak(const char* isa, int chains, int lanes, float (*kernel)(std::int64_t)) {
+/// Registers FmaPeak/<isa>/<chains>chains; returns its loop.
+PeakLoop register_fma_peak(const char* isa, int chains, int lanes, float (*kernel)(std::int64_t)) {
   const std::string name = std::string("FmaPeak/") + isa + "/" + std::to_string(chains) + "chains";
   const double flops = 2.0 * lanes * chains * static_cast<double>(kFmaSteps);
   benchmark::RegisterBenchmark(name.c_str(), [flops, kernel](benchmark::State& state) {
     for (auto _ : state) benchmark::DoNotOptimize(kernel(kFmaSteps));
     state.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
   });
+  return {kernel, flops, isa};
 }
 
-std::string register_fma_peaks() {
+/// Registers the FMA peaks this CPU runs; `widest` receives the widest ISA's loop (the paired
+/// rounds' peak). Returns their ISAs' names.
+std::string register_fma_peaks(PeakLoop& widest) {
   __builtin_cpu_init();
   std::string isas;
   if (__builtin_cpu_supports("fma")) {
@@ -236,13 +254,13 @@ std::string register_fma_peaks() {
     isas += "scalar";
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    register_fma_peak("avx2", kAvx2Chains, 8, fma_chains_avx2);
+    widest = register_fma_peak("avx2", kAvx2Chains, 8, fma_chains_avx2);
     isas += " avx2";
   } else {
     std::fprintf(stderr, "bench_peers: no AVX2+FMA on this CPU, FmaPeak/avx2 skipped\n");
   }
   if (__builtin_cpu_supports("avx512f")) {
-    register_fma_peak("avx512", kAvx512Chains, 16, fma_chains_avx512);
+    widest = register_fma_peak("avx512", kAvx512Chains, 16, fma_chains_avx512);
     isas += " avx512";
   } else {
     std::fprintf(stderr, "bench_peers: no AVX-512F on this CPU, FmaPeak/avx512 skipped\n");
@@ -250,7 +268,7 @@ std::string register_fma_peaks() {
   return isas;
 }
 #else
-std::string register_fma_peaks() {
+std::string register_fma_peaks(PeakLoop&) {
   std::fprintf(stderr, "bench_peers: FmaPeak is only written for x86 (AVX2/AVX-512), skipped\n");
   return "none";
 }
@@ -262,24 +280,6 @@ std::string register_fma_peaks() {
 // milliseconds long, the implementations of a round see one level, and the round's ratios do not
 // depend on it: Paired/EncoderLayer/<shape> times stf's layer, each peer and the widest FMA peak
 // loop that way and reports, per ratio, the median over the rounds and its quartiles.
-
-/// The widest FMA peak loop this CPU runs (FmaPeak/<isa>), its FLOP per call, and its isa's name.
-struct PeakLoop {
-  float (*kernel)(std::int64_t) = nullptr;
-  double flops = 0;
-  const char* isa = "none";
-};
-PeakLoop widest_peak() {
-  PeakLoop p;
-#ifdef STF_BENCH_X86
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f"))
-    p = {fma_chains_avx512, 2.0 * 16 * kAvx512Chains * static_cast<double>(kFmaSteps), "avx512"};
-  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    p = {fma_chains_avx2, 2.0 * 8 * kAvx2Chains * static_cast<double>(kFmaSteps), "avx2"};
-#endif
-  return p;
-}
 
 /// Mean nanoseconds per call of f over a slot of at least slot_ms (whole calls).
 double slot_ns(const std::function<void()>& f, double slot_ms) {
@@ -357,10 +357,8 @@ void register_paired(const PeakLoop& peak) {
       });
 #ifdef STF_BENCH_HAVE_DNNL
       dnnl = stf_peers::make_dnnl_encoder({int(S), int(D), int(H), int(F)}, w, dnnl_attention());
-      bool same = true;
-      for (const float input_scale : {1.0f, 8.0f})
-        same = same && stf_peers::peer_diff(*layer, *dnnl, S, input_scale).within(stf_peers::kDnnlTolerance);
-      if (same) {
+      const std::string mismatch = dnnl_mismatch(*layer, *dnnl);
+      if (mismatch.empty()) {
         names.push_back("onednn");
         runs.push_back([&] {
           dnnl->forward(x.data(), y_dnnl.data(), int(S));
@@ -369,7 +367,7 @@ void register_paired(const PeakLoop& peak) {
         });
       } else {
         ++g_failed_checks;
-        std::fprintf(stderr, "%s: the oneDNN peer differs from stf::EncoderLayer, left out\n", name.c_str());
+        std::fprintf(stderr, "%s: %s, left out\n", name.c_str(), mismatch.c_str());
       }
 #endif
     } else {
@@ -392,8 +390,7 @@ void register_paired(const PeakLoop& peak) {
           ns[i].push_back(slot_ns(runs[i], ms));
         }
     }
-    std::vector<double> stf_ns = ns[0];
-    set_quartiles(state, "stf_ns", stf_ns);
+    set_quartiles(state, "stf_ns", ns[0]);
     for (std::size_t i = 1; i < k; ++i) {
       std::vector<double> ratio(rounds);
       for (int r = 0; r < rounds; ++r)
@@ -422,8 +419,8 @@ int main(int argc, char** argv) {
 #else
   benchmark::AddCustomContext("onednn_peer", "not built (oneDNN not found: apt-get install libdnnl-dev)");
 #endif
-  benchmark::AddCustomContext("fma_peak_isas", register_fma_peaks());
-  const PeakLoop peak = widest_peak();
+  PeakLoop peak;
+  benchmark::AddCustomContext("fma_peak_isas", register_fma_peaks(peak));
   plan::for_each<plan::kEncoderLayers>(
       [&peak]<plan::EncoderShape Sh>() { register_paired<Sh.seq_len, Sh.d_model, Sh.n_heads, Sh.d_ff>(peak); });
   benchmark::AddCustomContext("openblas", stf_peers::register_gemm_benchmarks());

@@ -274,8 +274,8 @@ def add_spreads(*spreads):
     return None if any(x is None for x in spreads) else sum(spreads)
 
 
-def verdict(parts):
-    """parts: [(name, met, within)] -> 'met (name)' / 'not met', flagged when a spread could flip it."""
+def verdict(parts, flag="within the spread"):
+    """parts: [(name, met, within)] -> 'met (name)' / 'not met', flagged (`flag`) when a spread could flip it."""
     met = [p for p in parts if p[1]]
     if met:
         text = "met (" + ", ".join(p[0] for p in met) + ")"
@@ -285,7 +285,7 @@ def verdict(parts):
         unsure = any(p[2] is not False for p in parts)
     known = all(p[2] is not None for p in (met or parts))
     if unsure:
-        text += ", **within the spread**" if known else ", spread unknown (one repetition)"
+        text += f", **{flag}**" if known else ", spread unknown (one repetition)"
     return text
 
 
@@ -390,22 +390,14 @@ def target_rows(encoder, steps, fma, field, gemm=None):
 
 
 def quartile_margin(value, q1, q3, threshold):
-    """(met, resolved) of a paired median against threshold: resolved when both quartiles of the rounds
-    are on the same side of it."""
-    return value >= threshold, (q1 >= threshold) == (q3 >= threshold)
+    """(met, within) of a paired median against threshold, as margin's: within when the rounds' quartiles
+    lie on both sides of it."""
+    return value >= threshold, (q1 >= threshold) != (q3 >= threshold)
 
 
 def paired_verdict(parts):
-    """parts: [(name, met, resolved)] -> 'met (name)' / 'not met', flagged when the rounds' quartiles
-    straddle the threshold of every part that decides it."""
-    met = [p for p in parts if p[1]]
-    if met:
-        text = "met (" + ", ".join(p[0] for p in met) + ")"
-        unsure = not any(p[2] for p in met)
-    else:
-        text = "not met"
-        unsure = not all(p[2] for p in parts)
-    return text + (", **within the rounds' quartiles**" if unsure else "")
+    """verdict, flagged when the rounds' quartiles straddle the threshold of every part that decides it."""
+    return verdict(parts, "within the rounds' quartiles")
 
 
 PAIRED_PEERS = ("eigen", "onednn")  # (counters speed_<impl>)

@@ -82,9 +82,7 @@ struct CausalLayer {
     };
     if constexpr (Opt.norm == NormPlacement::post) {
       attend(x, t);
-      // LN(x + t) into y: t + x, the same sums, in t (no copy of x into y first)
-      ActiveKernels::add(t, x, len);
-      norm1.run(t, n, y);
+      norm1.add_run_into(x, t, n, y);
       ff.run(y, n, t, inner);
       norm2.add_run(y, t, n);
     } else {

@@ -172,9 +172,7 @@ struct DecoderLayer {
     const Norm norm1{params.norm1}, norm2{params.norm2}, norm3{params.norm3};
     if constexpr (Opt.norm == NormPlacement::post) {
       self_attn.run(x, x, self_mask, inner, t);
-      // LN(x + t) into y: t + x, the same sums, in t (no copy of x into y first)
-      ActiveKernels::add(t, x, n);
-      norm1.run(t, SeqLen, y);
+      norm1.add_run_into(x, t, SeqLen, y);
       cross_attn.run(y, memory, cross_mask, inner, t);
       norm2.add_run(y, t, SeqLen);
       ff.run(y, SeqLen, t, inner);
@@ -277,9 +275,7 @@ struct DecoderLayer {
 
     if constexpr (Opt.norm == NormPlacement::post) {
       self_attend(x, t);
-      // LN(x + t) into y: t + x, the same sums, in t (no copy of x into y first)
-      ActiveKernels::add(t, x, DModel);
-      norm1.run(t, 1, y);
+      norm1.add_run_into(x, t, 1, y);
       cross_attend(y, t);
       norm2.add_run(y, t, 1);
       ff.run(y, 1, t, inner);

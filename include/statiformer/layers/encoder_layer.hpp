@@ -111,9 +111,7 @@ struct EncoderLayer {
     const Norm norm1{params.norm1}, norm2{params.norm2};
     if constexpr (Opt.norm == NormPlacement::post) {
       attn.run(x, x, mask, inner, t);
-      // LN(x + t) into y: t + x, the same sums, in t (no copy of x into y first)
-      ActiveKernels::add(t, x, n);
-      norm1.run(t, SeqLen, y);
+      norm1.add_run_into(x, t, SeqLen, y);
       ff.run(y, SeqLen, t, inner);
       norm2.add_run(y, t, SeqLen);
     } else {

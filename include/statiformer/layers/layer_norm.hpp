@@ -63,6 +63,13 @@ struct LayerNorm {
     ActiveKernels::add(y, x, rows * DModel);
     run(y, rows, y);
   }
+  /// y = LN(t + x), t overwritten (its sums): the first residual step of a post-norm layer, whose
+  /// sublayer output t is scratch, without a copy of x into y first. t + x, not x + t: the same sums
+  /// (only a NaN meeting a NaN may keep the other payload). y may alias x.
+  void add_run_into(const float* x, float* t, index_t rows, float* y) const {
+    ActiveKernels::add(t, x, rows * DModel);
+    run(t, rows, y);
+  }
 };
 
 }  // namespace stf
