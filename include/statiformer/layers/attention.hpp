@@ -161,6 +161,19 @@ inline void row_masks(const AttentionMask& mask, index_t i, index_t n, index_t s
     for (index_t r = 0; r < n; ++r) rows[r].arrays = ::new (room.at(r)) ref::MaskArrays(mask.arrays(i + r, seq_k));
 }
 
+/// One kernel call of attention_head: query rows [i, i + n) under their row masks `rows` (weights: the
+/// head's [seq_q, seq_k], or null).
+inline void attention_call(const float* q, index_t q_stride, const float* kt, index_t kt_stride, const float* v,
+                           index_t v_stride, index_t head_dim, index_t i, index_t n, index_t seq_k,
+                           const ref::RowMask* rows, MaskFill fill, float* p, float* out, index_t out_stride,
+                           float* weights) {
+  if (weights)
+    ActiveKernels::attention_rows_weights(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k,
+                                          rows, fill, weights + i * seq_k, out + i * out_stride, out_stride);
+  else
+    ActiveKernels::attention_rows(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k, rows,
+                                  fill, p, out + i * out_stride, out_stride);
+}
 /// Scaled dot-product attention of one head over all query rows (shape-erased),
 /// attention_call_rows(seq_q, seq_k, head_dim) rows per kernel call. q rows at q + i*q_stride; keys transposed (element
 /// d of key j at kt[d*kt_stride + j]); value rows at v + j*v_stride; out rows at out + i*out_stride (may alias q).
@@ -175,12 +188,27 @@ inline void attention_head(const float* q, index_t q_stride, const float* kt, in
     ref::RowMask rows[kAttentionMaxCallRows];
     MaskArraysRoom<kAttentionMaxCallRows> arrays;
     row_masks(mask, i, n, seq_k, rows, arrays);
-    if (weights)
-      ActiveKernels::attention_rows_weights(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k,
-                                            rows, mask.fill, weights + i * seq_k, out + i * out_stride, out_stride);
-    else
-      ActiveKernels::attention_rows(q + i * q_stride, q_stride, n, kt, kt_stride, v, v_stride, head_dim, seq_k, rows,
-                                    mask.fill, p, out + i * out_stride, out_stride);
+    attention_call(q, q_stride, kt, kt_stride, v, v_stride, head_dim, i, n, seq_k, rows, mask.fill, p, out, out_stride,
+                   weights);
+  }
+}
+/// attention_head of n_heads heads where one kernel call takes all seq_q rows of a head
+/// (attention_call_rows(seq_q, seq_k, head_dim) >= seq_q): head h's queries, keys and values from
+/// column h·head_dim of q and v and row h·head_dim of kt on, its outputs from column h·head_dim of out,
+/// its weights (where not null) [seq_q, seq_k] after head h − 1's. The row masks, the same for every
+/// head, are built once for all of them (10×16×2×32: the encoder layer 4-9 % faster on Zen 4 than with
+/// attention_head per head, ab.sh).
+inline void attention_heads_one_call(const float* q, index_t q_stride, const float* kt, index_t kt_stride,
+                                     const float* v, index_t v_stride, index_t head_dim, index_t n_heads, index_t seq_q,
+                                     index_t seq_k, const AttentionMask& mask, float* p, float* out, index_t out_stride,
+                                     float* weights) {
+  ref::RowMask rows[kAttentionMaxCallRows];
+  MaskArraysRoom<kAttentionMaxCallRows> arrays;
+  row_masks(mask, 0, seq_q, seq_k, rows, arrays);
+  for (index_t h = 0; h < n_heads; ++h) {
+    const index_t off = h * head_dim;
+    attention_call(q + off, q_stride, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, 0, seq_q, seq_k,
+                   rows, mask.fill, p, out + off, out_stride, weights ? weights + h * seq_q * seq_k : nullptr);
   }
 }
 /// The w8a8 attention of one head over all query rows (kernels/QUANTIZATION.md): int8 query rows
@@ -459,10 +487,15 @@ struct MultiHeadAttention {
   /// Every head's attention; the context of head h overwrites its own query slice (read before
   /// written, row by row).
   static void heads(float* qb, const float* kt, const float* vb, const AttentionMask& mask, float* p, float* weights) {
-    for (index_t h = 0; h < NHeads; ++h) {
-      const index_t off = h * head_dim;
-      detail::attention_head(qb + off, DModel, kt + off * SeqK, SeqK, vb + off, v_stride, head_dim, SeqQ, SeqK, mask, p,
-                             qb + off, DModel, weights ? weights + h * SeqQ * SeqK : nullptr);
+    if constexpr (attention_call_rows(SeqQ, SeqK, head_dim) >= SeqQ) {  // (one call a head: the masks built once)
+      detail::attention_heads_one_call(qb, DModel, kt, SeqK, vb, v_stride, head_dim, NHeads, SeqQ, SeqK, mask, p, qb,
+                                       DModel, weights);
+    } else {
+      for (index_t h = 0; h < NHeads; ++h) {
+        const index_t off = h * head_dim;
+        detail::attention_head(qb + off, DModel, kt + off * SeqK, SeqK, vb + off, v_stride, head_dim, SeqQ, SeqK, mask,
+                               p, qb + off, DModel, weights ? weights + h * SeqQ * SeqK : nullptr);
+      }
     }
   }
 };
