@@ -605,6 +605,34 @@ void check_attention(Env& env) {
                 {{"heads", heads}, {"head_dim", hd}, {"keys", n_keys}, {"mask", index_t(kind)}, {"fill", index_t(mf)}},
                 false);
           }
+  // the heads of several query rows in one call (attention_rows_heads, the layers' heads when one call
+  // takes all of a head's rows): each head's rows as a call of its own, outputs aliasing the queries;
+  // AVX-512's rows in lanes take 9 to 16 rows of 8 or 16 dimensions over at most as many keys, two heads of
+  // 8 side by side (an odd head alone)
+  for (index_t heads : {1, 2, 3, 4, 5})
+    for (index_t hd : {4, 8, 16})
+      for (index_t rows : kAttentionRowCases)
+        for (index_t n_keys : {1, 7, 10, 16, 17, 33})
+          for (MaskKind kind : {MaskKind::all, MaskKind::padding, MaskKind::causal, MaskKind::holes}) {
+            if (heads * hd > env.max_head_dim || n_keys > env.max_keys) continue;
+            const index_t width = heads * hd, d_model = width + 3, kt_stride = n_keys + 2;
+            fill(b.kt, width * kt_stride, 41 + static_cast<std::uint32_t>(heads), 1.5f);
+            fill(b.vv, n_keys * d_model, 42);
+            fill(b.q, rows * d_model, 43 + static_cast<std::uint32_t>(n_keys), 1.5f);
+            make_masks(kind, rows, n_keys, b.allow, b.masks, b.mask_arrays);
+            std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
+            std::memcpy(b.o_want, b.q, rows * d_model * sizeof(float));
+            K::attention_rows_heads(b.o_got, d_model, rows, heads, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
+                                    MaskFill::neg_inf, b.s_got, b.o_got, d_model);
+            for (index_t h = 0; h < heads; ++h) {
+              const index_t off = h * hd;
+              ref::attention_rows(b.o_want + off, d_model, rows, b.kt + off * kt_stride, kt_stride, b.vv + off, d_model,
+                                  hd, n_keys, b.masks, MaskFill::neg_inf, b.s_want, b.o_want + off, d_model);
+            }
+            env.expect("attention_rows_heads", b.o_got, b.o_want, rows * d_model,
+                       {{"heads", heads}, {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}},
+                       false);
+          }
 }
 
 /// The w8a8 attention (attention_rows_w8a8) against ref::attention_rows_w8a8, and quantize_rows

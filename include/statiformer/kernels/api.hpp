@@ -374,6 +374,15 @@ struct Kernels {
                              const float* v, index_t v_stride, index_t head_dim, index_t n_keys,
                              const ref::RowMask* masks, MaskFill fill, float* p, float* out,
                              index_t out_stride) noexcept;
+  /// attention_rows for n_heads heads of the same query rows and masks: head h's rows at q + h·head_dim,
+  /// its keys transposed from kt + h·head_dim·kt_stride, its values at v + h·head_dim, its outputs at
+  /// out + h·head_dim (strides as attention_rows'; out may alias q, each head's outputs its own queries).
+  /// Same bits as n_heads calls of attention_rows, head after head. (AVX-512's rows in lanes run two heads
+  /// of 8 dimensions side by side; kernels/attention/x86_lanes.hpp.)
+  static void attention_rows_heads(const float* q, index_t q_stride, index_t n_rows, index_t n_heads, const float* kt,
+                                   index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                   index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                   index_t out_stride) noexcept;
   /// attention_rows that also returns the attention weights: weights [n_rows, n_keys] (row r at
   /// weights + r·n_keys) hold the whole score rows, softmax in two passes (see
   /// ref::attention_row_weights); the outputs may differ from the streaming ones in the last bits.
@@ -442,6 +451,10 @@ template <>
 void Kernels<isa::dispatch>::attention_rows(const float*, index_t, index_t, const float*, index_t, const float*,
                                             index_t, index_t, index_t, const ref::RowMask*, MaskFill, float*, float*,
                                             index_t) noexcept;
+template <>
+void Kernels<isa::dispatch>::attention_rows_heads(const float*, index_t, index_t, index_t, const float*, index_t,
+                                                  const float*, index_t, index_t, index_t, const ref::RowMask*,
+                                                  MaskFill, float*, float*, index_t) noexcept;
 template <>
 void Kernels<isa::dispatch>::attention_rows_weights(const float*, index_t, index_t, const float*, index_t, const float*,
                                                     index_t, index_t, index_t, const ref::RowMask*, MaskFill, float*,

@@ -197,7 +197,8 @@ inline void attention_head(const float* q, index_t q_stride, const float* kt, in
 /// column h·head_dim of q and v and row h·head_dim of kt on, its outputs from column h·head_dim of out,
 /// its weights (where not null) [seq_q, seq_k] after head h − 1's. The row masks, the same for every
 /// head, are built once for all of them (10×16×2×32: the encoder layer 4-9 % faster on Zen 4 than with
-/// attention_head per head, ab.sh).
+/// attention_head per head, ab.sh), and without weights every head goes to one kernel call
+/// (attention_rows_heads: AVX-512's rows in lanes run two heads side by side).
 inline void attention_heads_one_call(const float* q, index_t q_stride, const float* kt, index_t kt_stride,
                                      const float* v, index_t v_stride, index_t head_dim, index_t n_heads, index_t seq_q,
                                      index_t seq_k, const AttentionMask& mask, float* p, float* out, index_t out_stride,
@@ -205,6 +206,11 @@ inline void attention_heads_one_call(const float* q, index_t q_stride, const flo
   ref::RowMask rows[kAttentionMaxCallRows];
   MaskArraysRoom<kAttentionMaxCallRows> arrays;
   row_masks(mask, 0, seq_q, seq_k, rows, arrays);
+  if (!weights) {
+    ActiveKernels::attention_rows_heads(q, q_stride, seq_q, n_heads, kt, kt_stride, v, v_stride, head_dim, seq_k, rows,
+                                        mask.fill, p, out, out_stride);
+    return;
+  }
   for (index_t h = 0; h < n_heads; ++h) {
     const index_t off = h * head_dim;
     attention_call(q + off, q_stride, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, 0, seq_q, seq_k,

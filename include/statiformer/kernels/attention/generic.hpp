@@ -97,6 +97,26 @@ struct Attention : AttentionRegisterBlock<Tag> {
                      fill, p, out + r0 * out_stride, out_stride);
   }
 
+  /// attention_rows for n_heads heads of the same rows (Kernels::attention_rows_heads): where the target's
+  /// rows in lanes take the call (AVX-512: LaneRows), the heads through them, two at a time where they
+  /// can; else attention_rows head after head.
+  static void attention_rows_heads(const float* q, index_t q_stride, index_t n_rows, index_t n_heads, const float* kt,
+                                   index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
+                                   index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* p, float* out,
+                                   index_t out_stride) {
+    if constexpr (!std::is_void_v<LaneRows>) {
+      if (LaneRows::takes(n_rows, head_dim, 1) &&
+          LaneRows::attention_lane_rows(q, q_stride, n_rows, kt, kt_stride, v, v_stride, head_dim, n_keys, masks, out,
+                                        out_stride, n_heads))
+        return;
+    }
+    for (index_t h = 0; h < n_heads; ++h) {
+      const index_t off = h * head_dim;
+      attention_rows(q + off, q_stride, n_rows, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, n_keys,
+                     masks, fill, p, out + off, out_stride);
+    }
+  }
+
   /// Streaming attention over groups of rows (see ref::attention_row): per key block, the
   /// group's scores are one register-tiled product with Kᵀ and its values another, accumulated
   /// into the outputs.

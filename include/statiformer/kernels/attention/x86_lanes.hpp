@@ -16,6 +16,9 @@
 //  - the canonical sum as vertical additions with reduce16's operands: lane j of a row's vector is
 //    key j (at most 16 keys: one vector), folded i + (i+8), +4, +2, +1;
 //  - P·V: fma(p[·, k], v[k, d], o) over the row's allowed keys in order from +0, then o / l.
+// A layer's heads of the same rows come in one call (Kernels::attention_rows_heads): heads of 8 dimensions
+// go two at a time, each step of both heads side by side (their registers: 16 of Q, then 16 of outputs),
+// so that one head's dependent chains (a key's 8 fmas, the exp, the sums) fill the other's waits.
 // AVX-512F instructions only (the avx512 variant is compiled with -mavx512f alone). Compiles to nothing
 // unless AVX-512F is enabled (the avx512 variant's file).
 #pragma once
@@ -55,11 +58,12 @@ struct AttentionLanes {
 
   /// attention_rows for nr rows (9..kMaxRows) of head_dim 8 or 16 whose masks are prefixes
   /// with at least one key, where `takes` says so for the keys scored (so at most kMaxRows of them);
-  /// returns false (nothing written) for any other call.
+  /// returns false (nothing written) for any other call. n_heads: attention_rows_heads' heads of those
+  /// rows (head h at column h·head_dim of q, v and og, row h·head_dim of kt), two at a time at head_dim 8.
   [[gnu::noinline]] static bool attention_lane_rows(const float* q, index_t q_stride, index_t nr, const float* kt,
                                                     index_t kt_stride, const float* v, index_t v_stride,
                                                     index_t head_dim, index_t n_keys, const ref::RowMask* mg, float* og,
-                                                    index_t out_stride) {
+                                                    index_t out_stride, index_t n_heads = 1) {
     if (!takes(nr, head_dim, 1)) return false;
     alignas(64) std::int32_t ends[16] = {};
     index_t n = 0;
@@ -70,10 +74,23 @@ struct AttentionLanes {
       ends[lane_of(r)] = static_cast<std::int32_t>(e);
     }
     const float scale = std::sqrt(static_cast<float>(head_dim));
-    if (head_dim == 8)
-      lanes<8>(q, q_stride, nr, kt, kt_stride, v, v_stride, n, ends, scale, og, out_stride);
-    else
-      lanes<16>(q, q_stride, nr, kt, kt_stride, v, v_stride, n, ends, scale, og, out_stride);
+    index_t h = 0;
+    if (head_dim == 8) {
+      for (; h + 2 <= n_heads; h += 2) {
+        const index_t off = h * 8;
+        lanes<8, 2>(q + off, q_stride, nr, kt + off * kt_stride, kt_stride, v + off, v_stride, n, ends, scale, og + off,
+                    out_stride);
+      }
+    }
+    for (; h < n_heads; ++h) {
+      const index_t off = h * head_dim;
+      if (head_dim == 8)
+        lanes<8>(q + off, q_stride, nr, kt + off * kt_stride, kt_stride, v + off, v_stride, n, ends, scale, og + off,
+                 out_stride);
+      else
+        lanes<16>(q + off, q_stride, nr, kt + off * kt_stride, kt_stride, v + off, v_stride, n, ends, scale, og + off,
+                  out_stride);
+    }
     return true;
   }
 
@@ -104,82 +121,117 @@ struct AttentionLanes {
   }
 
   /// The call, n (1..kMaxRows) keys scored, ends[lane_of(r)] row r's allowed keys (0 in the lanes past nr).
-  template <int HD>
+  /// NH heads side by side (the rows and masks shared): head h's queries, values and outputs from column
+  /// h·HD of q, v and og, its keys from row h·HD of kt; every step of each head as with one (the same
+  /// bits), the heads' dependent chains in flight together.
+  template <int HD, int NH = 1>
   [[gnu::noinline]] static void lanes(const float* q, index_t q_stride, index_t nr, const float* kt, index_t kt_stride,
                                       const float* v, index_t v_stride, index_t n, const std::int32_t* ends,
                                       float scale, float* og, index_t out_stride) {
     const __m512i end = _mm512_load_si512(ends);
-    alignas(64) float sb[16 * 16];  // key k's scores, then its weights, at sb + 16·k
+    alignas(64) float sb[NH][16 * 16];  // head h's key k's scores, then its weights, at sb[h] + 16·k
     const typename generic::AttentionStreaming<Tag>::ScoreScale vscale(scale);  // (the row form's division)
     const V ninf = I::set1(-INFINITY);
-    V vm;
+    V vm[NH];
     {
-      V qt[HD];
+      V qt[NH][HD];
+#pragma GCC unroll 2
+      for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 2
+        for (int c = 0; c < HD; c += 8) {
+          V z[8];
+#pragma GCC unroll 8
+          for (int j = 0; j < 8; ++j) {
+            const index_t r = 2 * j;
+            const float* qh = q + h * HD + c;
+            const __m256 a = r < nr ? _mm256_loadu_ps(qh + r * q_stride) : _mm256_setzero_ps();
+            const __m256 b = r + 1 < nr ? _mm256_loadu_ps(qh + (r + 1) * q_stride) : _mm256_setzero_ps();
+            z[j] = _mm512_castpd_ps(
+                _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(a)), _mm256_castps_pd(b), 1));
+          }
+          transpose8(z, qt[h] + c);
+        }
+      }
+      V m0[NH], m1[NH];
+#pragma GCC unroll 2
+      for (int h = 0; h < NH; ++h) m0[h] = m1[h] = ninf;
+      for (index_t k = 0; k < n; ++k) {
+        const __mmask16 a = allowed(end, k);
+#pragma GCC unroll 2
+        for (int h = 0; h < NH; ++h) {
+          const float* kh = kt + h * HD * kt_stride + k;
+          V s = I::zero();
+#pragma GCC unroll 16
+          for (int d = 0; d < HD; ++d) s = _mm512_fmadd_ps(qt[h][d], I::set1(kh[d * kt_stride]), s);
+          s = vscale.divide(s);
+          I::store(sb[h] + 16 * k, s);
+          const V sk = _mm512_mask_max_ps(ninf, a, s, ninf);
+          if (k & 1)
+            m1[h] = I::max(m1[h], sk);
+          else
+            m0[h] = I::max(m0[h], sk);
+        }
+      }
+#pragma GCC unroll 2
+      for (int h = 0; h < NH; ++h) vm[h] = I::max(m0[h], m1[h]);
+    }
+    for (index_t k = 0; k < n; ++k) {
+      const __mmask16 a = allowed(end, k);
+#pragma GCC unroll 2
+      for (int h = 0; h < NH; ++h) {
+        const V x = _mm512_maskz_sub_ps(a, I::load(sb[h] + 16 * k), vm[h]);
+        I::store(sb[h] + 16 * k, _mm512_maskz_mov_ps(a, simd_math::exp_nonpositive<I>(x)));
+      }
+    }
+    for (index_t k = n; k < 16; ++k) {
+#pragma GCC unroll 2
+      for (int h = 0; h < NH; ++h) I::store(sb[h] + 16 * k, I::zero());  // (the keys past n: +0)
+    }
+    V l[NH];
+#pragma GCC unroll 2
+    for (int h = 0; h < NH; ++h) {
+      V t[8];
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) t[i] = I::add(I::load(sb[h] + 16 * i), I::load(sb[h] + 16 * (i + 8)));
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) t[i] = I::add(t[i], t[i + 4]);
+#pragma GCC unroll 2
+      for (int i = 0; i < 2; ++i) t[i] = I::add(t[i], t[i + 2]);
+      l[h] = I::add(t[0], t[1]);
+    }
+    V o[NH][HD];
+#pragma GCC unroll 2
+    for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 16
+      for (int d = 0; d < HD; ++d) o[h][d] = I::zero();
+    }
+    for (index_t k = 0; k < n; ++k) {
+      const __mmask16 a = allowed(end, k);
+#pragma GCC unroll 2
+      for (int h = 0; h < NH; ++h) {
+        const V p = I::load(sb[h] + 16 * k);
+        const float* vk = v + k * v_stride + h * HD;
+#pragma GCC unroll 16
+        for (int d = 0; d < HD; ++d) o[h][d] = _mm512_mask3_fmadd_ps(p, I::set1(vk[d]), o[h][d], a);
+      }
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 16
+      for (int d = 0; d < HD; ++d) o[h][d] = I::div(o[h][d], l[h]);
 #pragma GCC unroll 2
       for (int c = 0; c < HD; c += 8) {
         V z[8];
+        transpose8(o[h] + c, z);
+        float* oh = og + h * HD + c;
 #pragma GCC unroll 8
         for (int j = 0; j < 8; ++j) {
           const index_t r = 2 * j;
-          const __m256 a = r < nr ? _mm256_loadu_ps(q + r * q_stride + c) : _mm256_setzero_ps();
-          const __m256 b = r + 1 < nr ? _mm256_loadu_ps(q + (r + 1) * q_stride + c) : _mm256_setzero_ps();
-          z[j] =
-              _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(a)), _mm256_castps_pd(b), 1));
+          if (r < nr) _mm256_storeu_ps(oh + r * out_stride, _mm512_castps512_ps256(z[j]));
+          if (r + 1 < nr)
+            _mm256_storeu_ps(oh + (r + 1) * out_stride,
+                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(z[j]), 1)));
         }
-        transpose8(z, qt + c);
-      }
-      V m0 = ninf, m1 = ninf;
-      for (index_t k = 0; k < n; ++k) {
-        V s = I::zero();
-#pragma GCC unroll 16
-        for (int d = 0; d < HD; ++d) s = _mm512_fmadd_ps(qt[d], I::set1(kt[d * kt_stride + k]), s);
-        s = vscale.divide(s);
-        I::store(sb + 16 * k, s);
-        const V sk = _mm512_mask_max_ps(ninf, allowed(end, k), s, ninf);
-        if (k & 1)
-          m1 = I::max(m1, sk);
-        else
-          m0 = I::max(m0, sk);
-      }
-      vm = I::max(m0, m1);
-    }
-    for (index_t k = 0; k < n; ++k) {
-      const __mmask16 a = allowed(end, k);
-      const V x = _mm512_maskz_sub_ps(a, I::load(sb + 16 * k), vm);
-      I::store(sb + 16 * k, _mm512_maskz_mov_ps(a, simd_math::exp_nonpositive<I>(x)));
-    }
-    for (index_t k = n; k < 16; ++k) I::store(sb + 16 * k, I::zero());  // (the keys past n: +0)
-    V t[8];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) t[i] = I::add(I::load(sb + 16 * i), I::load(sb + 16 * (i + 8)));
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) t[i] = I::add(t[i], t[i + 4]);
-#pragma GCC unroll 2
-    for (int i = 0; i < 2; ++i) t[i] = I::add(t[i], t[i + 2]);
-    const V l = I::add(t[0], t[1]);
-    V o[HD];
-#pragma GCC unroll 16
-    for (int d = 0; d < HD; ++d) o[d] = I::zero();
-    for (index_t k = 0; k < n; ++k) {
-      const __mmask16 a = allowed(end, k);
-      const V p = I::load(sb + 16 * k);
-      const float* vk = v + k * v_stride;
-#pragma GCC unroll 16
-      for (int d = 0; d < HD; ++d) o[d] = _mm512_mask3_fmadd_ps(p, I::set1(vk[d]), o[d], a);
-    }
-#pragma GCC unroll 16
-    for (int d = 0; d < HD; ++d) o[d] = I::div(o[d], l);
-#pragma GCC unroll 2
-    for (int c = 0; c < HD; c += 8) {
-      V z[8];
-      transpose8(o + c, z);
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) {
-        const index_t r = 2 * j;
-        if (r < nr) _mm256_storeu_ps(og + r * out_stride + c, _mm512_castps512_ps256(z[j]));
-        if (r + 1 < nr)
-          _mm256_storeu_ps(og + (r + 1) * out_stride + c,
-                           _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(z[j]), 1)));
       }
     }
   }
