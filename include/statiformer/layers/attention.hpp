@@ -214,7 +214,7 @@ inline void attention_heads_one_call(const float* q, index_t q_stride, const flo
   for (index_t h = 0; h < n_heads; ++h) {
     const index_t off = h * head_dim;
     attention_call(q + off, q_stride, kt + off * kt_stride, kt_stride, v + off, v_stride, head_dim, 0, seq_q, seq_k,
-                   rows, mask.fill, p, out + off, out_stride, weights ? weights + h * seq_q * seq_k : nullptr);
+                   rows, mask.fill, p, out + off, out_stride, weights + h * seq_q * seq_k);
   }
 }
 /// The w8a8 attention of one head over all query rows (kernels/QUANTIZATION.md): int8 query rows
@@ -494,6 +494,7 @@ struct MultiHeadAttention {
   /// written, row by row).
   static void heads(float* qb, const float* kt, const float* vb, const AttentionMask& mask, float* p, float* weights) {
     if constexpr (attention_call_rows(SeqQ, SeqK, head_dim) >= SeqQ) {  // (one call a head: the masks built once)
+      static_assert(SeqQ <= kAttentionMaxCallRows);                     // (attention_heads_one_call's masks)
       detail::attention_heads_one_call(qb, DModel, kt, SeqK, vb, v_stride, head_dim, NHeads, SeqQ, SeqK, mask, p, qb,
                                        DModel, weights);
     } else {
