@@ -618,6 +618,12 @@ void check_attention(Env& env) {
             const index_t width = heads * hd, d_model = width + 3, kt_stride = n_keys + 2;
             fill(b.kt, width * kt_stride, 41 + static_cast<std::uint32_t>(heads), 1.5f);
             fill(b.vv, n_keys * d_model, 42);
+            // causal: key 1, which row 0 alone does not see, with a value of +inf in each head (the rows
+            // that see it output +inf there; row 0 must not see it: a kernel that runs the keys every
+            // row sees unmasked has to stop before it)
+            if (kind == MaskKind::causal && n_keys > 1)
+              for (index_t h = 0; h < heads; ++h)
+                b.vv[d_model + h * hd + h % hd] = std::numeric_limits<float>::infinity();
             fill(b.q, rows * d_model, 43 + static_cast<std::uint32_t>(n_keys), 1.5f);
             make_masks(kind, rows, n_keys, b.allow, b.masks, b.mask_arrays);
             std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
