@@ -210,26 +210,23 @@ struct AttentionLanes {
 #pragma GCC unroll 16
       for (int d = 0; d < HD; ++d) o[h][d] = I::zero();
     }
-    index_t k = 0;
-    for (; k < n_all; ++k) {
+    // keys [k0, k1), masked by the rows' ends or not (the keys every row allows)
+    const auto values = [&]<bool Masked>(index_t k0, index_t k1) {
+      for (index_t k = k0; k < k1; ++k) {
+        const __mmask16 a = allowed(end, k);
 #pragma GCC unroll 2
-      for (int h = 0; h < NH; ++h) {
-        const V p = I::load(sb[h] + 16 * k);
-        const float* vk = v + k * v_stride + h * HD;
+        for (int h = 0; h < NH; ++h) {
+          const V p = I::load(sb[h] + 16 * k);
+          const float* vk = v + k * v_stride + h * HD;
 #pragma GCC unroll 16
-        for (int d = 0; d < HD; ++d) o[h][d] = I::fma(p, I::set1(vk[d]), o[h][d]);
+          for (int d = 0; d < HD; ++d)
+            o[h][d] =
+                Masked ? _mm512_mask3_fmadd_ps(p, I::set1(vk[d]), o[h][d], a) : I::fma(p, I::set1(vk[d]), o[h][d]);
+        }
       }
-    }
-    for (; k < n; ++k) {
-      const __mmask16 a = allowed(end, k);
-#pragma GCC unroll 2
-      for (int h = 0; h < NH; ++h) {
-        const V p = I::load(sb[h] + 16 * k);
-        const float* vk = v + k * v_stride + h * HD;
-#pragma GCC unroll 16
-        for (int d = 0; d < HD; ++d) o[h][d] = _mm512_mask3_fmadd_ps(p, I::set1(vk[d]), o[h][d], a);
-      }
-    }
+    };
+    values.template operator()<false>(0, n_all);
+    values.template operator()<true>(n_all, n);
 #pragma GCC unroll 2
     for (int h = 0; h < NH; ++h) {
 #pragma GCC unroll 16
