@@ -78,9 +78,26 @@ struct Product : ProductTiles<Tag> {
   /// a small product's time). Elsewhere product's code stays as it was (Cortex-M flash).
   static constexpr bool kOneTileShortcut = L >= 8;
 
-  /// The reduction steps of one cache block of a product whose tiles are panel floats wide:
-  /// a [kc, panel] block of w stays in L1 while every row passes.
-  static constexpr index_t block_steps(index_t panel, index_t in) {
+  /// Whether panel-stored weights take the long cache blocks (block_steps' panels): the wide-vector
+  /// x86 variants. Elsewhere the blocks stay as they were (NEON, RISC-V; Cortex-M walks its own).
+  static constexpr bool kLongPanelBlocks = L >= 8;
+
+  /// The reduction steps of one cache block of a product whose tiles are panel floats wide: a
+  /// [kc, panel] block of w stays in L1 while every row passes. At each block's end every tile parks
+  /// its sums in y and the next block reloads them (the exact values: no bit moves with kc).
+  /// panels: w is a panel-stored weight, whose blocks are contiguous. On the kLongPanelBlocks
+  /// variants its block is an L2 share instead (128 KiB, at most 512 steps, so that the rows'
+  /// slice of x, 2 KiB a row, stays in L2 beside it): a y past L2 (128 rows of 2048 outputs: 1 MiB)
+  /// came back from L3 at every block's start, and [128, 512]·[512, 2048] ran at 91 % of the FMA
+  /// peak in blocks of 128 steps, at 98-99 % as one block (Zen 4, session 53). The linears of
+  /// the small shapes are one block either way.
+  static constexpr index_t block_steps(index_t panel, index_t in, bool panels = false) {
+    if (kLongPanelBlocks && panels) {
+      constexpr index_t kPanelBlockBytes = 128 * 1024, kPanelBlockSteps = 512;
+      index_t kc = kPanelBlockBytes / (panel * sizeof(float));
+      kc = kc > kPanelBlockSteps ? kPanelBlockSteps : kc;
+      return in <= kc + kc / 2 ? in : kc;
+    }
     constexpr index_t kBlockBytes = 32 * 1024;
     index_t kc = kBlockBytes / (panel * sizeof(float));
     kc = kc < 16 ? 16 : kc;
@@ -103,7 +120,7 @@ struct Product : ProductTiles<Tag> {
     if constexpr (kOneTileShortcut) {
       // the same tile product_blocked would call, with the same arguments
       const index_t nv = (out + L - 1) / L;
-      if (rows > 1 && nv <= kVecs && rows <= tile_height(nv) && block_steps(kVecs * L, in) == in) {
+      if (rows > 1 && nv <= kVecs && rows <= tile_height(nv) && block_steps(kVecs * L, in, w.panels) == in) {
         index_t ldw = 0, run = 0;
         const float* wo = w.column(0, ldw, run);
         if (run >= out) {
@@ -114,7 +131,7 @@ struct Product : ProductTiles<Tag> {
       // one row over one reduction block (a decoding step's linears): each panel column's
       // single-row tile directly, the tiles product_blocked would reach through its loops and
       // product_tile's dispatch, with the same arguments
-      if (rows == 1 && block_steps(kGemvVecs * L, in) == in) {
+      if (rows == 1 && block_steps(kGemvVecs * L, in, w.panels) == in) {
         for (index_t o0 = 0; o0 < out;) {
           const TileColumn c = tile_column(w, o0, out, kGemvVecs * L);
           const TileArgs a{x, ldx, 0, in, c.w, c.ld, y + o0, ldy, c.tail, !accumulate, bias ? bias + o0 : nullptr, act};
@@ -141,7 +158,7 @@ struct Product : ProductTiles<Tag> {
                                                          const WeightAt& w, index_t out, float* y, index_t ldy,
                                                          const float* bias, bool accumulate, Fuse act) {
     const index_t panel = (rows == 1 ? kGemvVecs : kVecs) * L;
-    const index_t kc = block_steps(panel, in);
+    const index_t kc = block_steps(panel, in, w.panels);
     EvenParts split(0, 1);
     index_t split_nv = 0;
     for (index_t k0 = 0; k0 < in; k0 += kc) {
@@ -301,7 +318,7 @@ struct Product : ProductTiles<Tag> {
   /// its own linear's tile (fma from +0 over k in order, then the bias), so the same bits.
   static void linears(const float* x, index_t rows, index_t in, const F32Linear* ls, index_t count) {
     if constexpr (kOneTileShortcut && kSharedTile <= kVecs) {
-      bool shared = count == kSharedTile && rows > 1 && in > 0 && block_steps(kVecs * L, in) == in;
+      bool shared = count == kSharedTile && rows > 1 && in > 0 && block_steps(kVecs * L, in, true) == in;
       for (index_t i = 0; shared && i < count; ++i) shared = ls[i].out == L;
       if (shared) {
         const index_t tr = tile_height(kSharedTile);
