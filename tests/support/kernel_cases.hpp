@@ -43,6 +43,9 @@ inline constexpr index_t kLinearOuts[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17
 inline constexpr index_t kLongIn = 2100;
 inline constexpr index_t kLongRows[] = {1, 4};
 inline constexpr index_t kLongOuts[] = {3, 20};
+/// A reduction over several of the panel blocks of the wide x86 variants (512 steps: two and a
+/// tail) by rows that take two row tiles (tile runs), within kLongIn's buffers.
+inline constexpr index_t kPanelBlocksRows = 7, kPanelBlocksIn = 1100, kPanelBlocksOut = 33;
 
 /// linear_block as FeedForward calls it: blocks of columns (panel-aligned or not) and of reduction
 /// steps, each continuing the sums of the previous one.

@@ -197,8 +197,8 @@ void check_linears(Env& env) {
       }
 }
 
-/// linear with and without bias, each fused activation; then a long reduction (several k blocks); then
-/// check_linears.
+/// linear with and without bias, each fused activation; then a long reduction (several k blocks), and one
+/// over several panel blocks by two row tiles; then check_linears.
 template <class K, class Env>
 void check_linear(Env& env) {
   Buffers& b = env.buf;
@@ -228,6 +228,16 @@ void check_linear(Env& env) {
       env.expect("linear (long reduction)", b.got, b.want, rows * out, {{"rows", rows}, {"in", kLongIn}, {"out", out}},
                  false);
     }
+  {
+    constexpr index_t rows = kPanelBlocksRows, in = kPanelBlocksIn, out = kPanelBlocksOut;
+    static_assert(rows * in <= Capacity<1, 1>::x && in * out <= Capacity<1, 1>::w && out <= Capacity<1, 1>::bias &&
+                  rows * out + 8 <= Capacity<1, 1>::y);
+    for (index_t i = 0; i < rows * out + 8; ++i) b.got[i] = b.want[i] = -7.0f;
+    K::linear(b.x, rows, in, b.w, b.bias, out, b.got, Fuse::relu);
+    ref::linear(b.x, rows, in, b.w, b.bias, out, b.want, Fuse::relu);
+    env.expect("linear (panel blocks)", b.got, b.want, rows * out + 8, {{"rows", rows}, {"in", in}, {"out", out}},
+               false);
+  }
   check_linears<K>(env);
 }
 
