@@ -89,7 +89,7 @@ struct Product : ProductTiles<Tag> {
   /// variants its block is an L2 share instead (128 KiB, at most 512 steps, so that the rows'
   /// slice of x, 2 KiB a row, stays in L2 beside it): a y past L2 (128 rows of 2048 outputs: 1 MiB)
   /// came back from L3 at every block's start, and [128, 512]·[512, 2048] ran at 91 % of the FMA
-  /// peak in blocks of 128 steps, at 98-99 % as one block (Zen 4, session 53). The linears of
+  /// peak in blocks of 128 steps, at 97-99 % as one block (Zen 4, session 53). The linears of
   /// the small shapes are one block either way.
   static constexpr index_t block_steps(index_t panel, index_t in, bool panels = false) {
     if (kLongPanelBlocks && panels) {
