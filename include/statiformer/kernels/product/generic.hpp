@@ -92,19 +92,15 @@ struct Product : ProductTiles<Tag> {
   /// peak in blocks of 128 steps, at 97-99 % as one block (Zen 4, session 53). The linears of
   /// the small shapes are one block either way.
   static constexpr index_t block_steps(index_t panel, index_t in, bool panels = false) {
-    if (kLongPanelBlocks && panels) {
-      constexpr index_t kPanelBlockBytes = 128 * 1024, kPanelBlockSteps = 512;
-      index_t kc = kPanelBlockBytes / (panel * sizeof(float));
-      kc = kc > kPanelBlockSteps ? kPanelBlockSteps : kc;
-      return in <= kc + kc / 2 ? in : kc;
-    }
-    constexpr index_t kBlockBytes = 32 * 1024;
-    index_t kc = kBlockBytes / (panel * sizeof(float));
-    kc = kc < 16 ? 16 : kc;
-    // and at most 128 steps: in a plain matrix a panel's rows are ld floats apart, which for a
-    // power-of-two ld maps them all to few cache sets; 128 rows of a narrow panel still fit L2's
+    const bool long_block = kLongPanelBlocks && panels;
+    const index_t bytes = long_block ? 128 * 1024 : 32 * 1024;
+    // and at most 128 steps elsewhere: in a plain matrix a panel's rows are ld floats apart, which for
+    // a power-of-two ld maps them all to few cache sets; 128 rows of a narrow panel still fit L2's
     // ways there
-    kc = kc > 128 ? 128 : kc;
+    const index_t most = long_block ? 512 : 128;
+    index_t kc = bytes / (panel * sizeof(float));
+    kc = kc < 16 ? 16 : kc;
+    kc = kc > most ? most : kc;
     return in <= kc + kc / 2 ? in : kc;
   }
 
