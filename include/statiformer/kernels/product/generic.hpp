@@ -4,6 +4,7 @@
 #pragma once
 
 #include <type_traits>
+#include <utility>
 
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/kernels/product/register_tiles.hpp>
@@ -107,6 +108,29 @@ struct Product : ProductTiles<Tag> {
   /// Rows per register tile of a product nv vectors wide.
   static constexpr index_t tile_height(index_t nv) { return nv * 2 <= kVecs ? kTallRows : kRows; }
 
+  /// The one-tile shortcut's lean tiles (short_tile), one per tile of 2 .. tile_height(nv) rows and nv
+  /// vectors: a table instead of product_tile's tree of tests.
+  using ShortTile = typename ProductTiles<Tag>::ShortTile;
+  struct ShortTiles {
+    ShortTile at[kTallRows + 1][kVecs + 1] = {};
+    constexpr ShortTiles() { rows(std::make_index_sequence<kTallRows + 1>{}); }
+    template <std::size_t... R>
+    constexpr void rows(std::index_sequence<R...>) {
+      (vecs<R>(std::make_index_sequence<kVecs + 1>{}), ...);
+    }
+    template <std::size_t R, std::size_t... NV>
+    constexpr void vecs(std::index_sequence<NV...>) {
+      ((at[R][NV] = entry<R, NV>()), ...);
+    }
+    template <index_t R, index_t NV>
+    static constexpr ShortTile entry() {
+      if constexpr (R >= 2 && NV >= 1 && R <= tile_height(NV))
+        return &ProductTiles<Tag>::template short_tile<R, NV>;
+      else
+        return nullptr;
+    }
+  };
+
   /// y[r, o] = Σ_k x[r, k] · w[k, o] (+ bias[o]) for x [rows, in] (row stride ldx), w [in, out]
   /// (see WeightAt), y [rows, out] (row stride ldy). y must not alias x or w.
   /// accumulate: continue from the values in y (the same sequence as if k had started earlier).
@@ -120,6 +144,10 @@ struct Product : ProductTiles<Tag> {
         index_t ldw = 0, run = 0;
         const float* wo = w.column(0, ldw, run);
         if (run >= out) {
+          if (!accumulate && out % L == 0 && act <= Fuse::relu) {
+            static constexpr ShortTiles kShort{};
+            return kShort.at[rows][nv](x, ldx, in, wo, ldw, y, ldy, bias, act == Fuse::relu);
+          }
           const TileArgs a{x, ldx, 0, in, wo, ldw, y, ldy, out - (nv - 1) * L, !accumulate, bias, act};
           return product_tile(rows, nv, a);
         }
