@@ -147,7 +147,9 @@ int main() {
   stf_checks::check_linear_blocks<K>(env);
   fw_puts("  linear_block over blocks of the reduction and of the outputs: ok\n");
   stf_checks::check_attention<K>(env);
-  fw_puts("  attention_rows, attention_rows_weights, attention_row, attention_heads, attention_rows_heads: ok\n");
+  fw_puts(
+      "  attention_rows, attention_rows_weights, attention_row, attention_heads, attention_rows_heads,\n"
+      "  attention_lane_rows_heads: ok\n");
   fw_puts(stf::kKernelsSizeFirst ? "size-first: all " : "all ");
   fw_put_u(checks, 0);
   fw_puts(" comparisons equal\n");

@@ -32,6 +32,7 @@ struct Table {
   decltype(&Kernels<isa::scalar>::attention_heads) attention_heads;
   decltype(&Kernels<isa::scalar>::attention_rows) attention_rows;
   decltype(&Kernels<isa::scalar>::attention_rows_heads) attention_rows_heads;
+  decltype(&Kernels<isa::scalar>::attention_lane_rows_heads) attention_lane_rows_heads;
   decltype(&Kernels<isa::scalar>::attention_rows_weights) attention_rows_weights;
   decltype(&Kernels<isa::scalar>::layer_norm_row) layer_norm_row;
   decltype(&Kernels<isa::scalar>::layer_norm_rows) layer_norm_rows;
@@ -62,6 +63,7 @@ Table table_of() noexcept {
           .attention_heads = &K::attention_heads,
           .attention_rows = &K::attention_rows,
           .attention_rows_heads = &K::attention_rows_heads,
+          .attention_lane_rows_heads = &K::attention_lane_rows_heads,
           .attention_rows_weights = &K::attention_rows_weights,
           .layer_norm_row = &K::layer_norm_row,
           .layer_norm_rows = &K::layer_norm_rows,
@@ -129,6 +131,7 @@ constexpr Table kFirstCall = {
     .attention_heads = first_call<&Table::attention_heads>(&Table::attention_heads),
     .attention_rows = first_call<&Table::attention_rows>(&Table::attention_rows),
     .attention_rows_heads = first_call<&Table::attention_rows_heads>(&Table::attention_rows_heads),
+    .attention_lane_rows_heads = first_call<&Table::attention_lane_rows_heads>(&Table::attention_lane_rows_heads),
     .attention_rows_weights = first_call<&Table::attention_rows_weights>(&Table::attention_rows_weights),
     .layer_norm_row = first_call<&Table::layer_norm_row>(&Table::layer_norm_row),
     .layer_norm_rows = first_call<&Table::layer_norm_rows>(&Table::layer_norm_rows),
@@ -288,6 +291,15 @@ void Kernels<isa::dispatch>::attention_rows_heads(const float* q, index_t q_stri
                                                   MaskFill fill, float* p, float* out, index_t out_stride) noexcept {
   table().attention_rows_heads(q, q_stride, n_rows, n_heads, kt, kt_stride, v, v_stride, head_dim, n_keys, masks, fill,
                                p, out, out_stride);
+}
+template <>
+bool Kernels<isa::dispatch>::attention_lane_rows_heads(const float* q, index_t q_stride, index_t n_rows,
+                                                       index_t n_heads, const float* k, index_t k_stride,
+                                                       const float* v, index_t v_stride, index_t head_dim,
+                                                       index_t n_keys, const ref::RowMask* masks, float* out,
+                                                       index_t out_stride) noexcept {
+  return table().attention_lane_rows_heads(q, q_stride, n_rows, n_heads, k, k_stride, v, v_stride, head_dim, n_keys,
+                                           masks, out, out_stride);
 }
 template <>
 void Kernels<isa::dispatch>::attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, const float* kt,

@@ -52,7 +52,7 @@ struct Capacity {
   static constexpr index_t max3(index_t a, index_t b, index_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
   static constexpr index_t x = max3(max3(kLinX, kBlkX, kLongX), kTr,
                                     max3(largest(kLayerNormRowCounts) * largest(kRowLengths), MaxKeys*(MaxHeadDim + 5),
-                                         0));  // (check_attention_w8a8's K rows)
+                                         0));  // (K rows: check_attention_w8a8's, attention_lane_rows_heads')
   static constexpr index_t w = max3(largest(kLinearIns) * largest(kLinearOuts),
                                     largest(kBlockIns) * largest(kBlockOuts), kLongIn* largest(kLongOuts));
   static constexpr index_t bias = max3(largest(kLinearOuts), largest(kBlockOuts), largest(kLongOuts));
@@ -646,6 +646,17 @@ void check_attention(Env& env) {
                                   hd, n_keys, b.masks, MaskFill::neg_inf, b.s_want, b.o_want + off, d_model);
             }
             env.expect("attention_rows_heads", b.o_got, b.o_want, rows * d_model,
+                       {{"heads", heads}, {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}},
+                       false);
+            // the same heads from K's rows (attention_lane_rows_heads: AVX-512's rows in lanes without Kᵀ) where
+            // the variant takes the call: attention_rows_heads' outputs; where it declines, nothing written
+            for (index_t j = 0; j < n_keys; ++j)
+              for (index_t d = 0; d < width; ++d) b.x[j * d_model + d] = b.kt[d * kt_stride + j];
+            std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
+            const bool took = K::attention_lane_rows_heads(b.o_got, d_model, rows, heads, b.x, d_model, b.vv, d_model,
+                                                           hd, n_keys, b.masks, b.o_got, d_model);
+            env.expect(took ? "attention_lane_rows_heads" : "attention_lane_rows_heads (declined)", b.o_got,
+                       took ? b.o_want : b.q, rows * d_model,
                        {{"heads", heads}, {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}},
                        false);
           }

@@ -383,6 +383,16 @@ struct Kernels {
                                    index_t kt_stride, const float* v, index_t v_stride, index_t head_dim,
                                    index_t n_keys, const ref::RowMask* masks, MaskFill fill, float* p, float* out,
                                    index_t out_stride) noexcept;
+  /// attention_rows_heads from K's rows (head h's key j at k + j·k_stride + h·head_dim) instead of Kᵀ,
+  /// where the variant's rows in lanes take the call (AVX-512, kernels/attention/x86_lanes.hpp: 9 to 16
+  /// rows, attention_lanes_take, prefix masks each with a key): returns false, nothing written, for any
+  /// other call and on the variants without them (then the caller transposes K for attention_rows_heads).
+  /// The lanes only broadcast the keys' elements, so they need no Kᵀ (a layer's transpose of K took 2.3 %
+  /// of the encoder layer at 10×16×2×32). Same bits as attention_rows_heads.
+  static bool attention_lane_rows_heads(const float* q, index_t q_stride, index_t n_rows, index_t n_heads,
+                                        const float* k, index_t k_stride, const float* v, index_t v_stride,
+                                        index_t head_dim, index_t n_keys, const ref::RowMask* masks, float* out,
+                                        index_t out_stride) noexcept;
   /// attention_rows that also returns the attention weights: weights [n_rows, n_keys] (row r at
   /// weights + r·n_keys) hold the whole score rows, softmax in two passes (see
   /// ref::attention_row_weights); the outputs may differ from the streaming ones in the last bits.
@@ -455,6 +465,10 @@ template <>
 void Kernels<isa::dispatch>::attention_rows_heads(const float*, index_t, index_t, index_t, const float*, index_t,
                                                   const float*, index_t, index_t, index_t, const ref::RowMask*,
                                                   MaskFill, float*, float*, index_t) noexcept;
+template <>
+bool Kernels<isa::dispatch>::attention_lane_rows_heads(const float*, index_t, index_t, index_t, const float*, index_t,
+                                                       const float*, index_t, index_t, index_t, const ref::RowMask*,
+                                                       float*, index_t) noexcept;
 template <>
 void Kernels<isa::dispatch>::attention_rows_weights(const float*, index_t, index_t, const float*, index_t, const float*,
                                                     index_t, index_t, index_t, const ref::RowMask*, MaskFill, float*,

@@ -192,6 +192,18 @@ inline void attention_head(const float* q, index_t q_stride, const float* kt, in
                    weights);
   }
 }
+/// Every head of seq_q rows (at most kAttentionMaxCallRows) through the active variant's rows in lanes
+/// from K's rows (k, row stride k_stride; head h's from column h·head_dim), where they take the call
+/// (Kernels::attention_lane_rows_heads): returns false, nothing written, where they do not.
+inline bool attention_lane_heads(const float* q, index_t q_stride, const float* k, index_t k_stride, const float* v,
+                                 index_t v_stride, index_t head_dim, index_t n_heads, index_t seq_q, index_t seq_k,
+                                 const AttentionMask& mask, float* out, index_t out_stride) {
+  ref::RowMask rows[kAttentionMaxCallRows];
+  MaskArraysRoom<kAttentionMaxCallRows> arrays;
+  row_masks(mask, 0, seq_q, seq_k, rows, arrays);
+  return ActiveKernels::attention_lane_rows_heads(q, q_stride, seq_q, n_heads, k, k_stride, v, v_stride, head_dim,
+                                                  seq_k, rows, out, out_stride);
+}
 /// attention_head of n_heads heads where one kernel call takes all seq_q rows of a head
 /// (attention_call_rows(seq_q, seq_k, head_dim) >= seq_q): head h's queries, keys and values from
 /// column h·head_dim of q and v and row h·head_dim of kt on, its outputs from column h·head_dim of out,
@@ -441,8 +453,18 @@ struct MultiHeadAttention {
                                   {P.k.weight.data, P.k.bias_or_null(), DModel, y, DModel},
                                   {P.v.weight.data, P.v.bias_or_null(), DModel, vb, v_stride}};
         ActiveKernels::linears(xq, SeqQ, DModel, qkv, 3);
-        detail::transpose(y, SeqK, DModel, DModel, kt, SeqK);
-        heads(qb, kt, vb, mask, p, weights);
+        // the rows in lanes read K's rows, no Kᵀ (where they may take every head's rows in one call);
+        // else, or where they decline, Kᵀ for the heads
+        bool done = false;
+        if constexpr (kAttentionLaneRows >= SeqQ && attention_lanes_take(SeqQ, head_dim, SeqK)) {
+          if (!weights)
+            done = detail::attention_lane_heads(qb, DModel, y, DModel, vb, v_stride, head_dim, NHeads, SeqQ, SeqK, mask,
+                                                qb, DModel);
+        }
+        if (!done) {
+          detail::transpose(y, SeqK, DModel, DModel, kt, SeqK);
+          heads(qb, kt, vb, mask, p, weights);
+        }
         ActiveKernels::linear(qb, SeqQ, DModel, P.o.weight.data, P.o.bias_or_null(), DModel, y);
         return;
       }

@@ -117,6 +117,23 @@ struct Attention : AttentionRegisterBlock<Tag> {
     }
   }
 
+  /// Kernels::attention_lane_rows_heads: the target's rows in lanes over K's rows (key_stride k_stride,
+  /// the dimensions contiguous), where it has them and they take the call.
+  static bool attention_lane_rows_heads(const float* q, index_t q_stride, index_t n_rows, index_t n_heads,
+                                        const float* k, index_t k_stride, const float* v, index_t v_stride,
+                                        index_t head_dim, index_t n_keys, const ref::RowMask* masks, float* out,
+                                        index_t out_stride) {
+    if constexpr (!std::is_void_v<LaneRows>) {
+      return LaneRows::takes(n_rows, head_dim, 1) &&
+             LaneRows::attention_lane_rows(q, q_stride, n_rows, k, 1, v, v_stride, head_dim, n_keys, masks, out,
+                                           out_stride, n_heads, k_stride);
+    } else {
+      (void)q, (void)q_stride, (void)n_rows, (void)n_heads, (void)k, (void)k_stride, (void)v, (void)v_stride;
+      (void)head_dim, (void)n_keys, (void)masks, (void)out, (void)out_stride;
+      return false;
+    }
+  }
+
   /// Streaming attention over groups of rows (see ref::attention_row): per key block, the
   /// group's scores are one register-tiled product with Kᵀ and its values another, accumulated
   /// into the outputs.

@@ -63,10 +63,12 @@ struct AttentionLanes {
   /// with at least one key, where `takes` says so for the keys scored (so at most kMaxRows of them);
   /// returns false (nothing written) for any other call. n_heads: attention_rows_heads' heads of those
   /// rows (head h at column h·head_dim of q, v and og, row h·head_dim of kt), two at a time at head_dim 8.
+  /// The keys: element d of key j at kt[d·kt_stride + j·key_stride] (Kᵀ: key_stride 1; K's rows: kt_stride 1,
+  /// key_stride their stride; Kernels::attention_lane_rows_heads).
   [[gnu::noinline]] static bool attention_lane_rows(const float* q, index_t q_stride, index_t nr, const float* kt,
                                                     index_t kt_stride, const float* v, index_t v_stride,
                                                     index_t head_dim, index_t n_keys, const ref::RowMask* mg, float* og,
-                                                    index_t out_stride, index_t n_heads = 1) {
+                                                    index_t out_stride, index_t n_heads = 1, index_t key_stride = 1) {
     if (!takes(nr, head_dim, 1)) return false;
     index_t n = 0, n_all = n_keys;
     alignas(64) std::int32_t ends[16] = {};  // ends[lane_of(r)]: row r's allowed keys (0 in the lanes past nr)
@@ -95,18 +97,18 @@ struct AttentionLanes {
     if (head_dim == 8) {
       for (; h + 2 <= n_heads; h += 2) {
         const index_t off = h * 8;
-        lanes<8, 2>(q + off, q_stride, nr, kt + off * kt_stride, kt_stride, v + off, v_stride, n, n_all, end, scale,
-                    og + off, out_stride);
+        lanes<8, 2>(q + off, q_stride, nr, kt + off * kt_stride, kt_stride, key_stride, v + off, v_stride, n, n_all,
+                    end, scale, og + off, out_stride);
       }
     }
     for (; h < n_heads; ++h) {
       const index_t off = h * head_dim;
       if (head_dim == 8)
-        lanes<8>(q + off, q_stride, nr, kt + off * kt_stride, kt_stride, v + off, v_stride, n, n_all, end, scale,
-                 og + off, out_stride);
+        lanes<8>(q + off, q_stride, nr, kt + off * kt_stride, kt_stride, key_stride, v + off, v_stride, n, n_all, end,
+                 scale, og + off, out_stride);
       else
-        lanes<16>(q + off, q_stride, nr, kt + off * kt_stride, kt_stride, v + off, v_stride, n, n_all, end, scale,
-                  og + off, out_stride);
+        lanes<16>(q + off, q_stride, nr, kt + off * kt_stride, kt_stride, key_stride, v + off, v_stride, n, n_all, end,
+                  scale, og + off, out_stride);
     }
     return true;
   }
@@ -144,7 +146,7 @@ struct AttentionLanes {
   /// bits), the heads' dependent chains in flight together.
   template <int HD, int NH = 1>
   [[gnu::noinline]] static void lanes(const float* q, index_t q_stride, index_t nr, const float* kt, index_t kt_stride,
-                                      const float* v, index_t v_stride, index_t n, index_t n_all,
+                                      index_t key_stride, const float* v, index_t v_stride, index_t n, index_t n_all,
                                       const std::int32_t* ends, float scale, float* og, index_t out_stride) {
     const auto rows = static_cast<__mmask16>(((1u << ((nr + 1) / 2)) - 1) | (((1u << (nr / 2)) - 1) << 8));
     const __m512i end =
@@ -179,7 +181,7 @@ struct AttentionLanes {
         const __mmask16 a = allowed(end, k);
 #pragma GCC unroll 2
         for (int h = 0; h < NH; ++h) {
-          const float* kh = kt + h * HD * kt_stride + k;
+          const float* kh = kt + h * HD * kt_stride + k * key_stride;
           V s = I::zero();
 #pragma GCC unroll 16
           for (int d = 0; d < HD; ++d) s = _mm512_fmadd_ps(qt[h][d], I::set1(kh[d * kt_stride]), s);
