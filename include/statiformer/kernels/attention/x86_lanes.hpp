@@ -21,7 +21,9 @@
 //    at 10 rows × 10 keys × two heads of 8 on Zen 4), masked past them.
 // A layer's heads of the same rows come in one call (Kernels::attention_rows_heads): heads of 8 dimensions
 // go two at a time, each step of both heads side by side (their registers: 16 of Q, then 16 of outputs),
-// so that one head's dependent chains (a key's 8 fmas, the exp, the sums) fill the other's waits.
+// so that one head's dependent chains (a key's 8 fmas, the exp, the sums) fill the other's waits. The keys'
+// elements are only broadcast, so they come from Kᵀ or from K's rows alike (key_stride): a self-attention
+// layer passes its K rows (Kernels::attention_lane_rows_heads) and transposes K only where this declines.
 // AVX-512F instructions only (the avx512 variant is compiled with -mavx512f alone). Compiles to nothing
 // unless AVX-512F is enabled (the avx512 variant's file).
 #pragma once
