@@ -146,6 +146,21 @@ TEST_CASE("kernel variants: linear (bias, fused activations, a long reduction) e
   run_check([](auto k, auto& env) { stf_checks::check_linear<decltype(k)>(env); });
 }
 
+// A linear of no outputs writes nothing (x86's one-tile shortcut once took it for a tile of one vector).
+TEST_CASE("kernel variants: a linear of no outputs writes nothing", "[kernels]") {
+  for_each_variant([](auto k) {
+    using K = decltype(k);
+    std::vector<float> x(13 * 16, 0.5f), w(16 * 64, 0.25f), bias(64, 1.0f), y(13 * 64, -7.0f);
+    for (index_t rows : {1, 2, 10, 13}) {
+      K::linear(x.data(), rows, 16, w.data(), bias.data(), 0, y.data(), Fuse::relu);
+      index_t touched = 0;
+      for (float v : y) touched += v != -7.0f;
+      INFO(K::name() << ": " << rows << " rows");
+      CHECK(touched == 0);
+    }
+  });
+}
+
 TEST_CASE(
     "kernel variants: linear_w8a8 (int8: sizes, activations, special rows, the int32 limit) and linears_w8a8 equal the "
     "reference",

@@ -140,7 +140,7 @@ struct Product : ProductTiles<Tag> {
     if constexpr (kOneTileShortcut) {
       // the same tile product_blocked would call, with the same arguments
       const index_t nv = (out + L - 1) / L;
-      if (rows > 1 && nv <= kVecs && rows <= tile_height(nv) && block_steps(kVecs * L, in, w.panels) == in) {
+      if (rows > 1 && nv > 0 && nv <= kVecs && rows <= tile_height(nv) && block_steps(kVecs * L, in, w.panels) == in) {
         index_t ldw = 0, run = 0;
         const float* wo = w.column(0, ldw, run);
         if (run >= out) {
