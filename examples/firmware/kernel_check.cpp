@@ -133,7 +133,7 @@ int main() {
   stf_checks::check_dot_sum<K>(env);
   stf_checks::check_rows<K>(env);
   stf_checks::check_specials<K>(env);
-  fw_puts("  dot, sum, layer_norm_row(s), log_softmax_row, activation, add, exp, log, special values: ok\n");
+  fw_puts("  dot, sum, layer_norm_row(s), add + LN, log_softmax_row, activation, add, exp, log, special values: ok\n");
   stf_checks::check_transpose<K>(env);
   fw_puts("  transpose: ok\n");
   stf_checks::check_linear<K>(env);

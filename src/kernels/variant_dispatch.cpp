@@ -36,6 +36,7 @@ struct Table {
   decltype(&Kernels<isa::scalar>::attention_rows_weights) attention_rows_weights;
   decltype(&Kernels<isa::scalar>::layer_norm_row) layer_norm_row;
   decltype(&Kernels<isa::scalar>::layer_norm_rows) layer_norm_rows;
+  decltype(&Kernels<isa::scalar>::add_layer_norm_rows) add_layer_norm_rows;
   decltype(&Kernels<isa::scalar>::log_softmax_row) log_softmax_row;
   decltype(&Kernels<isa::scalar>::activation) activation;
   decltype(&Kernels<isa::scalar>::add) add;
@@ -67,6 +68,7 @@ Table table_of() noexcept {
           .attention_rows_weights = &K::attention_rows_weights,
           .layer_norm_row = &K::layer_norm_row,
           .layer_norm_rows = &K::layer_norm_rows,
+          .add_layer_norm_rows = &K::add_layer_norm_rows,
           .log_softmax_row = &K::log_softmax_row,
           .activation = &K::activation,
           .add = &K::add,
@@ -135,6 +137,7 @@ constexpr Table kFirstCall = {
     .attention_rows_weights = first_call<&Table::attention_rows_weights>(&Table::attention_rows_weights),
     .layer_norm_row = first_call<&Table::layer_norm_row>(&Table::layer_norm_row),
     .layer_norm_rows = first_call<&Table::layer_norm_rows>(&Table::layer_norm_rows),
+    .add_layer_norm_rows = first_call<&Table::add_layer_norm_rows>(&Table::add_layer_norm_rows),
     .log_softmax_row = first_call<&Table::log_softmax_row>(&Table::log_softmax_row),
     .activation = first_call<&Table::activation>(&Table::activation),
     .add = first_call<&Table::add>(&Table::add),
@@ -319,6 +322,12 @@ template <>
 void Kernels<isa::dispatch>::layer_norm_rows(const float* x, index_t rows, const float* gain, const float* bias,
                                              index_t n, LayerNormKind kind, float eps, float* y) noexcept {
   table().layer_norm_rows(x, rows, gain, bias, n, kind, eps, y);
+}
+template <>
+void Kernels<isa::dispatch>::add_layer_norm_rows(float* a, const float* x, index_t rows, const float* gain,
+                                                 const float* bias, index_t n, LayerNormKind kind, float eps,
+                                                 float* y) noexcept {
+  table().add_layer_norm_rows(a, x, rows, gain, bias, n, kind, eps, y);
 }
 template <>
 void Kernels<isa::dispatch>::log_softmax_row(float* x, index_t n) noexcept {

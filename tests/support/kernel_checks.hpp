@@ -788,6 +788,22 @@ void check_rows(Env& env) {
         env.expect("layer_norm_rows", b.got, b.want, rows * n, {{"n", n}, {"rows", rows}, {"kind", index_t(kind)}},
                    false);
       }
+      // the residual step: LayerNorm of a + x, the output over a (add_run) and over x (add_run_into's y
+      // aliasing x); one row, and the groups' row counts
+      for (index_t rows : {index_t(1), kLayerNormRowCounts[0], kLayerNormRowCounts[1], kLayerNormRowCounts[2]}) {
+        for (int over_x = 0; over_x < 2; ++over_x) {
+          fill(b.got, rows * n, 19, 3.0f);
+          fill(b.x, rows * n, 20, 3.0f);
+          std::memcpy(b.want, b.got, rows * n * sizeof(float));
+          ref::add(b.want, b.x, rows * n);
+          for (index_t r = 0; r < rows; ++r)
+            ref::layer_norm_row(b.want + r * n, b.w, b.bias, n, kind, 1e-5f, b.want + r * n);
+          float* y = over_x ? b.x : b.got;
+          K::add_layer_norm_rows(b.got, b.x, rows, b.w, b.bias, n, kind, 1e-5f, y);
+          env.expect("add_layer_norm_rows", y, b.want, rows * n,
+                     {{"n", n}, {"rows", rows}, {"kind", index_t(kind)}, {"y over x", index_t(over_x)}}, false);
+        }
+      }
     }
     fill(b.got, n, 14, 20.0f);
     std::memcpy(b.want, b.got, n * sizeof(float));

@@ -405,6 +405,12 @@ struct Kernels {
   /// layer_norm_row over `rows` rows of n values (row stride n; y may alias x).
   static void layer_norm_rows(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
                               LayerNormKind kind, float eps, float* y) noexcept;
+  /// y = layer_norm_rows(a + x) (a residual step of a post-norm layer): the sums a[i] + x[i] (add's
+  /// operands) of rows·n values, then their LayerNorm into y, which may alias a or x. Where a is not y,
+  /// afterwards it holds the sums, or its own values where the variant keeps the sums out of it (x86,
+  /// two rows or more).
+  static void add_layer_norm_rows(float* a, const float* x, index_t rows, const float* gain, const float* bias,
+                                  index_t n, LayerNormKind kind, float eps, float* y) noexcept;
   static void log_softmax_row(float* x, index_t n) noexcept;
   static void activation(Activation a, float* x, index_t n) noexcept;
   static void add(float* y, const float* x, index_t n) noexcept;
@@ -479,6 +485,9 @@ void Kernels<isa::dispatch>::layer_norm_row(const float*, const float*, const fl
 template <>
 void Kernels<isa::dispatch>::layer_norm_rows(const float*, index_t, const float*, const float*, index_t, LayerNormKind,
                                              float, float*) noexcept;
+template <>
+void Kernels<isa::dispatch>::add_layer_norm_rows(float*, const float*, index_t, const float*, const float*, index_t,
+                                                 LayerNormKind, float, float*) noexcept;
 template <>
 void Kernels<isa::dispatch>::log_softmax_row(float*, index_t) noexcept;
 template <>

@@ -154,6 +154,11 @@ void Kernels<Tag>::layer_norm_rows(const float* x, index_t rows, const float* ga
   kernels_detail::generic::Norm<Tag>::layer_norm_rows(x, rows, gain, bias, n, kind, eps, y);
 }
 template <class Tag>
+void Kernels<Tag>::add_layer_norm_rows(float* a, const float* x, index_t rows, const float* gain, const float* bias,
+                                       index_t n, LayerNormKind kind, float eps, float* y) noexcept {
+  kernels_detail::generic::Norm<Tag>::add_layer_norm_rows(a, x, rows, gain, bias, n, kind, eps, y);
+}
+template <class Tag>
 void Kernels<Tag>::log_softmax_row(float* x, index_t n) noexcept {
   kernels_detail::generic::Softmax<Tag>::log_softmax_row(x, n);
 }

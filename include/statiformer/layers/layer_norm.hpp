@@ -60,15 +60,13 @@ struct LayerNorm {
   }
   /// y = LN(y + x): the residual step of a post-norm layer.
   void add_run(float* y, const float* x, index_t rows) const {
-    ActiveKernels::add(y, x, rows * DModel);
-    run(y, rows, y);
+    ActiveKernels::add_layer_norm_rows(y, x, rows, params.weight.data, params.bias.data, DModel, Kind, eps, y);
   }
-  /// y = LN(t + x), t overwritten (its sums): the first residual step of a post-norm layer, whose
-  /// sublayer output t is scratch, without a copy of x into y first. t + x, not x + t: the same sums
-  /// (only a NaN meeting a NaN may keep the other payload). y may alias x.
+  /// y = LN(t + x), t overwritten (its sums, or as it was): the first residual step of a post-norm
+  /// layer, whose sublayer output t is scratch, without a copy of x into y first. t + x, not x + t: the
+  /// same sums (only a NaN meeting a NaN may keep the other payload). y may alias x.
   void add_run_into(const float* x, float* t, index_t rows, float* y) const {
-    ActiveKernels::add(t, x, rows * DModel);
-    run(t, rows, y);
+    ActiveKernels::add_layer_norm_rows(t, x, rows, params.weight.data, params.bias.data, DModel, Kind, eps, y);
   }
 };
 

@@ -22,6 +22,7 @@ struct Norm : Elementwise<Tag> {
   using Elementwise<Tag>::sum;
   using Elementwise<Tag>::map3;
   using Elementwise<Tag>::add;
+  using Elementwise<Tag>::sub_count;
 
   /// LayerNorm of `rows` rows of n values (row stride n; y may alias x), in groups of rows taken
   /// stage by stage (means, then squared deviations, then the normalization): a row's statistics
@@ -65,6 +66,31 @@ struct Norm : Elementwise<Tag> {
     }
   }
 
+  /// lanes_acc of a row's sums: y[i] = a[i] + x[i] (add's), stored, and summed into acc in
+  /// lanes_acc's order (each vector of y stored after its loads of a and x: y may alias either).
+  [[gnu::always_inline]] static inline void sums_acc(const float* a, const float* x, index_t n, float* y, V* acc) {
+#pragma GCC unroll 16
+    for (index_t s = 0; s < kSub; ++s) acc[s] = I::zero();
+    index_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) {
+        const V v = I::add(I::load(a + k + s * L), I::load(x + k + s * L));
+        I::store(y + k + s * L, v);
+        acc[s] = I::add(acc[s], v);
+      }
+    }
+    if (k < n) {
+#pragma GCC unroll 16
+      for (index_t s = 0; s < kSub; ++s) {
+        const index_t c = sub_count(n - k, s);  // (0: zeros added, as lanes_acc adds them)
+        const V v = I::add(I::load_partial(a + k + s * L, c), I::load_partial(x + k + s * L, c));
+        I::store_partial(y + k + s * L, v, c);
+        acc[s] = I::add(acc[s], v);
+      }
+    }
+  }
+
   /// The last stage: y = (x - mean) · scale · gain + bias (torch), gain · (x - mean) / scale + bias
   /// (annotated), for g rows.
   [[gnu::always_inline]] static inline void normalize_rows(const float* xg, index_t g, const float* gain,
@@ -89,20 +115,41 @@ struct Norm : Elementwise<Tag> {
   /// across the rows, and the statistics' scalar steps (division by n, + eps, square root,
   /// reciprocal) as vector operations over the group's rows: the same operations on each row's
   /// values, so the same bits.
+  /// res: not null, the rows are x + res (add_layer_norm_rows), their sums taken in the first stage and
+  /// written to y, which the later stages read.
   static void layer_norm_rows_across(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
-                                     LayerNormKind kind, float eps, float* y) {
+                                     LayerNormKind kind, float eps, float* y, const float* res = nullptr) {
     // the short rows of small models with their length known to the compiler: the stages' loops
     // over a row's vectors unrolled, no tails (the encoder layer at D 16 and 32: 2-5 % faster)
-    if (n == 16) return across_rows<16>(x, rows, gain, bias, n, kind, eps, y);
-    if (n == 32) return across_rows<32>(x, rows, gain, bias, n, kind, eps, y);
-    across_rows<0>(x, rows, gain, bias, n, kind, eps, y);
+    if (res) {  // (its own instantiations: the plain rows' code stays as it was)
+      if (n == 16) return across_rows<16, true>(x, rows, gain, bias, n, kind, eps, y, res);
+      if (n == 32) return across_rows<32, true>(x, rows, gain, bias, n, kind, eps, y, res);
+      return across_rows<0, true>(x, rows, gain, bias, n, kind, eps, y, res);
+    }
+    if (n == 16) return across_rows<16>(x, rows, gain, bias, n, kind, eps, y, nullptr);
+    if (n == 32) return across_rows<32>(x, rows, gain, bias, n, kind, eps, y, nullptr);
+    across_rows<0>(x, rows, gain, bias, n, kind, eps, y, nullptr);
   }
 
-  /// layer_norm_rows_across for rows of N values (N > 0: n, a constant) or of n (N = 0).
-  template <index_t N>
+  /// y = layer_norm_rows(a + x) (Kernels::add_layer_norm_rows): where the selection folds rows, the
+  /// sums a[i] + x[i] (add's) taken in layer_norm_rows_across' first stage, written to y (each element
+  /// read before it is written: y may alias a or x) and read from there by the later stages, instead of
+  /// a pass of add over every row first (the encoder layer at 10×16: ~3 %); a as it was. Elsewhere, and for
+  /// one row, add then layer_norm_rows: a holds the sums.
+  static void add_layer_norm_rows(float* a, const float* x, index_t rows, const float* gain, const float* bias,
+                                  index_t n, LayerNormKind kind, float eps, float* y) {
+    if constexpr (NormSelect<Tag>::fold_rows && std::is_void_v<typename NormSelect<Tag>::Row16>) {
+      if (rows > 1) return layer_norm_rows_across(a, rows, gain, bias, n, kind, eps, y, x);
+    }
+    Elementwise<Tag>::add(a, x, rows * n);
+    layer_norm_rows(a, rows, gain, bias, n, kind, eps, y);
+  }
+
+  /// layer_norm_rows_across for rows of N values (N > 0: n, a constant) or of n (N = 0); res as there.
+  template <index_t N, bool Res = false>
   [[gnu::always_inline]] static inline void across_rows(const float* x, index_t rows, const float* gain,
                                                         const float* bias, index_t n_run, LayerNormKind kind, float eps,
-                                                        float* y) {
+                                                        float* y, const float* res) {
     const index_t n = N ? N : n_run;
     constexpr index_t G = 16, RR = I::reduce_rows;
     static_assert(G % RR == 0 && RR % L == 0);
@@ -125,15 +172,20 @@ struct Norm : Elementwise<Tag> {
         V acc[RR * kSub];
 #pragma GCC unroll 16
         for (index_t r = 0; r < RR; ++r) {
-          if (b + r < g)
-            lanes_acc(
-                xg + (b + r) * n, n, [](V v, index_t) { return v; }, [](V a, V v) { return I::add(a, v); },
-                acc + r * kSub);
-          else
+          if (b + r < g) {
+            if constexpr (Res)
+              sums_acc(xg + (b + r) * n, res + (r0 + b + r) * n, n, yg + (b + r) * n, acc + r * kSub);
+            else
+              lanes_acc(
+                  xg + (b + r) * n, n, [](V v, index_t) { return v; }, [](V a, V v) { return I::add(a, v); },
+                  acc + r * kSub);
+          } else {
             for (index_t s = 0; s < kSub; ++s) acc[r * kSub + s] = I::zero();
+          }
         }
         I::reduce16_rows(acc, mean + b);
       }
+      if constexpr (Res) xg = yg;  // (the sums)
       for (index_t r = 0; r < gr; r += L) I::store(mean + r, per_n(I::load(mean + r)));
       for (index_t b = 0; b < gr; b += RR) {
         V acc[RR * kSub];
