@@ -134,8 +134,8 @@ struct Norm : Elementwise<Tag> {
   /// y = layer_norm_rows(a + x) (Kernels::add_layer_norm_rows): where the selection folds rows, the
   /// sums a[i] + x[i] (add's) taken in layer_norm_rows_across' first stage, written to y (each element
   /// read before it is written: y may alias a or x) and read from there by the later stages, instead of
-  /// a pass of add over every row first (the encoder layer at 10×16: ~3 %); a as it was. Elsewhere, and for
-  /// one row, add then layer_norm_rows: a holds the sums.
+  /// a pass of add over every row first (the encoder layer at 10×16: ~3 %); a, where it is not y, as it was. Elsewhere,
+  /// and for one row, add then layer_norm_rows: a holds the sums.
   static void add_layer_norm_rows(float* a, const float* x, index_t rows, const float* gain, const float* bias,
                                   index_t n, LayerNormKind kind, float eps, float* y) {
     if constexpr (NormSelect<Tag>::fold_rows && std::is_void_v<typename NormSelect<Tag>::Row16>) {
