@@ -115,20 +115,16 @@ struct Norm : Elementwise<Tag> {
   /// across the rows, and the statistics' scalar steps (division by n, + eps, square root,
   /// reciprocal) as vector operations over the group's rows: the same operations on each row's
   /// values, so the same bits.
-  /// res: not null, the rows are x + res (add_layer_norm_rows), their sums taken in the first stage and
-  /// written to y, which the later stages read.
+  /// Res: the rows are x + res (add_layer_norm_rows), their sums taken in the first stage and written to
+  /// y, which the later stages read (its own instantiations: the plain rows' code stays as it was).
+  template <bool Res = false>
   static void layer_norm_rows_across(const float* x, index_t rows, const float* gain, const float* bias, index_t n,
                                      LayerNormKind kind, float eps, float* y, const float* res = nullptr) {
     // the short rows of small models with their length known to the compiler: the stages' loops
     // over a row's vectors unrolled, no tails (the encoder layer at D 16 and 32: 2-5 % faster)
-    if (res) {  // (its own instantiations: the plain rows' code stays as it was)
-      if (n == 16) return across_rows<16, true>(x, rows, gain, bias, n, kind, eps, y, res);
-      if (n == 32) return across_rows<32, true>(x, rows, gain, bias, n, kind, eps, y, res);
-      return across_rows<0, true>(x, rows, gain, bias, n, kind, eps, y, res);
-    }
-    if (n == 16) return across_rows<16>(x, rows, gain, bias, n, kind, eps, y, nullptr);
-    if (n == 32) return across_rows<32>(x, rows, gain, bias, n, kind, eps, y, nullptr);
-    across_rows<0>(x, rows, gain, bias, n, kind, eps, y, nullptr);
+    if (n == 16) return across_rows<16, Res>(x, rows, gain, bias, n, kind, eps, y, res);
+    if (n == 32) return across_rows<32, Res>(x, rows, gain, bias, n, kind, eps, y, res);
+    across_rows<0, Res>(x, rows, gain, bias, n, kind, eps, y, res);
   }
 
   /// y = layer_norm_rows(a + x) (Kernels::add_layer_norm_rows): where the selection folds rows, the
@@ -139,13 +135,13 @@ struct Norm : Elementwise<Tag> {
   static void add_layer_norm_rows(float* a, const float* x, index_t rows, const float* gain, const float* bias,
                                   index_t n, LayerNormKind kind, float eps, float* y) {
     if constexpr (NormSelect<Tag>::fold_rows && std::is_void_v<typename NormSelect<Tag>::Row16>) {
-      if (rows > 1) return layer_norm_rows_across(a, rows, gain, bias, n, kind, eps, y, x);
+      if (rows > 1) return layer_norm_rows_across<true>(a, rows, gain, bias, n, kind, eps, y, x);
     }
     Elementwise<Tag>::add(a, x, rows * n);
     layer_norm_rows(a, rows, gain, bias, n, kind, eps, y);
   }
 
-  /// layer_norm_rows_across for rows of N values (N > 0: n, a constant) or of n (N = 0); res as there.
+  /// layer_norm_rows_across for rows of N values (N > 0: n, a constant) or of n (N = 0); Res, res as there.
   template <index_t N, bool Res = false>
   [[gnu::always_inline]] static inline void across_rows(const float* x, index_t rows, const float* gain,
                                                         const float* bias, index_t n_run, LayerNormKind kind, float eps,
