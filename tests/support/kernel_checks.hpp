@@ -525,7 +525,7 @@ void check_attention(Env& env) {
           }
   // scores spread wider than exp's range (s - max below -87.34, exp's +0) in the row groups: the
   // kernels that leave exp's select out where the block's scores cannot reach it must keep it here
-  for (index_t rows : {2, 4, 6, 13})
+  for (index_t rows : {2, 4, 6, 13, 16})
     for (index_t n_keys : {10, 33, 64}) {
       const index_t hd = 16, d_model = hd + 5, kt_stride = n_keys + 2;
       if (!fits(hd, n_keys)) continue;
@@ -543,12 +543,13 @@ void check_attention(Env& env) {
       env.expect("attention_rows, wide scores", b.o_got, b.o_want, rows * d_model, sizes, false);
     }
   // special values in the queries, keys and values (NaN, ±inf, -0, scores that overflow), in the row
-  // groups, the targets' own group kernels and AVX-512's rows in lanes (9 to 16 rows over at most as many
-  // keys). A NaN score among finite ones makes its row NaN (its exp is NaN): Helium's exp took it for a
-  // score below exp's range and gave +0 (MVE's `lt` holds for unordered compares), found by this case
+  // groups, the targets' own group kernels, AVX-512's rows in lanes (9 to 16 rows over at most as many
+  // keys) and its softmax steps in lanes over key blocks (16 rows over 33 keys). A NaN score among finite ones makes
+  // its row NaN (its exp is NaN): Helium's exp took it for a score below exp's range and gave +0 (MVE's `lt` holds for
+  // unordered compares), found by this case
   for (index_t hd : {8, 16})
     for (index_t rows : {6, 9, 16})
-      for (index_t n_keys : {5, 9}) {
+      for (index_t n_keys : {5, 9, 33}) {
         const index_t d_model = hd + 5, kt_stride = n_keys + 2;
         if (!fits(hd, n_keys)) continue;
         const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
@@ -574,6 +575,27 @@ void check_attention(Env& env) {
                               MaskFill::neg_inf, b.s_want, b.o_want, d_model);
           env.expect("attention_rows, special values", b.o_got, b.o_want, rows * d_model, sizes, false);
         }
+      }
+  // AVX-512's softmax steps in lanes over key blocks at every head size they take (16 rows of a multiple
+  // of 16 dimensions up to 64; kHeadDims has no 48), over a partial block, whole blocks and spans
+  for (index_t hd : {16, 48, 64})
+    for (index_t n_keys : {17, 48, 129})
+      for (MaskKind kind : {MaskKind::all, MaskKind::padding}) {
+        const index_t rows = 16, d_model = hd + 5, kt_stride = n_keys + 2;
+        if (!fits(hd, n_keys)) continue;
+        fill(b.kt, hd * kt_stride, 51 + static_cast<std::uint32_t>(hd), 1.5f);
+        fill(b.vv, n_keys * d_model, 52);
+        fill(b.q, rows * d_model, 53 + static_cast<std::uint32_t>(n_keys), 1.5f);
+        make_masks(kind, rows, n_keys, b.allow, b.masks, b.mask_arrays);
+        const std::initializer_list<Size> sizes = {
+            {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}, {"lane blocks", 1}};
+        std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
+        std::memcpy(b.o_want, b.q, rows * d_model * sizeof(float));
+        K::attention_rows(b.o_got, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
+                          MaskFill::neg_inf, b.s_got, b.o_got, d_model);
+        ref::attention_rows(b.o_want, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
+                            MaskFill::neg_inf, b.s_want, b.o_want, d_model);
+        env.expect("attention_rows, lane blocks", b.o_got, b.o_want, rows * d_model, sizes, false);
       }
   // single rows, the one-row entry point, into a separate output
   for (index_t hd : kHeadDims)

@@ -141,6 +141,16 @@ TEST_CASE("multi-head attention over few keys splits its rows into balanced call
   STATIC_REQUIRE(attention_call_rows(16, 16, 32) == attention_call_rows(16, 16));
   STATIC_REQUIRE(attention_call_rows(8, 8, 8) == attention_call_rows(8, 8));
   STATIC_REQUIRE(attention_call_rows(17, 17, 8) == attention_call_rows(17, 17));
+  // where every row attends to the same keys and AVX-512's softmax in lanes over key blocks takes them
+  // (x86_lane_blocks.hpp: 16 rows of 16 to 64 dimensions, a multiple of 16, over more than 16 keys): a vector
+  // of rows a call; else as above
+  STATIC_REQUIRE(attention_prefix_call_rows(128, 128, 32, 128) == (lanes ? 16 : attention_call_rows(128, 128, 32)));
+  STATIC_REQUIRE(attention_prefix_call_rows(25, 25, 16, 25) == (lanes ? 16 : attention_call_rows(25, 25, 16)));
+  STATIC_REQUIRE(attention_prefix_call_rows(64, 64, 48, 17) == (lanes ? 16 : attention_call_rows(64, 64, 48)));
+  STATIC_REQUIRE(attention_prefix_call_rows(64, 64, 32, 16) == attention_call_rows(64, 64, 32));
+  STATIC_REQUIRE(attention_prefix_call_rows(64, 64, 24, 64) == attention_call_rows(64, 64, 24));
+  STATIC_REQUIRE(attention_prefix_call_rows(64, 64, 80, 64) == attention_call_rows(64, 64, 80));
+  STATIC_REQUIRE(attention_prefix_call_rows(15, 64, 32, 64) == attention_call_rows(15, 64, 32));
   check_mha<16, 16, 32, 4>(AttentionMask::padding(16), {16});
   check_mha<16, 16, 64, 4>(AttentionMask::causal_mask(16), {16, true});
   check_mha<15, 15, 32, 2>(AttentionMask::padding(12), {12});
@@ -150,4 +160,8 @@ TEST_CASE("multi-head attention over few keys splits its rows into balanced call
   check_mha<16, 24, 32, 4>(AttentionMask::padding(21), {21});
   check_mha<20, 20, 64, 4>(AttentionMask::causal_mask(20), {20, true});
   check_mha<32, 32, 64, 4>(AttentionMask::padding(32), {32});
+  // calls of a vector of rows where every row attends to the same keys (AVX-512's softmax in lanes over key
+  // blocks): 16 + 16 + 8 rows over 66 of 70 keys, and under a causal mask, which they decline (calls of 12)
+  check_mha<40, 70, 128, 4>(AttentionMask::padding(66), {66});
+  check_mha<40, 40, 128, 4>(AttentionMask::causal_mask(40), {40, true});
 }

@@ -102,6 +102,13 @@ inline constexpr index_t kAttentionLaneRows = kActiveRunsAvx512 ? 16 : 0;
 constexpr bool attention_lanes_take(index_t rows, index_t head_dim, index_t n) {
   return rows >= 9 && rows <= 16 && (head_dim == 8 || head_dim == 16) && n + (head_dim == 16 ? 3 : 0) <= rows;
 }
+/// Whether AVX-512's softmax steps with the rows in lanes over key blocks take a call of `rows` query
+/// rows of head_dim over n keys (kernels/attention/x86_lane_blocks.hpp): a vector of rows (16), head_dim
+/// a multiple of 16 up to 64, more keys than the rows in lanes take (over 16). The kernel decides by it,
+/// and the layers cut their calls by it.
+constexpr bool attention_lane_blocks_take(index_t rows, index_t head_dim, index_t n) {
+  return rows == 16 && head_dim % 16 == 0 && head_dim >= 16 && head_dim <= 64 && n > 16;
+}
 /// The most rows of any call attention_call_rows gives (the layers' arrays of row masks).
 inline constexpr index_t kAttentionMaxCallRows =
     kAttentionLaneRows > kAttentionCallRows ? kAttentionLaneRows : kAttentionCallRows;
@@ -112,6 +119,16 @@ inline constexpr index_t kAttentionMaxCallRows =
 constexpr index_t attention_call_rows(index_t seq_q, index_t seq_k, index_t head_dim) {
   if (kAttentionLaneRows >= seq_q && attention_lanes_take(seq_q, head_dim, seq_k)) return seq_q;
   return attention_call_rows(seq_q, seq_k);
+}
+/// attention_call_rows(seq_q, seq_k, head_dim) where every query row attends to the same keys [0, e)
+/// (no mask, or key padding alone): a vector of rows (kAttentionLaneRows) where the active variant's
+/// softmax steps in lanes over key blocks take such calls (attention_lane_blocks_take), so that every
+/// call but the last is theirs. (Elsewhere, and under masks whose rows differ, they would decline,
+/// and a 16-row call would run as a tall group of 12 and a group of 4.)
+constexpr index_t attention_prefix_call_rows(index_t seq_q, index_t seq_k, index_t head_dim, index_t e) {
+  if (kAttentionLaneRows && seq_q >= kAttentionLaneRows && attention_lane_blocks_take(kAttentionLaneRows, head_dim, e))
+    return kAttentionLaneRows;
+  return attention_call_rows(seq_q, seq_k, head_dim);
 }
 /// Whether the layers pass a self-attention's Q, K and V projections to one Kernels::linears call: where
 /// the active variant may share their register tiles (AVX-512, and the dispatching variant, which runs it

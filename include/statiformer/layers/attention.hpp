@@ -175,14 +175,17 @@ inline void attention_call(const float* q, index_t q_stride, const float* kt, in
                                   fill, p, out + i * out_stride, out_stride);
 }
 /// Scaled dot-product attention of one head over all query rows (shape-erased),
-/// attention_call_rows(seq_q, seq_k, head_dim) rows per kernel call. q rows at q + i*q_stride; keys transposed (element
+/// attention_call_rows(seq_q, seq_k, head_dim) rows per kernel call (attention_prefix_call_rows where every row
+/// attends to the same keys). q rows at q + i*q_stride; keys transposed (element
 /// d of key j at kt[d*kt_stride + j]); value rows at v + j*v_stride; out rows at out + i*out_stride (may alias q).
 /// Without weights it streams over key blocks (p: attention_scratch_floats(seq_q, seq_k, head_dim) floats); with
 /// weights (nullable, [seq_q, seq_k]) it keeps whole score rows there instead.
 inline void attention_head(const float* q, index_t q_stride, const float* kt, index_t kt_stride, const float* v,
                            index_t v_stride, index_t head_dim, index_t seq_q, index_t seq_k, const AttentionMask& mask,
                            float* p, float* out, index_t out_stride, float* weights) {
-  const index_t call_rows = attention_call_rows(seq_q, seq_k, head_dim);
+  const index_t call_rows = mask.causal || mask.has_arrays()
+                                ? attention_call_rows(seq_q, seq_k, head_dim)
+                                : attention_prefix_call_rows(seq_q, seq_k, head_dim, mask.key_end(0, seq_k));
   for (index_t i = 0; i < seq_q; i += call_rows) {
     const index_t n = seq_q - i < call_rows ? seq_q - i : call_rows;
     ref::RowMask rows[kAttentionMaxCallRows];

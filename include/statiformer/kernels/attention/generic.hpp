@@ -8,6 +8,7 @@
 #include <statiformer/kernels/api.hpp>
 #include <statiformer/kernels/attention/register_block.hpp>
 #include <statiformer/kernels/attention/select.hpp>
+#include <statiformer/kernels/attention/x86_lane_blocks.hpp>
 #include <statiformer/kernels/attention/x86_lanes.hpp>
 #include <type_traits>
 
@@ -47,6 +48,9 @@ struct Attention : AttentionRegisterBlock<Tag> {
   /// The target's own kernel for calls of a vector of rows of a short head, with the rows across
   /// the lanes (AVX-512: kernels/attention/x86_lanes.hpp), or void.
   using LaneRows = typename AttentionSelect<Tag>::LaneRows;
+  /// The target's own softmax steps with a vector of rows in lanes over key blocks (AVX-512:
+  /// kernels/attention/x86_lane_blocks.hpp), or void.
+  using LaneBlocks = typename AttentionSelect<Tag>::LaneBlocks;
 
   /// attention_rows (Kernels::attention_rows calls it), through a target's own kernel where it
   /// has one for groups whose rows all attend to the same keys [0, e), e >= 1 (Cortex-M:
@@ -77,6 +81,13 @@ struct Attention : AttentionRegisterBlock<Tag> {
     if constexpr (kTallRowGroup > kAttentionRowGroup) {
       // (before attention_rows: a tall group skips its set-up)
       for (index_t nt = 0; r0 < n_rows; r0 += nt) {
+        if constexpr (!std::is_void_v<LaneBlocks>) {  // a vector of rows over more keys, where it takes them
+          nt = LaneBlocks::kRows;
+          if (n_rows - r0 >= nt &&
+              LaneBlocks::attention_lane_blocks(q + r0 * q_stride, q_stride, nt, kt, kt_stride, v, v_stride, head_dim,
+                                                n_keys, masks + r0, out + r0 * out_stride, out_stride))
+            continue;
+        }
         if constexpr (!std::is_void_v<LaneRows>) {  // up to a vector of rows in lanes, where it takes them
           nt = n_rows - r0 < LaneRows::kMaxRows ? n_rows - r0 : LaneRows::kMaxRows;
           if (LaneRows::takes(nt, head_dim, 1) &&  // (the keys' part of the rule: in the call)

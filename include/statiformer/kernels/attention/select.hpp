@@ -18,8 +18,9 @@ namespace stf::kernels_detail {
 ///               strategies: one key block in registers (attention/register_block.hpp), spans of
 ///               kAttentionScoreKeys keys (attention/wide_spans.hpp), groups staged over their
 ///               rows; on AVX-512 also tall row groups (two row groups as one: kTallRowGroup)
-///               and rows in lanes (9 to 16 rows of a short head over at most as many keys:
-///               attention/x86_lanes.hpp);
+///               rows in lanes (9 to 16 rows of a short head over at most as many keys:
+///               attention/x86_lanes.hpp), and the softmax steps in lanes over key blocks (16 rows
+///               of 16 to 64 dimensions attending to the same keys: attention/x86_lane_blocks.hpp);
 ///   cortex_m4f  Cortex-M4F/M7 (the scalar vocabulary on Arm M-profile with an FPU) and
 ///   helium      Cortex-M55 (mve): their attention_prefix_rows (kernels/attention/<target>.hpp)
 ///               for groups of rows that all attend to the same keys [0, e); it declines the group
@@ -28,12 +29,16 @@ namespace stf::kernels_detail {
 /// `PrefixRows` is the struct that provides attention_prefix_rows, void where the generic code
 /// runs alone; `wide` and `tall` turn on the x86 strategies; `LaneRows` (AVX-512: x86::AttentionLanes<avx512>,
 /// kernels/attention/x86_lanes.hpp) provides attention_lane_rows, which takes the calls of 9 to 16
-/// rows of a short head over at most as many keys, with the rows across the lanes (void elsewhere).
+/// rows of a short head over at most as many keys, with the rows across the lanes (void elsewhere);
+/// `LaneBlocks` (AVX-512: x86::AttentionLaneBlocks<avx512>, kernels/attention/x86_lane_blocks.hpp)
+/// provides attention_lane_blocks, which takes the calls of 16 rows of 16 to 64 dimensions that attend
+/// to the same keys (more than 16), their softmax steps with the rows across the lanes (void elsewhere).
 template <class Tag>
 struct AttentionSelect {
   static constexpr const char* variant = "generic";
   using PrefixRows = void;
   using LaneRows = void;
+  using LaneBlocks = void;
   static constexpr bool wide = false;  ///< register blocks, spans, staged groups
   static constexpr bool tall = false;  ///< tall row groups (needs wide)
 };
@@ -44,6 +49,10 @@ namespace x86 {
 /// the avx512 variant's translation unit).
 template <class Tag>
 struct AttentionLanes;
+/// AVX-512's softmax steps with the rows in lanes over key blocks (kernels/attention/x86_lane_blocks.hpp;
+/// likewise).
+template <class Tag>
+struct AttentionLaneBlocks;
 }  // namespace x86
 #endif
 
@@ -52,6 +61,7 @@ struct AttentionSelect<isa::avx2> {
   static constexpr const char* variant = "x86";
   using PrefixRows = void;
   using LaneRows = void;
+  using LaneBlocks = void;
   static constexpr bool wide = true;
   static constexpr bool tall = false;
 };
@@ -62,8 +72,10 @@ struct AttentionSelect<isa::avx512> {
   using PrefixRows = void;
 #if defined(__x86_64__)
   using LaneRows = x86::AttentionLanes<isa::avx512>;
+  using LaneBlocks = x86::AttentionLaneBlocks<isa::avx512>;
 #else
   using LaneRows = void;
+  using LaneBlocks = void;
 #endif
   static constexpr bool wide = true;
   static constexpr bool tall = true;  // (32 vector registers)
@@ -75,6 +87,7 @@ struct AttentionSelect<isa::scalar> {
   static constexpr const char* variant = "cortex_m4f";
   using PrefixRows = cortex_m4f::Attention;
   using LaneRows = void;
+  using LaneBlocks = void;
   static constexpr bool wide = false;
   static constexpr bool tall = false;
 };
@@ -86,6 +99,7 @@ struct AttentionSelect<isa::mve> {
   static constexpr const char* variant = "helium";
   using PrefixRows = helium::Attention;
   using LaneRows = void;
+  using LaneBlocks = void;
   static constexpr bool wide = false;
   static constexpr bool tall = false;
 };
