@@ -523,6 +523,18 @@ void check_attention(Env& env) {
             env.expect("attention_rows_weights (weights)", b.s_got, b.s_want, rows * n_keys, sizes, false);
             env.expect("attention_rows_weights (outputs)", b.o_got, b.o_want, rows * d_model, sizes, false);
           }
+  // attention_rows of the query rows in b.q (the outputs over copies of them, as in the layers) against the
+  // reference, every mask as make_masks left it, fill -inf
+  const auto expect_rows = [&](const char* what, index_t rows, index_t hd, index_t n_keys, index_t d_model,
+                               index_t kt_stride, std::initializer_list<Size> sizes) {
+    std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
+    std::memcpy(b.o_want, b.q, rows * d_model * sizeof(float));
+    K::attention_rows(b.o_got, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks, MaskFill::neg_inf,
+                      b.s_got, b.o_got, d_model);
+    ref::attention_rows(b.o_want, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks, MaskFill::neg_inf,
+                        b.s_want, b.o_want, d_model);
+    env.expect(what, b.o_got, b.o_want, rows * d_model, sizes, false);
+  };
   // scores spread wider than exp's range (s - max below -87.34, exp's +0) in the row groups: the
   // kernels that leave exp's select out where the block's scores cannot reach it must keep it here
   for (index_t rows : {2, 4, 6, 13, 16})
@@ -534,13 +546,7 @@ void check_attention(Env& env) {
       fill(b.q, rows * d_model, 33 + static_cast<std::uint32_t>(n_keys), 12.0f);
       make_masks(MaskKind::all, rows, n_keys, b.allow, b.masks, b.mask_arrays);
       const std::initializer_list<Size> sizes = {{"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"wide", 1}};
-      std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
-      std::memcpy(b.o_want, b.q, rows * d_model * sizeof(float));
-      K::attention_rows(b.o_got, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks, MaskFill::neg_inf,
-                        b.s_got, b.o_got, d_model);
-      ref::attention_rows(b.o_want, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
-                          MaskFill::neg_inf, b.s_want, b.o_want, d_model);
-      env.expect("attention_rows, wide scores", b.o_got, b.o_want, rows * d_model, sizes, false);
+      expect_rows("attention_rows, wide scores", rows, hd, n_keys, d_model, kt_stride, sizes);
     }
   // special values in the queries, keys and values (NaN, ±inf, -0, scores that overflow), in the row
   // groups, the targets' own group kernels, AVX-512's rows in lanes (9 to 16 rows over at most as many
@@ -567,13 +573,7 @@ void check_attention(Env& env) {
           make_masks(kind, rows, n_keys, b.allow, b.masks, b.mask_arrays);
           const std::initializer_list<Size> sizes = {
               {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}, {"special", 1}};
-          std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
-          std::memcpy(b.o_want, b.q, rows * d_model * sizeof(float));
-          K::attention_rows(b.o_got, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
-                            MaskFill::neg_inf, b.s_got, b.o_got, d_model);
-          ref::attention_rows(b.o_want, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
-                              MaskFill::neg_inf, b.s_want, b.o_want, d_model);
-          env.expect("attention_rows, special values", b.o_got, b.o_want, rows * d_model, sizes, false);
+          expect_rows("attention_rows, special values", rows, hd, n_keys, d_model, kt_stride, sizes);
         }
       }
   // AVX-512's softmax steps in lanes over key blocks at every head size they take (16 rows of a multiple
@@ -589,13 +589,7 @@ void check_attention(Env& env) {
         make_masks(kind, rows, n_keys, b.allow, b.masks, b.mask_arrays);
         const std::initializer_list<Size> sizes = {
             {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}, {"lane blocks", 1}};
-        std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
-        std::memcpy(b.o_want, b.q, rows * d_model * sizeof(float));
-        K::attention_rows(b.o_got, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
-                          MaskFill::neg_inf, b.s_got, b.o_got, d_model);
-        ref::attention_rows(b.o_want, d_model, rows, b.kt, kt_stride, b.vv, d_model, hd, n_keys, b.masks,
-                            MaskFill::neg_inf, b.s_want, b.o_want, d_model);
-        env.expect("attention_rows, lane blocks", b.o_got, b.o_want, rows * d_model, sizes, false);
+        expect_rows("attention_rows, lane blocks", rows, hd, n_keys, d_model, kt_stride, sizes);
       }
   // single rows, the one-row entry point, into a separate output
   for (index_t hd : kHeadDims)
