@@ -670,11 +670,30 @@ void check_attention(Env& env) {
               for (index_t d = 0; d < width; ++d) b.x[j * d_model + d] = b.kt[d * kt_stride + j];
             std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
             const bool took = K::attention_lane_rows_heads(b.o_got, d_model, rows, heads, b.x, d_model, b.vv, d_model,
-                                                           hd, n_keys, b.masks, b.o_got, d_model);
+                                                           hd, n_keys, b.masks, false, b.o_got, d_model);
             env.expect(took ? "attention_lane_rows_heads" : "attention_lane_rows_heads (declined)", b.o_got,
                        took ? b.o_want : b.q, rows * d_model,
                        {{"heads", heads}, {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}},
                        false);
+            // every row the same prefix (all, padding): the same call with row 0's mask alone (one_mask), which
+            // is all the kernel may read; the same outputs, declined or not as above
+            if (kind == MaskKind::all || kind == MaskKind::padding) {
+              const ref::RowMask one[1] = {b.masks[0]};
+              std::memcpy(b.o_got, b.q, rows * d_model * sizeof(float));
+              const bool took_one = K::attention_lane_rows_heads(b.o_got, d_model, rows, heads, b.x, d_model, b.vv,
+                                                                 d_model, hd, n_keys, one, true, b.o_got, d_model);
+              const float took_f = took, took_one_f = took_one;
+              env.expect(
+                  "attention_lane_rows_heads, one mask (takes the calls it takes with every row's)", &took_one_f,
+                  &took_f, 1,
+                  {{"heads", heads}, {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}},
+                  false);
+              env.expect(
+                  took_one ? "attention_lane_rows_heads, one mask" : "attention_lane_rows_heads, one mask (declined)",
+                  b.o_got, took_one ? b.o_want : b.q, rows * d_model,
+                  {{"heads", heads}, {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}},
+                  false);
+            }
           }
 }
 

@@ -130,10 +130,10 @@ void Kernels<Tag>::attention_rows_heads(const float* q, index_t q_stride, index_
 template <class Tag>
 bool Kernels<Tag>::attention_lane_rows_heads(const float* q, index_t q_stride, index_t n_rows, index_t n_heads,
                                              const float* k, index_t k_stride, const float* v, index_t v_stride,
-                                             index_t head_dim, index_t n_keys, const ref::RowMask* masks, float* out,
-                                             index_t out_stride) noexcept {
+                                             index_t head_dim, index_t n_keys, const ref::RowMask* masks, bool one_mask,
+                                             float* out, index_t out_stride) noexcept {
   return kernels_detail::generic::Attention<Tag>::attention_lane_rows_heads(
-      q, q_stride, n_rows, n_heads, k, k_stride, v, v_stride, head_dim, n_keys, masks, out, out_stride);
+      q, q_stride, n_rows, n_heads, k, k_stride, v, v_stride, head_dim, n_keys, masks, one_mask, out, out_stride);
 }
 template <class Tag>
 void Kernels<Tag>::attention_rows_weights(const float* q, index_t q_stride, index_t n_rows, const float* kt,

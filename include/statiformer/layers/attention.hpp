@@ -203,9 +203,11 @@ inline bool attention_lane_heads(const float* q, index_t q_stride, const float* 
                                  const AttentionMask& mask, float* out, index_t out_stride) {
   ref::RowMask rows[kAttentionMaxCallRows];
   MaskArraysRoom<kAttentionMaxCallRows> arrays;
-  row_masks(mask, 0, seq_q, seq_k, rows, arrays);
+  // (every row the same prefix, without causality or arrays: row 0's mask alone)
+  const bool one_mask = !mask.causal && !mask.has_arrays();
+  row_masks(mask, 0, one_mask ? 1 : seq_q, seq_k, rows, arrays);
   return ActiveKernels::attention_lane_rows_heads(q, q_stride, seq_q, n_heads, k, k_stride, v, v_stride, head_dim,
-                                                  seq_k, rows, out, out_stride);
+                                                  seq_k, rows, one_mask, out, out_stride);
 }
 /// attention_head of n_heads heads where one kernel call takes all seq_q rows of a head
 /// (attention_call_rows(seq_q, seq_k, head_dim) >= seq_q): head h's queries, keys and values from

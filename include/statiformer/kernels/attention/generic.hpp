@@ -132,15 +132,15 @@ struct Attention : AttentionRegisterBlock<Tag> {
   /// the dimensions contiguous), where it has them and they take the call.
   static bool attention_lane_rows_heads(const float* q, index_t q_stride, index_t n_rows, index_t n_heads,
                                         const float* k, index_t k_stride, const float* v, index_t v_stride,
-                                        index_t head_dim, index_t n_keys, const ref::RowMask* masks, float* out,
-                                        index_t out_stride) {
+                                        index_t head_dim, index_t n_keys, const ref::RowMask* masks, bool one_mask,
+                                        float* out, index_t out_stride) {
     if constexpr (!std::is_void_v<LaneRows>) {
       return LaneRows::takes(n_rows, head_dim, 1) &&
              LaneRows::attention_lane_rows(q, q_stride, n_rows, k, 1, v, v_stride, head_dim, n_keys, masks, out,
-                                           out_stride, n_heads, k_stride);
+                                           out_stride, n_heads, k_stride, one_mask);
     } else {
       (void)q, (void)q_stride, (void)n_rows, (void)n_heads, (void)k, (void)k_stride, (void)v, (void)v_stride;
-      (void)head_dim, (void)n_keys, (void)masks, (void)out, (void)out_stride;
+      (void)head_dim, (void)n_keys, (void)masks, (void)one_mask, (void)out, (void)out_stride;
       return false;
     }
   }
