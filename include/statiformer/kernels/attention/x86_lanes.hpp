@@ -213,12 +213,15 @@ struct AttentionLanes {
       const V x = _mm512_maskz_sub_ps(a, I::load(sb[h] + 16 * k), vm[h]);
       I::store(sb[h] + 16 * k, _mm512_maskz_mov_ps(a, simd_math::exp_nonpositive<I>(x)));
     };
-    // head h's canonical sum of its weights (the keys past n: +0)
+    // head h's canonical sum of its weights (the keys past n: +0, zero-masked loads; a loop of stores of
+    // zeros there became a call of memset, around which GCC saved and restored the live vector registers)
+    const auto weight_or_zero = [&](int h, index_t k) [[gnu::always_inline]] {
+      return _mm512_maskz_load_ps(static_cast<__mmask16>(k < n ? 0xFFFF : 0), sb[h] + 16 * k);
+    };
     const auto sum = [&](int h) [[gnu::always_inline]] {
-      for (index_t k = n; k < 16; ++k) I::store(sb[h] + 16 * k, I::zero());
       V t[8];
 #pragma GCC unroll 8
-      for (int i = 0; i < 8; ++i) t[i] = I::add(I::load(sb[h] + 16 * i), I::load(sb[h] + 16 * (i + 8)));
+      for (int i = 0; i < 8; ++i) t[i] = I::add(weight_or_zero(h, i), weight_or_zero(h, i + 8));
 #pragma GCC unroll 4
       for (int i = 0; i < 4; ++i) t[i] = I::add(t[i], t[i + 4]);
 #pragma GCC unroll 2
