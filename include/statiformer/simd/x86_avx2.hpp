@@ -81,24 +81,26 @@ struct Vocabulary<avx2> {
   /// reduce16 of 8 rows at once: sums[r] = reduce16(acc + 2r) bit for bit for r < 8 (acc: two
   /// vectors a row). The same folds in halves with the same operands, taken across the rows (pairs
   /// of rows share a vector after the second fold): 15 additions and 14 shuffles where 8 reduce16
-  /// take 32 additions and shuffles in 8 chains of 4 dependent steps.
+  /// take 32 additions and shuffles in 8 chains of 4 dependent steps. The folds leave the sum of the
+  /// row in position h + 2p in lane 4h + p; the rows enter in the order that puts row r in lane r
+  /// (position h + 2p takes row rows_in(h + 2p) = 4h + p), so the sums need no permutation on their way out.
   static constexpr index_t reduce_rows = 8;
+  static constexpr int rows_in(int i) { return 4 * (i % 2) + i / 2; }
   static void reduce16_rows(const V* acc, float* sums) {
     V s8[8], c[4], d[2];
 #pragma GCC unroll 8
-    for (int r = 0; r < 8; ++r) s8[r] = _mm256_add_ps(acc[2 * r], acc[2 * r + 1]);
+    for (int i = 0; i < 8; ++i) s8[i] = _mm256_add_ps(acc[2 * rows_in(i)], acc[2 * rows_in(i) + 1]);
 #pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j)  // half h: row 2j + h, lanes i and i + 4 (i < 4)
+    for (int j = 0; j < 4; ++j)  // half h: position 2j + h, lanes i and i + 4 (i < 4)
       c[j] = _mm256_add_ps(_mm256_permute2f128_ps(s8[2 * j], s8[2 * j + 1], 0x20),
                            _mm256_permute2f128_ps(s8[2 * j], s8[2 * j + 1], 0x31));
 #pragma GCC unroll 2
-    for (int j = 0; j < 2; ++j)  // half h: rows 4j + h and 4j + 2 + h, lanes i and i + 2 (i < 2)
+    for (int j = 0; j < 2; ++j)  // half h: positions 4j + h and 4j + 2 + h, lanes i and i + 2 (i < 2)
       d[j] = _mm256_add_ps(_mm256_shuffle_ps(c[2 * j], c[2 * j + 1], _MM_SHUFFLE(1, 0, 1, 0)),
                            _mm256_shuffle_ps(c[2 * j], c[2 * j + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-    // lane 4h + p: row h + 2p, lanes 0 and 1
-    const V e = _mm256_add_ps(_mm256_shuffle_ps(d[0], d[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                              _mm256_shuffle_ps(d[0], d[1], _MM_SHUFFLE(3, 1, 3, 1)));
-    _mm256_storeu_ps(sums, _mm256_permutevar8x32_ps(e, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+    // lane 4h + p: position h + 2p, that is row 4h + p; lanes 0 and 1
+    _mm256_storeu_ps(sums, _mm256_add_ps(_mm256_shuffle_ps(d[0], d[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                         _mm256_shuffle_ps(d[0], d[1], _MM_SHUFFLE(3, 1, 3, 1))));
   }
   /// The largest lane, folded in halves in registers (as AVX-512's _mm512_reduce_max_ps): a
   /// maximum is exact in any order (of values that are not NaN; a zero's sign, which it may pick
