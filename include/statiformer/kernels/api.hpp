@@ -166,7 +166,7 @@ struct WeightBlock {
 
   /// Column o of the block (column o0 + o of the weight): the address of its element at row k0,
   /// the row stride `ld` of its panel, and the number `run` of columns from o on in that panel.
-  const float* column(index_t o, index_t& ld, index_t& run) const {
+  [[gnu::always_inline]] const float* column(index_t o, index_t& ld, index_t& run) const {
     const index_t c = o0 + o;
     const index_t p0 = c / kWeightPanel * kWeightPanel;
     ld = out_total - p0 < kWeightPanel ? out_total - p0 : kWeightPanel;  // the panel's width
