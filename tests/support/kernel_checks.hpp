@@ -661,9 +661,9 @@ void check_attention(Env& env) {
               ref::attention_rows(b.o_want + off, d_model, rows, b.kt + off * kt_stride, kt_stride, b.vv + off, d_model,
                                   hd, n_keys, b.masks, MaskFill::neg_inf, b.s_want, b.o_want + off, d_model);
             }
-            env.expect("attention_rows_heads", b.o_got, b.o_want, rows * d_model,
-                       {{"heads", heads}, {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}},
-                       false);
+            const std::initializer_list<Size> sizes = {
+                {"heads", heads}, {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}};
+            env.expect("attention_rows_heads", b.o_got, b.o_want, rows * d_model, sizes, false);
             // the same heads from K's rows (attention_lane_rows_heads: AVX-512's rows in lanes without Kᵀ) where
             // the variant takes the call: attention_rows_heads' outputs; where it declines, nothing written
             for (index_t j = 0; j < n_keys; ++j)
@@ -672,9 +672,7 @@ void check_attention(Env& env) {
             const bool took = K::attention_lane_rows_heads(b.o_got, d_model, rows, heads, b.x, d_model, b.vv, d_model,
                                                            hd, n_keys, b.masks, false, b.o_got, d_model);
             env.expect(took ? "attention_lane_rows_heads" : "attention_lane_rows_heads (declined)", b.o_got,
-                       took ? b.o_want : b.q, rows * d_model,
-                       {{"heads", heads}, {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}},
-                       false);
+                       took ? b.o_want : b.q, rows * d_model, sizes, false);
             // every row the same prefix (all, padding): the same call with row 0's mask alone (one_mask), which
             // is all the kernel may read; the same outputs, declined or not as above
             if (kind == MaskKind::all || kind == MaskKind::padding) {
@@ -683,16 +681,11 @@ void check_attention(Env& env) {
               const bool took_one = K::attention_lane_rows_heads(b.o_got, d_model, rows, heads, b.x, d_model, b.vv,
                                                                  d_model, hd, n_keys, one, true, b.o_got, d_model);
               const float took_f = took, took_one_f = took_one;
-              env.expect(
-                  "attention_lane_rows_heads, one mask (takes the calls it takes with every row's)", &took_one_f,
-                  &took_f, 1,
-                  {{"heads", heads}, {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}},
-                  false);
+              env.expect("attention_lane_rows_heads, one mask (takes the calls it takes with every row's)", &took_one_f,
+                         &took_f, 1, sizes, false);
               env.expect(
                   took_one ? "attention_lane_rows_heads, one mask" : "attention_lane_rows_heads, one mask (declined)",
-                  b.o_got, took_one ? b.o_want : b.q, rows * d_model,
-                  {{"heads", heads}, {"head_dim", hd}, {"rows", rows}, {"keys", n_keys}, {"mask", index_t(kind)}},
-                  false);
+                  b.o_got, took_one ? b.o_want : b.q, rows * d_model, sizes, false);
             }
           }
 }
