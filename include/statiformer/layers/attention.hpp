@@ -39,6 +39,9 @@ struct AttentionMask {
 
   /// Whether some array is read (else every row is a prefix of the keys).
   constexpr bool has_arrays() const { return allow || masked || key_padding || additive; }
+  /// Whether every query row allows the same prefix of the keys (no causality, no arrays): row 0's
+  /// mask is every row's.
+  constexpr bool one_prefix() const { return !causal && !has_arrays(); }
 
   /// The end of query row `query`'s allowed keys over seq_k keys (valid keys, causal).
   constexpr index_t key_end(index_t query, index_t seq_k) const {
@@ -203,8 +206,7 @@ inline bool attention_lane_heads(const float* q, index_t q_stride, const float* 
                                  const AttentionMask& mask, float* out, index_t out_stride) {
   ref::RowMask rows[kAttentionMaxCallRows];
   MaskArraysRoom<kAttentionMaxCallRows> arrays;
-  // (every row the same prefix, without causality or arrays: row 0's mask alone)
-  const bool one_mask = !mask.causal && !mask.has_arrays();
+  const bool one_mask = mask.one_prefix();  // (then row 0's mask alone)
   row_masks(mask, 0, one_mask ? 1 : seq_q, seq_k, rows, arrays);
   return ActiveKernels::attention_lane_rows_heads(q, q_stride, seq_q, n_heads, k, k_stride, v, v_stride, head_dim,
                                                   seq_k, rows, one_mask, out, out_stride);
