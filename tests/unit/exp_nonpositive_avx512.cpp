@@ -9,3 +9,6 @@
 long long exp_nonpositive_mismatch_avx512() {
   return stf_test::first_exp_nonpositive_mismatch<stf::isa::Vocabulary<stf::isa::avx512>>();
 }
+long long subnormal_core_step_avx512() {
+  return stf_test::first_subnormal_core_step<stf::isa::Vocabulary<stf::isa::avx512>>();
+}

@@ -8,6 +8,8 @@
 
 long long exp_nonpositive_mismatch_avx2();
 long long exp_nonpositive_mismatch_avx512();
+long long subnormal_core_step_avx2();
+long long subnormal_core_step_avx512();
 
 TEST_CASE(
     "exp_nonpositive equals exp bit for bit on every 61st negative float, all near the clamp and near 0, "
@@ -35,5 +37,21 @@ TEST_CASE(
     WARN("AVX-512 skipped: " << avx512.why);
   }
   // Nothing runs only on a CPU that cpuid says has no AVX2 (with the checks above agreeing).
+  if (ran == 0) WARN("nothing checked: this CPU runs neither the AVX2 nor the AVX-512 vocabulary");
+}
+
+// (the x86 vocabularies' exp_nonpositive run the core on those lanes too, and x86 computes a subnormal
+// result in a microcode assist)
+TEST_CASE("exp's core on every float below exp's range and every NaN: no subnormal step (AVX2, AVX-512)",
+          "[kernels][math]") {
+  int ran = 0;
+  if (stf_test::cpu_can_run("avx2").can_run) {
+    CHECK(subnormal_core_step_avx2() == -1);
+    ++ran;
+  }
+  if (stf_test::cpu_can_run("avx512").can_run) {
+    CHECK(subnormal_core_step_avx512() == -1);
+    ++ran;
+  }
   if (ran == 0) WARN("nothing checked: this CPU runs neither the AVX2 nor the AVX-512 vocabulary");
 }

@@ -5,28 +5,49 @@
 #pragma once
 
 #include <limits>
+#include <type_traits>
 
 #include <statiformer/simd/isa.hpp>
 
 namespace stf::simd_math {
 inline namespace STF_VARIANT_NAMESPACE {
 
-/// exp's core on a clamped x: n = round(x / ln 2) (the 1.5·2^23 trick) and p = e^r for
-/// r = x - n·ln 2 (Cody-Waite, two parts; |r| <= ln2/2: Taylor to degree 7, Horner with fma).
-template <class I>
-[[gnu::always_inline]] inline void exp_reduced(typename I::V xc, typename I::V& n, typename I::V& p) {
+/// exp's core on x (clamped to the range, or below it where the caller replaces the result):
+/// n = round(x / ln 2) (the 1.5·2^23 trick) and p = e^r for r = x - n·ln 2 (Cody-Waite, two
+/// parts; |r| <= ln2/2 in the range: Taylor to degree 7, Horner with fma). seen: called with each
+/// step's result in turn (a test's check of the steps, tests/unit/exp_nonpositive_check.hpp; by
+/// default nothing).
+struct NoSteps {
+  template <class V>
+  void operator()(const V&) const {}
+};
+template <class I, class Seen = NoSteps>
+[[gnu::always_inline]] inline void exp_reduced(typename I::V xc, typename I::V& n, typename I::V& p, Seen seen = {}) {
+  constexpr bool see = !std::is_same_v<Seen, NoSteps>;  // (else no call at all: the same code as without)
   const auto magic = I::set1(12582912.0f);
-  n = I::sub(I::fma(xc, I::set1(1.44269504088896341f), magic), magic);
+  const auto t = I::fma(xc, I::set1(1.44269504088896341f), magic);
+  if constexpr (see) seen(t);
+  n = I::sub(t, magic);
+  if constexpr (see) seen(n);
   auto r = I::fma(n, I::set1(-0.693359375f), xc);
+  if constexpr (see) seen(r);
   r = I::fma(n, I::set1(2.12194440e-4f), r);
+  if constexpr (see) seen(r);
   p = I::set1(1.0f / 5040.0f);
   p = I::fma(p, r, I::set1(1.0f / 720.0f));
+  if constexpr (see) seen(p);
   p = I::fma(p, r, I::set1(1.0f / 120.0f));
+  if constexpr (see) seen(p);
   p = I::fma(p, r, I::set1(1.0f / 24.0f));
+  if constexpr (see) seen(p);
   p = I::fma(p, r, I::set1(1.0f / 6.0f));
+  if constexpr (see) seen(p);
   p = I::fma(p, r, I::set1(0.5f));
+  if constexpr (see) seen(p);
   p = I::fma(p, r, I::set1(1.0f));
+  if constexpr (see) seen(p);
   p = I::fma(p, r, I::set1(1.0f));
+  if constexpr (see) seen(p);
 }
 
 /// exp's lower end: below it the result is 0 (exp leaves the normal range).
@@ -45,7 +66,8 @@ struct ExpCore {
 /// all that matters there is that the core's steps stay cheap. Clamped to lo, their p · 2^n is
 /// subnormal, which x86 computes in a microcode assist (measured: 16-19× the time of a vector of
 /// in-range lanes); so the x86 vocabularies run those lanes on 0 instead (zero_unless_ge), and
-/// the others keep the single max.
+/// the others keep the single max. (exp_nonpositive on x86 runs the core on x itself and replaces
+/// those lanes' n by 0 instead: off the exp's dependent chain.)
 template <class I>
 [[gnu::always_inline]] inline typename I::V below_lo_harmless(typename I::V x, typename I::V lo) {
   if constexpr (I::own_zero_unless_ge)
@@ -104,6 +126,15 @@ template <class I>
     // a vocabulary's own last steps around the same core (the same bits:
     // tests/unit/exp_nonpositive_check.hpp)
     return I::exp_nonpositive(x, ExpCore<I>{});
+  } else if constexpr (I::own_zero_unless_ge) {
+    // (x86: AVX2) the core on x itself and its n replaced by 0 below lo, as the AVX-512 vocabulary's
+    // exp_nonpositive (simd/x86_avx512.hpp): no step on those lanes makes a subnormal, and the
+    // compare is off the dependent chain (NaN lanes keep a NaN n: p is NaN, and so their product)
+    const V lo = I::set1(kExpLo);
+    V n, p;
+    exp_reduced<I>(x, n, p);
+    const V y = I::select_gt(lo, x, I::zero(), I::mul(p, I::pow2i(I::select_gt(lo, x, I::zero(), n))));
+    return I::select_nan(x, y);
   } else {
     const V lo = I::set1(kExpLo);
     const V xc = below_lo_harmless<I>(x, lo);

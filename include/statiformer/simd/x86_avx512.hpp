@@ -60,19 +60,26 @@ struct Vocabulary<avx512> {
   static V zero_unless_ge(V x, V lo) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ), x); }
   /// simd_math::exp_nonpositive with its last steps in this set's instructions, around the same
   /// core (Core: simd_math::ExpCore, n = round(x / ln 2), p = e^(x - n ln 2), and its lower end
-  /// lo). The lanes below lo and NaN run the core on 0 (as below_lo_harmless does, with the one
-  /// compare) and end as max(+0, x): +0, or x itself where x is NaN (vmaxps returns its second
-  /// operand when either is NaN). The others, n an integer in [-126, 0], end as vscalefps(p, n):
-  /// the one rounding of p · 2^n, which is what the generic p · pow2i(n) computes (2^n is normal
-  /// there). (The zero-masked vscalefps: the unmasked intrinsic's undefined source trips GCC 12's
-  /// -Wmaybe-uninitialized; the masked max overwrites those lanes either way.)
+  /// lo). The core runs on x itself in every lane. The lanes below lo and NaN end as max(+0, x):
+  /// +0, or x itself where x is NaN (vmaxps returns its second operand when either is NaN); their
+  /// n is replaced by 0 before the vscalefps, so that no lane of it makes a subnormal (p · 2^n with
+  /// n < -126 would, and x86 computes a subnormal result in a microcode assist: simd/math.hpp),
+  /// masked off or not; and no step of the core on them does (every float below lo and every NaN
+  /// checked: tests/unit/exp_nonpositive_check.hpp). The others, n an integer in [-126, 0], end as
+  /// vscalefps(p, n): the one rounding of p · 2^n, which is what the generic p · pow2i(n) computes
+  /// (2^n is normal there). The compare and the replacement of n are off the exp's dependent chain
+  /// (where the core ran on x zeroed below lo, as below_lo_harmless does, the encoder layer at
+  /// 10×16×2×32 took ~2 % longer: bench/ab/ab.sh on Zen 5). (The zero-masked vscalefps: the unmasked
+  /// intrinsic's undefined source trips GCC 12's -Wmaybe-uninitialized; the masked max overwrites
+  /// those lanes either way.)
   template <class Core>
   static V exp_nonpositive(V x, Core core) {
     const __mmask16 outside = _mm512_cmp_ps_mask(x, _mm512_set1_ps(Core::lo), _CMP_NGE_UQ);
     const __mmask16 inside = static_cast<__mmask16>(~outside);
     V n, p;
-    core(_mm512_maskz_mov_ps(inside, x), n, p);
-    return _mm512_mask_max_ps(_mm512_maskz_scalef_ps(inside, p, n), outside, _mm512_setzero_ps(), x);
+    core(x, n, p);
+    const V n_inside = _mm512_maskz_mov_ps(inside, n);  // (0 below lo)
+    return _mm512_mask_max_ps(_mm512_maskz_scalef_ps(inside, p, n_inside), outside, _mm512_setzero_ps(), x);
   }
   static V pow2i(V n) {
     const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
